@@ -1,0 +1,41 @@
+# dra-operator: `make demo` and `make test` do all the set-up on a fresh machine.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: test lint fmt demo controlplane unit clean
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q -U pip
+	$(BIN)/pip install -q -c constraints.txt -e '.[dev]'
+	@touch $(STAMP)
+
+controlplane:
+	bash e2e/controlplane/build.sh
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+fmt: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+# pytest exits 5 when it collected no test: that is a failure here, never a pass.
+test: $(STAMP) controlplane lint
+	$(BIN)/pytest -q -p no:cacheprovider $(PYTEST_ARGS); rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
+
+unit: $(STAMP)
+	$(BIN)/pytest -q -p no:cacheprovider tests/unit $(PYTEST_ARGS)
+
+demo: $(STAMP) controlplane
+	$(BIN)/python -m dra_operator.demo
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,1 @@
+"""The structured-parameters allocator: pure, synchronous, no I/O."""

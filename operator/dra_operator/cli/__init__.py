@@ -1,0 +1,47 @@
+"""Command-line entry points: `dra-operator` and the kubectl plugin `kubectl-dra`.
+
+Subcommands are imported lazily, so `dra-operator cel` does not pay for kopf and the
+Kubernetes client, and each subcommand lives in its own module (`_<name>.py`, attribute
+`command`).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+__all__ = ["kubectl_main", "main"]
+
+# name -> module under dra_operator.cli that defines `command`
+_SUBCOMMANDS: dict[str, str] = {
+    "controlplane": "_controlplane",
+}
+_KUBECTL_SUBCOMMANDS: dict[str, str] = {}
+
+
+class _LazyGroup(click.Group):
+    def __init__(self, *args: object, lazy: dict[str, str], **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._lazy = lazy
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self._lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self._lazy:
+            module = importlib.import_module(f"{__name__}.{self._lazy[cmd_name]}")
+            command: click.Command = module.command
+            return command
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_LazyGroup, lazy=_SUBCOMMANDS)
+@click.version_option(package_name="dra-operator")
+def main() -> None:
+    """dra-operator: the Kubernetes DRA control plane."""
+
+
+@click.group(cls=_LazyGroup, lazy=_KUBECTL_SUBCOMMANDS)
+def kubectl_main() -> None:
+    """kubectl dra: look into Dynamic Resource Allocation."""

@@ -1,0 +1,99 @@
+"""Node selection: does a slice or device with nodeName/allNodes/nodeSelector fit a node.
+
+Upstream's `NodeMatches` precedence (nodeName, then allNodes, then nodeSelector) over the
+standard node-affinity NodeSelector semantics: terms are ORed, an empty term matches nothing,
+requirements in a term are ANDed, and `matchFields` only knows `metadata.name`. A malformed
+selector is an error, which callers turn into upstream's fatal texts.
+"""
+
+from __future__ import annotations
+
+from dra_operator.allocator._inputs import Node
+from dra_operator.errors import AllocationInputError
+from dra_operator.model import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
+
+
+def node_matches(
+    node: Node | None, node_name: str | None, all_nodes: bool | None, selector: NodeSelector | None
+) -> bool:
+    """Upstream's `NodeMatches`; raises AllocationInputError for a malformed selector."""
+    if node_name:
+        return node is not None and node.name == node_name
+    if all_nodes:
+        return True
+    if selector is not None:
+        terms = [t for t in selector.node_selector_terms if t.match_expressions or t.match_fields]
+        for term in terms:
+            _validate_term(term)
+        return node is not None and any(_term_matches(term, node) for term in terms)
+    return False
+
+
+def _validate_term(term: NodeSelectorTerm) -> None:
+    for req in term.match_expressions:
+        _validate_requirement(req, fields=False)
+    for req in term.match_fields:
+        _validate_requirement(req, fields=True)
+
+
+def _validate_requirement(req: NodeSelectorRequirement, *, fields: bool) -> None:
+    if fields:
+        if req.key != "metadata.name":
+            raise AllocationInputError(f"{req.key}: not a supported field selector")
+        if req.operator not in ("In", "NotIn"):
+            raise AllocationInputError(f"{req.operator}: not a valid field selector operator")
+        if len(req.values) != 1:
+            raise AllocationInputError(f"{req.key}: values: must have one element")
+        return
+    if req.operator in ("In", "NotIn"):
+        if not req.values:
+            raise AllocationInputError(
+                f"{req.key}: values: for 'in', 'notin' operators, values set can't be empty"
+            )
+    elif req.operator in ("Exists", "DoesNotExist"):
+        if req.values:
+            raise AllocationInputError(
+                f"{req.key}: values: values set must be empty for exists and does not exist"
+            )
+    elif req.operator in ("Gt", "Lt"):
+        if len(req.values) != 1 or not _is_int(req.values[0]):
+            raise AllocationInputError(
+                f"{req.key}: values: for 'Gt', 'Lt' operators, exactly one integer value is "
+                "required"
+            )
+    else:
+        raise AllocationInputError(f"{req.operator}: not a valid selector operator")
+
+
+def _is_int(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _term_matches(term: NodeSelectorTerm, node: Node) -> bool:
+    labels = node.labels
+    for req in term.match_expressions:
+        if not _requirement_matches(req, labels.get(req.key), req.key in labels):
+            return False
+    return all(_requirement_matches(req, node.name, True) for req in term.match_fields)
+
+
+def _requirement_matches(req: NodeSelectorRequirement, value: str | None, present: bool) -> bool:
+    match req.operator:
+        case "In":
+            return present and value in req.values
+        case "NotIn":
+            return not present or value not in req.values
+        case "Exists":
+            return present
+        case "DoesNotExist":
+            return not present
+        case "Gt" | "Lt":
+            if not present or value is None or not _is_int(value):
+                return False
+            limit = int(req.values[0])
+            return int(value) > limit if req.operator == "Gt" else int(value) < limit
+    return False

@@ -114,6 +114,25 @@ class MatchAttribute(Constraint):
         """The value every further device must have (scalar mode), once one device is in."""
         return self.reference if self.count > 0 and not self.list_types else None
 
+    def is_compatible(self, device: Device, driver: str) -> bool:
+        """Whether adding `device` now could succeed (used to count candidates, not to add)."""
+        attribute = lookup_attribute(device, driver, self.attribute)
+        if attribute is None:
+            return False
+        if self.count == 0:
+            return True
+        if not self.list_types:
+            ref = self.reference
+            return ref is not None and ref.kind == attribute.kind and ref.value == attribute.value
+        view = _as_set(attribute)
+        return (
+            view is not None
+            and self.reference is not None
+            and self.reference.kind == view[0]
+            and self.common is not None
+            and bool(self.common & view[1])
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class DistinctAttribute(Constraint):

@@ -301,11 +301,18 @@ class Search:
         for constraint in self.prepared.constraints[c]:
             if not isinstance(constraint, MatchAttribute) or not constraint.applies_to(base, sub):
                 continue
-            fixed = constraint.fixed_value()
-            if fixed is None:
+            if constraint.count == 0:
                 continue
-            groups = self._value_groups(data, order, positions, constraint.attribute)
-            positions = groups.get((fixed.kind, fixed.value), [])
+            fixed = constraint.fixed_value()
+            if fixed is not None:
+                groups = self._value_groups(data, order, positions, constraint.attribute)
+                positions = groups.get((fixed.kind, fixed.value), [])
+            else:
+                positions = [
+                    p
+                    for p in positions
+                    if p >= start and constraint.is_compatible(order[p].device, order[p].id.driver)
+                ]
         left = len(positions) - bisect.bisect_left(positions, start)
         if left < need:
             return False

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from dra_operator.allocator._capacity import fits_capacity
+from dra_operator.allocator._capacity import fits_capacity, qualify
 from dra_operator.allocator._explain import Explanation, explain
 from dra_operator.allocator._features import Features
 from dra_operator.allocator._inputs import Budget, Ledger, Node, SelectorEvaluator
@@ -77,7 +77,7 @@ def allocate(
         return bool(
             fits_capacity(
                 ledger.consumed_capacity.get(candidate.id),
-                data.capacity,
+                qualify(data.capacity, candidate.id.driver),
                 candidate.device.capacity,
                 None,
             )

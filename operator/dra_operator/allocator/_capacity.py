@@ -22,6 +22,19 @@ from dra_operator.model import (
 Consumption = Mapping[str, Quantity]
 
 
+def qualify(requested: Consumption | None, driver: str) -> Consumption | None:
+    """Request names as the model keys device capacities: bare names in the driver's domain."""
+    if not requested:
+        return requested
+    return {name if "/" in name else f"{driver}/{name}": value for name, value in requested.items()}
+
+
+def unqualify(consumed: Mapping[str, Quantity], driver: str) -> dict[str, Quantity]:
+    """Result keys as the driver published them (bare within its own domain)."""
+    prefix = f"{driver}/"
+    return {name.removeprefix(prefix): value for name, value in consumed.items()}
+
+
 def fits_capacity(
     existing: Consumption | None,
     requested: Consumption | None,

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dra_operator.allocator._capacity import fits_capacity
+from dra_operator.allocator._capacity import fits_capacity, qualify
 from dra_operator.allocator._counters import CounterBook
 from dra_operator.allocator._features import Features
 from dra_operator.allocator._inputs import Ledger
@@ -253,7 +253,10 @@ def _reject(
         if taint is not None:
             return Reason.TAINT, describe_taint(taint)
     if features.consumable_capacity and not fits_capacity(
-        ledger.consumed_capacity.get(candidate.id), data.capacity, device.capacity, None
+        ledger.consumed_capacity.get(candidate.id),
+        qualify(data.capacity, candidate.id.driver),
+        device.capacity,
+        None,
     ):
         return Reason.CAPACITY, ""
     if device.consumes_counters and not (

@@ -64,7 +64,11 @@ class Ledger:
 
     @classmethod
     def from_claims(cls, claims: Iterable[ResourceClaim]) -> Ledger:
-        """The ledger of the allocations recorded in `claims` (the scheduler's view)."""
+        """The ledger of the allocations recorded in `claims` (the scheduler's view).
+
+        Consumed-capacity names are qualified with the result's driver, as the model keys
+        device capacities.
+        """
         exclusive: set[DeviceID] = set()
         shares: set[SharedDeviceID] = set()
         capacity: dict[DeviceID, dict[str, Quantity]] = {}
@@ -81,7 +85,8 @@ class Ledger:
                     continue
                 shares.add(SharedDeviceID(device, result.share_id))
                 totals = capacity.setdefault(device, {})
-                for name, quantity in result.consumed_capacity.items():
+                for bare, quantity in result.consumed_capacity.items():
+                    name = bare if "/" in bare else f"{result.driver}/{bare}"
                     totals[name] = totals[name] + quantity if name in totals else quantity
         return cls(
             exclusive=frozenset(exclusive),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dra_operator.allocator._capacity import unqualify
 from dra_operator.allocator._features import Features
 from dra_operator.allocator._prepare import Prepared
 from dra_operator.allocator._search import Pick
@@ -64,7 +65,7 @@ def _device_result(pick: Pick, features: Features) -> DeviceRequestAllocationRes
         binding_conditions=device.binding_conditions if binding else (),
         binding_failure_conditions=device.binding_failure_conditions if binding else (),
         share_id=pick.share_id,
-        consumed_capacity=FrozenMap(pick.consumed),
+        consumed_capacity=FrozenMap(unqualify(pick.consumed, pick.candidate.id.driver)),
     )
 
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from functools import partial
 
-from dra_operator.allocator._capacity import consumed_capacity, fits_capacity
+from dra_operator.allocator._capacity import consumed_capacity, fits_capacity, qualify
 from dra_operator.allocator._constraints import MatchAttribute, lookup_attribute
 from dra_operator.allocator._counters import CounterBook
 from dra_operator.allocator._features import Features
@@ -238,7 +238,9 @@ class Search:
                 rollback()
                 return None
             if multi:
-                consumed = consumed_capacity(data.capacity, device.capacity)
+                consumed = consumed_capacity(
+                    qualify(data.capacity, device_id.driver), device.capacity
+                )
                 share_id = self.new_share_id()
                 undo.append(self._insert_capacity(device_id, consumed))
         picks = self.picks[c]
@@ -277,7 +279,7 @@ class Search:
         return bool(
             fits_capacity(
                 self.ledger.consumed_capacity.get(candidate.id),
-                data.capacity,
+                qualify(data.capacity, candidate.id.driver),
                 candidate.device.capacity,
                 {k: Quantity(v) for k, v in allocating.items()} if allocating else None,
             )
@@ -348,7 +350,7 @@ class Search:
                 continue
             if self.features.consumable_capacity and not fits_capacity(
                 self.ledger.consumed_capacity.get(candidate.id),
-                data.capacity,
+                qualify(data.capacity, candidate.id.driver),
                 device.capacity,
                 None,
             ):

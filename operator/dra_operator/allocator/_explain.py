@@ -218,7 +218,7 @@ def _explain_request(
             tally[found] += 1
     groups = tuple(
         RejectionGroup(reason=reason, detail=detail, count=count)
-        for (reason, detail), count in sorted(tally.items(), key=lambda kv: (-kv[1], kv[0][1]))
+        for (reason, detail), count in sorted(tally.items(), key=_group_order)
     )
     return RequestExplanation(
         claim=claim,
@@ -228,6 +228,14 @@ def _explain_request(
         needed=0 if data.all_devices else data.num_devices,
         rejected=groups,
     )
+
+
+_REASON_ORDER = {reason: index for index, reason in enumerate(Reason)}
+
+
+def _group_order(item: tuple[tuple[Reason, str], int]) -> tuple[int, int, str]:
+    (reason, detail), count = item
+    return -count, _REASON_ORDER[reason], detail
 
 
 def _reject(

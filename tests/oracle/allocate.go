@@ -91,26 +91,29 @@ func (req allocateRequest) scenario() (scenario, error) {
 // allocator (with the plugin's CEL cache for these gates), Filter calls Allocate under the
 // filter timeout and sorts the outcome into fatal error, node-only failure or fit.
 func (s *server) allocate(sc scenario) allocateResponse {
-	ctx := context.Background()
+	allocator, err := s.newAllocator(sc)
+	if err != nil {
+		return errorResponse(err.Error())
+	}
+	return runAllocate(allocator, sc)
+}
+
+func (s *server) newAllocator(sc scenario) (structured.Allocator, error) {
 	celCache := s.celCache(cel.Features{
 		EnableConsumableCapacity: sc.features.ConsumableCapacity,
 		EnableListTypeAttributes: sc.features.ListTypeAttributes,
 	})
-	allocator, err := structured.NewAllocator(ctx, sc.features, sc.state, sc.classes, sc.slices, celCache)
-	if err != nil {
-		return errorResponse(err.Error())
-	}
-	ctx, cancel := context.WithTimeout(ctx, sc.timeout)
+	return structured.NewAllocator(context.Background(), sc.features, sc.state, sc.classes, sc.slices, celCache)
+}
+
+func runAllocate(allocator structured.Allocator, sc scenario) allocateResponse {
+	ctx, cancel := context.WithTimeout(context.Background(), sc.timeout)
 	defer cancel()
 	results, err := allocator.Allocate(ctx, sc.node, sc.claims)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		// The scheduler replaces the error with its own text in this case.
-		nodeName := ""
-		if sc.node != nil {
-			nodeName = sc.node.Name
-		}
-		return errorResponse(fmt.Sprintf("node %s: timed out trying to allocate devices", nodeName))
+		return errorResponse(fmt.Sprintf("node %s: timed out trying to allocate devices", sc.node.Name))
 	case errors.Is(err, structured.ErrFailedAllocationOnNode):
 		text := err.Error()
 		return allocateResponse{NodeError: &text}

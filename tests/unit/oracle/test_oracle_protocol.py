@@ -6,6 +6,8 @@ on; the expected values were read from upstream's source and confirmed against t
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -351,3 +353,27 @@ def test_allocate_invalid_pool_rules_out_only_this_node(oracle: Oracle) -> None:
 def test_bad_requests_raise(oracle: Oracle, request_: JSON, message: str) -> None:
     with pytest.raises(OracleError, match=message):
         oracle.request(request_)
+
+
+BENCH = Path(__file__).resolve().parents[3] / "bench"
+
+
+def test_bench_selectors_have_their_declared_verdict(oracle: Oracle) -> None:
+    data = json.loads((BENCH / "cel_selectors.json").read_text())
+    verdicts = {
+        selector["name"]: oracle.cel(
+            selector["expression"], data["device"], data["driver"], data["features"]
+        )
+        for selector in data["selectors"]
+    }
+    declared = {selector["name"]: _match(selector["match"]) for selector in data["selectors"]}
+    assert verdicts == declared
+
+
+@pytest.mark.parametrize(
+    "path", [pytest.param(path, id=path.stem) for path in sorted(BENCH.glob("scenarios/*.json"))]
+)
+def test_bench_scenarios_are_requests_that_fit(oracle: Oracle, path: Path) -> None:
+    response = oracle.request(json.loads(path.read_text()))
+    assert response["error"] is None
+    assert response["allocated"] is True

@@ -1,9 +1,9 @@
 """Node selection: does a slice or device with nodeName/allNodes/nodeSelector fit a node.
 
-Upstream's `NodeMatches` precedence (nodeName, then allNodes, then nodeSelector) over the
-standard node-affinity NodeSelector semantics: terms are ORed, an empty term matches nothing,
-requirements in a term are ANDed, and `matchFields` only knows `metadata.name`. A malformed
-selector is an error, which callers turn into upstream's fatal texts.
+Upstream's `NodeMatches` precedence (nodeName, then allNodes, then nodeSelector); the selector
+semantics are the model's `node_matches`. Upstream parses the selector strictly first
+(`nodeaffinity.NewNodeSelector`), so a malformed one is an error here (callers turn it into
+upstream's fatal texts) where the model's lenient matcher would just not match that term.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 from dra_operator.allocator._inputs import Node
 from dra_operator.errors import AllocationInputError
 from dra_operator.model import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
+from dra_operator.model import node_matches as matches
 
 
 def node_matches(
@@ -22,10 +23,9 @@ def node_matches(
     if all_nodes:
         return True
     if selector is not None:
-        terms = [t for t in selector.node_selector_terms if t.match_expressions or t.match_fields]
-        for term in terms:
+        for term in selector.node_selector_terms:
             _validate_term(term)
-        return node is not None and any(_term_matches(term, node) for term in terms)
+        return node is not None and matches(node.name, node.labels, selector)
     return False
 
 
@@ -71,29 +71,3 @@ def _is_int(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _term_matches(term: NodeSelectorTerm, node: Node) -> bool:
-    labels = node.labels
-    for req in term.match_expressions:
-        if not _requirement_matches(req, labels.get(req.key), req.key in labels):
-            return False
-    return all(_requirement_matches(req, node.name, True) for req in term.match_fields)
-
-
-def _requirement_matches(req: NodeSelectorRequirement, value: str | None, present: bool) -> bool:
-    match req.operator:
-        case "In":
-            return present and value in req.values
-        case "NotIn":
-            return not present or value not in req.values
-        case "Exists":
-            return present
-        case "DoesNotExist":
-            return not present
-        case "Gt" | "Lt":
-            if not present or value is None or not _is_int(value):
-                return False
-            limit = int(req.values[0])
-            return int(value) > limit if req.operator == "Gt" else int(value) < limit
-    return False

@@ -1,4 +1,4 @@
-"""Device taints against request tolerations (upstream `ToleratesTaint`).
+"""Device taints against request tolerations (the model's `tolerates`, upstream `ToleratesTaint`).
 
 Only `NoSchedule` and `NoExecute` block allocation; `None` and unknown effects are ignored, and
 `tolerationSeconds` matters only to eviction, never here.
@@ -8,19 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dra_operator.model import Device, DeviceTaint, DeviceToleration
+from dra_operator.model import Device, DeviceTaint, DeviceToleration, tolerates
 
 _BLOCKING = frozenset({"NoSchedule", "NoExecute"})
-
-
-def tolerates(toleration: DeviceToleration, taint: DeviceTaint) -> bool:
-    if toleration.effect and toleration.effect != taint.effect:
-        return False
-    if toleration.key and toleration.key != taint.key:
-        return False
-    if toleration.operator in ("", "Equal"):
-        return toleration.value == taint.value
-    return toleration.operator == "Exists"
 
 
 def blocking_taint(device: Device, tolerations: Sequence[DeviceToleration]) -> DeviceTaint | None:

@@ -24,8 +24,7 @@ from allocator_builders import (
 )
 
 from dra_operator.allocator import Ledger
-from dra_operator.allocator._taints import tolerates
-from dra_operator.model import DeviceID
+from dra_operator.model import DeviceID, tolerates
 
 A, B = "driver-a", "driver-b"
 CLASSES = [device_class("class-a", A), device_class("class-b", B)]

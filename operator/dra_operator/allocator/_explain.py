@@ -31,7 +31,7 @@ from dra_operator.allocator._requests import (
     claim_ref,
 )
 from dra_operator.allocator._taints import blocking_taint, describe_taint
-from dra_operator.model import DeviceID, ResourceClaim
+from dra_operator.model import ResourceClaim
 
 
 class Reason(enum.Enum):
@@ -131,6 +131,7 @@ def explain(
     claims: Sequence[ResourceClaim],
     prepared: Prepared,
     pools: Sequence[Pool],
+    candidates: Sequence[Candidate],
     node: str,
     features: Features,
     ledger: Ledger,
@@ -138,13 +139,6 @@ def explain(
     steps: int,
     aborted: bool,
 ) -> Explanation:
-    candidates = [
-        Candidate(_id(pool, device.name), device, piece, pool)
-        for pool in pools
-        if pool.is_usable
-        for piece in pool.slices
-        for device in piece.devices
-    ]
     counters = CounterBook(ledger)
     requests = tuple(
         _explain_request(
@@ -276,7 +270,3 @@ def _reject(
             return Reason.COUNTERS, ""
         counters.release(candidate.pool, device)
     return None
-
-
-def _id(pool: Pool, name: str) -> DeviceID:
-    return DeviceID(pool.id.driver, pool.id.pool, name)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dra_operator.model._parse_common import check_version
 from dra_operator.model._render_common import (
     Json,
+    condition,
     node_selector,
     object_meta,
     opt_node_selector,
@@ -22,6 +23,7 @@ from dra_operator.model._render_common import (
     raw_parameters,
 )
 from dra_operator.model._types import (
+    AllocatedDeviceStatus,
     AllocationMode,
     AllocationResult,
     CapacityRequestPolicy,
@@ -129,6 +131,23 @@ def render_claim_status(status: ResourceClaimStatus, version: str = "v1") -> Jso
     if status.allocation is not None:
         out["allocation"] = render_allocation_result(status.allocation, version)
     put(out, "reservedFor", [_consumer(c) for c in status.reserved_for])
+    put(out, "devices", [_device_status(d) for d in status.devices])
+    return out
+
+
+def _device_status(d: AllocatedDeviceStatus) -> Json:
+    out: Json = {"driver": d.driver, "pool": d.pool, "device": d.device}
+    put_pointer(out, "shareID", d.share_id)
+    # conditions has no omitempty: none is written as null.
+    out["conditions"] = [condition(c) for c in d.conditions] or None
+    if d.data is not None:
+        out["data"] = raw_parameters(d.data)
+    if d.network_data is not None:
+        network: Json = {}
+        put(network, "interfaceName", d.network_data.interface_name)
+        put(network, "ips", list(d.network_data.ips))
+        put(network, "hardwareAddress", d.network_data.hardware_address)
+        out["networkData"] = network
     return out
 
 
@@ -338,9 +357,12 @@ def render_device_taint_rule(rule: DeviceTaintRule, version: str = "v1") -> Json
         put_pointer(selector, "device", rule.device_selector.device)
         spec["deviceSelector"] = selector
     spec["taint"] = _taint(rule.taint)
+    status: Json = {}
+    put(status, "conditions", [condition(c) for c in rule.conditions])
     return {
         "apiVersion": f"resource.k8s.io/{version}",
         "kind": "DeviceTaintRule",
         "metadata": object_meta(rule.metadata),
         "spec": spec,
+        "status": status,
     }

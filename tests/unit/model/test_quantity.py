@@ -97,7 +97,8 @@ def test_parse_gives_upstream_value_and_format(text: str, value: Fraction, fmt: 
 
 
 STRING_TABLE = [
-    # (input, what the API server writes back)
+    # (input, what the API server writes back). The quirky rows (kept text, "1000E", "9Ei",
+    # "1e400", "0.000000000001Ki") were confirmed against kube-apiserver v1.36.4.
     ("1Gi", "1Gi"),
     ("1024Mi", "1Gi"),
     ("307200Ki", "300Mi"),
@@ -148,6 +149,14 @@ STRING_TABLE = [
     ("12E", "12E"),
     ("1025Ki", "1025Ki"),
     ("300M", "300M"),
+    ("99Ti", "99Ti"),
+    ("1023Ki", "1023Ki"),
+    ("0.0Ki", "0"),
+    ("-0", "0"),
+    (".5", "500m"),
+    ("1000e0", "1e3"),
+    ("3.001n", "4n"),
+    ("0.000000000001Ki", "2n"),
 ]
 
 

@@ -22,6 +22,7 @@ from dra_operator.model._parse_common import (
     as_str,
     check_version,
     child,
+    condition,
     list_of,
     map_of,
     metadata,
@@ -217,6 +218,7 @@ def parse_device_taint_rule(raw: Raw, version: str = "v1") -> DeviceTaintRule:
     check_version(version)
     spec = req_object(raw, "spec", "")
     selector = opt_object(spec, "deviceSelector", "spec")
+    status = opt_object(raw, "status", "") or {}
     path = "spec.deviceSelector"
     return DeviceTaintRule(
         metadata=metadata(raw),
@@ -228,4 +230,5 @@ def parse_device_taint_rule(raw: Raw, version: str = "v1") -> DeviceTaintRule:
             device=opt_str(selector, "device", path),
         ),
         taint=device_taint(required(spec, "taint", "spec"), "spec.taint"),
+        conditions=list_of(status, "conditions", "status", condition),
     )

@@ -10,6 +10,7 @@ where a skipped differential test would hide a disagreement.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -36,7 +37,9 @@ class Oracle:
     """One running `dra-oracle serve`; a lock serialises requests, so threads may share it."""
 
     def __init__(self, binary: Path) -> None:
+        self.binary = binary
         self._lock = threading.Lock()
+        self._closed = False
         # stderr goes to a file, not a pipe: a chatty crash must not block the process, and
         # its text is what makes an OracleError useful.
         self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
@@ -61,9 +64,14 @@ class Oracle:
     def close(self) -> None:
         """End the process by closing its input, as a finished session does."""
         with self._lock:
+            if self._closed:
+                return
+            self._closed = True
             stdin, stdout = self._process.stdin, self._process.stdout
-            if stdin is not None and not stdin.closed:
-                stdin.close()
+            if stdin is not None:
+                # A dead process leaves unflushed bytes behind; closing must not raise for them.
+                with contextlib.suppress(BrokenPipeError):
+                    stdin.close()
             try:
                 self._process.wait(timeout=10)
             except subprocess.TimeoutExpired:
@@ -77,6 +85,8 @@ class Oracle:
         """Send one request and return its response; a protocol error raises OracleError."""
         line = json.dumps(request, separators=(",", ":")).encode() + b"\n"
         with self._lock:
+            if self._closed:
+                raise OracleError("oracle is not running: the client was closed")
             stdin, stdout = self._process.stdin, self._process.stdout
             assert stdin is not None and stdout is not None
             try:
@@ -143,9 +153,14 @@ class Oracle:
         return self.request(request)
 
     def _crash_text(self) -> str:
+        # Its stdout has ended, so the process is exiting: wait for its status and last words.
+        try:
+            status: int | None = self._process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            status = None
         self._stderr.seek(0)
         text = self._stderr.read().decode(errors="replace").strip()
-        return text[-4000:] or f"exit status {self._process.poll()}"
+        return text[-4000:] or f"exit status {status}"
 
 
 def build_oracle() -> Path | None:

@@ -40,15 +40,35 @@ class Oracle:
         self.binary = binary
         self._lock = threading.Lock()
         self._closed = False
+        self._start()
+
+    def _start(self) -> None:
         # stderr goes to a file, not a pipe: a chatty crash must not block the process, and
         # its text is what makes an OracleError useful.
-        self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
+        self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in _stop())
         self._process = subprocess.Popen(
-            [str(binary), "serve"],
+            [str(self.binary), "serve"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
         )
+
+    def _stop(self, *, kill: bool) -> None:
+        stdin, stdout = self._process.stdin, self._process.stdout
+        if kill:
+            self._process.kill()
+        if stdin is not None:
+            # A dead process leaves unflushed bytes behind; closing must not raise for them.
+            with contextlib.suppress(BrokenPipeError):
+                stdin.close()
+        try:
+            self._process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        if stdout is not None:
+            stdout.close()
+        self._stderr.close()
 
     def __enter__(self) -> Oracle:
         return self
@@ -64,22 +84,9 @@ class Oracle:
     def close(self) -> None:
         """End the process by closing its input, as a finished session does."""
         with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            stdin, stdout = self._process.stdin, self._process.stdout
-            if stdin is not None:
-                # A dead process leaves unflushed bytes behind; closing must not raise for them.
-                with contextlib.suppress(BrokenPipeError):
-                    stdin.close()
-            try:
-                self._process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
-            if stdout is not None:
-                stdout.close()
-            self._stderr.close()
+            if not self._closed:
+                self._closed = True
+                self._stop(kill=False)
 
     def request(self, request: Mapping[str, Any]) -> JSON:
         """Send one request and return its response; a protocol error raises OracleError."""
@@ -95,6 +102,12 @@ class Oracle:
                 answer = stdout.readline()
             except (BrokenPipeError, ValueError) as err:
                 raise OracleError(f"oracle is not running: {self._crash_text()}") from err
+            except BaseException:
+                # Interrupted between question and answer (a test timeout, ^C): the next
+                # request would read this answer, so continue with a fresh process instead.
+                self._stop(kill=True)
+                self._start()
+                raise
             if not answer:
                 raise OracleError(f"oracle exited: {self._crash_text()}")
         response: JSON = json.loads(answer)

@@ -19,7 +19,7 @@ from dra_operator import controlplane
 from dra_operator.errors import ControlPlaneError, DRAOperatorError
 from dra_operator.kube import Client
 
-__all__ = ["command", "find_rbac_dir"]
+__all__ = ["command", "find_rbac_dir", "start"]
 
 _console = Console(stderr=True, soft_wrap=True)
 
@@ -84,14 +84,30 @@ def up_command(
     timeout: float,
 ) -> None:
     """Start the control plane and wait until it is ready."""
-    directory = _state_dir(state_dir)
+    start(
+        state_dir=_state_dir(state_dir),
+        bin_dir=bin_dir,
+        rbac=rbac or find_rbac_dir(),
+        with_upstream=with_upstream,
+        timeout=timeout,
+    )
+
+
+def start(
+    *,
+    state_dir: Path,
+    bin_dir: Path | None = None,
+    rbac: Path | None = None,
+    with_upstream: bool = False,
+    timeout: float = 90.0,
+) -> controlplane.ControlPlaneState:
+    """Start, bind the operator identity to `rbac`, print a summary; exit 1 on failure."""
     binaries = controlplane.find_binaries(bin_dir)
-    rbac = rbac or find_rbac_dir()
     started = time.monotonic()
     try:
         with _console.status("starting the control plane") as status:
             state = controlplane.up(
-                state_dir=directory,
+                state_dir=state_dir,
                 binaries=binaries,
                 with_upstream=with_upstream,
                 timeout=timeout,
@@ -105,7 +121,7 @@ def up_command(
     except ControlPlaneError as exc:
         _fail(exc)
     except DRAOperatorError as exc:
-        controlplane.down(directory)
+        controlplane.down(state_dir)
         _fail(exc)
     _console.print(
         f"[green]control plane {state.version} ready[/] in {ready:.1f}s at {state.server}"
@@ -118,6 +134,7 @@ def up_command(
         )
     _console.print(f"admin:    export KUBECONFIG={shlex.quote(str(state.admin_kubeconfig))}")
     _console.print(f"operator: export KUBECONFIG={shlex.quote(str(state.operator_kubeconfig))}")
+    return state
 
 
 async def _bind(admin_kubeconfig: Path, roles: list[dict[str, object]]) -> None:

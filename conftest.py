@@ -1,3 +1,6 @@
-"""Root conftest: the control-plane harness serves both tests/ and e2e/."""
+"""Root conftest: registers the shared fixtures in tests/support for every test directory."""
 
-pytest_plugins = ["tests.support.controlplane"]
+pytest_plugins = [
+    "tests.support.controlplane",
+    "tests.support.oracle",
+]

@@ -1,0 +1,367 @@
+"""The canonical, version-neutral DRA objects, shaped like resource.k8s.io/v1.
+
+Everything here is frozen and hashable (tuples, FrozenMaps), so values can be shared between
+caches and the allocator without copies and can key memo tables. Field names are the snake_case
+of the v1 API names; enum-like strings keep the exact API spelling. Parsing from raw JSON lives
+in the per-version adapters; this module only declares shapes.
+
+Attribute and capacity maps are keyed by *fully qualified* names: an unqualified name published
+by a driver is stored as ``<driver>/<name>``, as upstream's CEL environment and constraints
+read it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import enum
+from dataclasses import dataclass, field
+
+from dra_operator.model._frozen import FrozenMap
+from dra_operator.model._quantity import Quantity
+
+# -- core/v1 pieces the control plane reads --------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeSelectorRequirement:
+    key: str
+    operator: str  # In, NotIn, Exists, DoesNotExist, Gt, Lt
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeSelectorTerm:
+    match_expressions: tuple[NodeSelectorRequirement, ...] = ()
+    match_fields: tuple[NodeSelectorRequirement, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeSelector:
+    node_selector_terms: tuple[NodeSelectorTerm, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ObjectMeta:
+    """The metadata fields controllers read; `name` alone for cluster-scoped kinds."""
+
+    name: str
+    namespace: str = ""
+    uid: str = ""
+    generate_name: str = ""
+    resource_version: str = ""
+    generation: int = 0
+    labels: FrozenMap[str, str] = field(default_factory=FrozenMap)
+    annotations: FrozenMap[str, str] = field(default_factory=FrozenMap)
+    finalizers: tuple[str, ...] = ()
+    owner_references: tuple[OwnerReference, ...] = ()
+    deletion_timestamp: datetime.datetime | None = None
+    creation_timestamp: datetime.datetime | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OwnerReference:
+    api_version: str
+    kind: str
+    name: str
+    uid: str
+    controller: bool = False
+    block_owner_deletion: bool = False
+
+
+# -- devices and slices ----------------------------------------------------------------------
+
+
+class AttributeKind(enum.Enum):
+    """Which member of a DeviceAttribute is set; the list kinds need DRAListTypeAttributes."""
+
+    INT = "int"
+    BOOL = "bool"
+    STRING = "string"
+    VERSION = "version"
+    INTS = "ints"
+    BOOLS = "bools"
+    STRINGS = "strings"
+    VERSIONS = "versions"
+
+
+AttributeValue = int | bool | str | tuple[int, ...] | tuple[bool, ...] | tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceAttribute:
+    """One attribute value; `kind` None means no member was set (CEL: unsupported value)."""
+
+    kind: AttributeKind | None
+    value: AttributeValue | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CapacityRequestPolicyRange:
+    min: Quantity
+    max: Quantity | None = None
+    step: Quantity | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CapacityRequestPolicy:
+    default: Quantity | None = None
+    valid_values: tuple[Quantity, ...] = ()
+    valid_range: CapacityRequestPolicyRange | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceCapacity:
+    value: Quantity
+    request_policy: CapacityRequestPolicy | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceTaint:
+    key: str
+    value: str = ""
+    effect: str  # NoSchedule, NoExecute, None (unknown effects are kept and ignored)
+    time_added: datetime.datetime | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceCounterConsumption:
+    counter_set: str
+    counters: FrozenMap[str, Quantity]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CounterSet:
+    name: str
+    counters: FrozenMap[str, Quantity]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Device:
+    name: str
+    attributes: FrozenMap[str, DeviceAttribute] = field(default_factory=FrozenMap)
+    capacity: FrozenMap[str, DeviceCapacity] = field(default_factory=FrozenMap)
+    consumes_counters: tuple[DeviceCounterConsumption, ...] = ()
+    node_name: str | None = None
+    node_selector: NodeSelector | None = None
+    all_nodes: bool | None = None
+    taints: tuple[DeviceTaint, ...] = ()
+    binds_to_node: bool | None = None
+    binding_conditions: tuple[str, ...] = ()
+    binding_failure_conditions: tuple[str, ...] = ()
+    allow_multiple_allocations: bool | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResourcePool:
+    name: str
+    generation: int
+    resource_slice_count: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResourceSlice:
+    metadata: ObjectMeta
+    driver: str
+    pool: ResourcePool
+    node_name: str | None = None
+    node_selector: NodeSelector | None = None
+    all_nodes: bool | None = None
+    per_device_node_selection: bool | None = None
+    devices: tuple[Device, ...] = ()
+    shared_counters: tuple[CounterSet, ...] = ()
+
+
+# -- classes ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceSelector:
+    """A selector; `cel` None means a selector type we do not know (upstream: fatal error)."""
+
+    cel: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpaqueDeviceConfiguration:
+    driver: str
+    parameters: str  # the JSON text of the RawExtension, compact, key order kept
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceClass:
+    metadata: ObjectMeta
+    selectors: tuple[DeviceSelector, ...] = ()
+    config: tuple[OpaqueDeviceConfiguration | None, ...] = ()
+    extended_resource_name: str | None = None
+
+
+# -- claims ----------------------------------------------------------------------------------
+
+
+class AllocationMode(enum.Enum):
+    EXACT_COUNT = "ExactCount"
+    ALL = "All"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceToleration:
+    key: str = ""
+    operator: str = "Equal"  # Equal or Exists
+    value: str = ""
+    effect: str = ""  # empty tolerates every effect
+    toleration_seconds: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CapacityRequirements:
+    requests: FrozenMap[str, Quantity] = field(default_factory=FrozenMap)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExactDeviceRequest:
+    device_class_name: str
+    selectors: tuple[DeviceSelector, ...] = ()
+    allocation_mode: AllocationMode | str = AllocationMode.EXACT_COUNT  # str: unknown mode
+    count: int = 1
+    admin_access: bool | None = None
+    tolerations: tuple[DeviceToleration, ...] = ()
+    capacity: CapacityRequirements | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceSubRequest:
+    name: str
+    device_class_name: str
+    selectors: tuple[DeviceSelector, ...] = ()
+    allocation_mode: AllocationMode | str = AllocationMode.EXACT_COUNT
+    count: int = 1
+    tolerations: tuple[DeviceToleration, ...] = ()
+    capacity: CapacityRequirements | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceRequest:
+    """Exactly one of `exactly` and `first_available` is set (v1 shape)."""
+
+    name: str
+    exactly: ExactDeviceRequest | None = None
+    first_available: tuple[DeviceSubRequest, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceConstraint:
+    requests: tuple[str, ...] = ()
+    match_attribute: str | None = None
+    distinct_attribute: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceClaimConfiguration:
+    requests: tuple[str, ...] = ()
+    opaque: OpaqueDeviceConfiguration | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceClaim:
+    requests: tuple[DeviceRequest, ...] = ()
+    constraints: tuple[DeviceConstraint, ...] = ()
+    config: tuple[DeviceClaimConfiguration, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceRequestAllocationResult:
+    request: str  # "name" or "parent/sub"
+    driver: str
+    pool: str
+    device: str
+    admin_access: bool | None = None
+    tolerations: tuple[DeviceToleration, ...] = ()
+    binding_conditions: tuple[str, ...] = ()
+    binding_failure_conditions: tuple[str, ...] = ()
+    share_id: str | None = None
+    consumed_capacity: FrozenMap[str, Quantity] = field(default_factory=FrozenMap)
+
+
+class ConfigSource(enum.Enum):
+    FROM_CLASS = "FromClass"
+    FROM_CLAIM = "FromClaim"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceAllocationConfiguration:
+    source: ConfigSource
+    requests: tuple[str, ...] = ()
+    opaque: OpaqueDeviceConfiguration | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceAllocationResult:
+    results: tuple[DeviceRequestAllocationResult, ...] = ()
+    config: tuple[DeviceAllocationConfiguration, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AllocationResult:
+    devices: DeviceAllocationResult = field(default_factory=DeviceAllocationResult)
+    node_selector: NodeSelector | None = None
+    allocation_timestamp: datetime.datetime | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResourceClaimConsumerReference:
+    resource: str
+    name: str
+    uid: str
+    api_group: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResourceClaimStatus:
+    allocation: AllocationResult | None = None
+    reserved_for: tuple[ResourceClaimConsumerReference, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResourceClaim:
+    metadata: ObjectMeta
+    spec: DeviceClaim = field(default_factory=DeviceClaim)
+    status: ResourceClaimStatus = field(default_factory=ResourceClaimStatus)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResourceClaimTemplate:
+    metadata: ObjectMeta
+    template_metadata: ObjectMeta  # labels/annotations copied to generated claims
+    spec: DeviceClaim = field(default_factory=DeviceClaim)
+
+
+# -- taint rules -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceTaintSelector:
+    driver: str | None = None
+    pool: str | None = None
+    device: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceTaintRule:
+    metadata: ObjectMeta
+    device_selector: DeviceTaintSelector | None  # None matches no device
+    taint: DeviceTaint
+
+
+# -- identity of a device --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceID:
+    """(driver, pool, device): how upstream names one device across the cluster."""
+
+    driver: str
+    pool: str
+    device: str
+
+    def __str__(self) -> str:
+        return f"{self.driver}/{self.pool}/{self.device}"

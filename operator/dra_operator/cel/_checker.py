@@ -130,7 +130,7 @@ class Checker:
         if name == "device":
             return T.DEVICE
         if name in TYPE_IDENT_NAMES:
-            return T.type_of(name)
+            return T.TYPE
         raise CompileIssue(node.pos, f"undeclared reference to '{name}' (in container '')")
 
     def _select(self, node: A.Select, scope: Scope) -> T.Type:

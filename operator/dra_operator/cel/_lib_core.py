@@ -196,7 +196,7 @@ def _declare_conversions() -> None:
     declare("bool", "bool_to_bool", (T.BOOL,), T.BOOL, _to_bool)
     declare("bool", "string_to_bool", (T.STRING,), T.BOOL, _to_bool)
     declare("dyn", "to_dyn", (A,), T.DYN, lambda v: v)
-    declare("type", "type", (A,), T.type_of(A), R.type_value)
+    declare("type", "type", (A,), T.TYPE, R.type_value)
     declare("duration", "string_to_duration", (T.STRING,), T.DURATION, parse_duration)
     declare("duration", "duration_to_duration", (T.DURATION,), T.DURATION, lambda v: v)
     declare("timestamp", "string_to_timestamp", (T.STRING,), T.TIMESTAMP, parse_timestamp)

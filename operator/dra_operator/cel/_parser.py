@@ -245,7 +245,11 @@ class _Builder:
         args = self._exprlist(kids[2:])
         target_tree = kids[0]
         namespace = _dotted_tree(target_tree)
-        if namespace in _NAMESPACES or namespace == "cel":
+        if (
+            namespace in _NAMESPACES
+            or namespace == "cel"
+            or (namespace, name) == ("ip", "isCanonical")
+        ):
             return self._global_call(pos, f"{namespace}.{name}", args)
         target = self.build(target_tree)
         return _expand_member_macro(pos, name, target, args)

@@ -7,7 +7,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from dra_operator.cel import _lib_core, _lib_ext, _lib_k8s
+from dra_operator.cel import _lib_core, _lib_ext, _lib_k8s, _lib_net, _lib_strings
 from dra_operator.cel._checker import Checker, Environment, ResultTypeError
 from dra_operator.cel._codegen import CodeGen
 from dra_operator.cel._device import DeviceView
@@ -18,7 +18,7 @@ from dra_operator.errors import CELCompileError, CELRuntimeError
 
 MAX_EXPRESSION_LENGTH = 10 * 1024
 
-for _library in (_lib_core, _lib_k8s, _lib_ext):
+for _library in (_lib_core, _lib_k8s, _lib_ext, _lib_strings, _lib_net):
     _library.install()
 
 

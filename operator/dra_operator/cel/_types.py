@@ -1,7 +1,7 @@
 """Static CEL types for the checker, in cel-go's spelling.
 
 A type is a string (`int`, `dyn`, `kubernetes.Semver`, a type parameter `$A`) or a tuple
-(`("list", T)`, `("map", K, V)`, `("optional_type", T)`, `("type", T)`). `any` is the
+(`("list", T)`, `("map", K, V)`, `("optional_type", T)`); type values are plain `type`. `any` is the
 attribute value type without DRAListTypeAttributes: dynamic everywhere except as the range of a
 comprehension, exactly as in cel-go.
 """
@@ -28,10 +28,6 @@ def map_of(key: Type, value: Type) -> Type:
 
 def optional_of(elem: Type) -> Type:
     return ("optional_type", elem)
-
-
-def type_of(elem: Type) -> Type:
-    return ("type", elem)
 
 
 def is_dyn(t: Type) -> bool:

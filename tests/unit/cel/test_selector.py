@@ -218,6 +218,22 @@ CORE = [
         id="bind",
     ),
     pytest.param("cel.bind(x, 1, cel.bind(x, x + 1, x == 2))", MATCH_TRUE, id="bind-shadow"),
+    # cost budget
+    pytest.param(
+        "lists.range(1000).all(i, lists.range(1000).all(j, j >= 0))",
+        ("cost", "operation cancelled: actual cost limit exceeded"),
+        id="cost-limit",
+    ),
+    pytest.param(
+        "lists.range(1000).all(i, lists.range(1000).all(j, j >= 0)) || true",
+        ("cost", "operation cancelled: actual cost limit exceeded"),
+        id="cost-limit-not-absorbed",
+    ),
+    pytest.param(
+        "lists.range(100).all(i, lists.range(100).all(j, j >= 0))",
+        MATCH_TRUE,
+        id="within-cost-budget",
+    ),
     # optionals
     pytest.param(
         'device.attributes["gpu.example.com"].?nope.orValue(5) == 5',

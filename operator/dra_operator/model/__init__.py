@@ -1,11 +1,67 @@
 """Version-neutral, immutable view of DRA objects, shaped like resource.k8s.io/v1.
 
-Parsers for v1, v1beta2, v1beta1 and v1alpha3 JSON and renderers of allocation results live
-beside the types; everything else in the package reads only these types.
+Parsers take raw JSON of v1, v1beta2, v1beta1 and v1alpha3 (and core/v1 Pod and Node) to these
+types; renderers write them back in the API server's exact JSON. The node-selector and toleration
+predicates used by the allocator and scheduler live here too, as pure functions of model values.
 """
 
-from dra_operator.model._frozen import FrozenMap
-from dra_operator.model._quantity import Quantity, QuantityFormat
+from dra_operator.model._frozen import (
+    FrozenMap,
+)
+from dra_operator.model._nodeaffinity import (
+    node_matches,
+)
+from dra_operator.model._parse import (
+    ModelObject,
+    parse_object,
+)
+from dra_operator.model._parse_claim import (
+    parse_allocation_result,
+    parse_device_class,
+    parse_resource_claim,
+    parse_resource_claim_template,
+)
+from dra_operator.model._parse_core import (
+    parse_node,
+    parse_pod,
+)
+from dra_operator.model._parse_slice import (
+    parse_device_taint_rule,
+    parse_resource_slice,
+)
+from dra_operator.model._pod import (
+    Container,
+    ContainerExtendedResourceRequest,
+    ContainerResourceClaim,
+    Node,
+    Pod,
+    PodCondition,
+    PodExtendedResourceClaimStatus,
+    PodResourceClaim,
+    PodResourceClaimStatus,
+    PodSpec,
+    PodStatus,
+    Taint,
+    Toleration,
+    effective_requests,
+)
+from dra_operator.model._quantity import (
+    Quantity,
+    QuantityFormat,
+)
+from dra_operator.model._render import (
+    render_allocation_result,
+    render_claim_status,
+    render_device_class,
+    render_device_taint_rule,
+    render_resource_claim,
+    render_resource_claim_template,
+    render_resource_slice,
+)
+from dra_operator.model._tolerations import (
+    tolerates,
+    tolerates_node_taint,
+)
 from dra_operator.model._types import (
     AllocationMode,
     AllocationResult,
@@ -59,6 +115,9 @@ __all__ = [
     "CapacityRequestPolicyRange",
     "CapacityRequirements",
     "ConfigSource",
+    "Container",
+    "ContainerExtendedResourceRequest",
+    "ContainerResourceClaim",
     "CounterSet",
     "Device",
     "DeviceAllocationConfiguration",
@@ -81,12 +140,21 @@ __all__ = [
     "DeviceToleration",
     "ExactDeviceRequest",
     "FrozenMap",
+    "ModelObject",
+    "Node",
     "NodeSelector",
     "NodeSelectorRequirement",
     "NodeSelectorTerm",
     "ObjectMeta",
     "OpaqueDeviceConfiguration",
     "OwnerReference",
+    "Pod",
+    "PodCondition",
+    "PodExtendedResourceClaimStatus",
+    "PodResourceClaim",
+    "PodResourceClaimStatus",
+    "PodSpec",
+    "PodStatus",
     "Quantity",
     "QuantityFormat",
     "ResourceClaim",
@@ -95,4 +163,26 @@ __all__ = [
     "ResourceClaimTemplate",
     "ResourcePool",
     "ResourceSlice",
+    "Taint",
+    "Toleration",
+    "effective_requests",
+    "node_matches",
+    "parse_allocation_result",
+    "parse_device_class",
+    "parse_device_taint_rule",
+    "parse_node",
+    "parse_object",
+    "parse_pod",
+    "parse_resource_claim",
+    "parse_resource_claim_template",
+    "parse_resource_slice",
+    "render_allocation_result",
+    "render_claim_status",
+    "render_device_class",
+    "render_device_taint_rule",
+    "render_resource_claim",
+    "render_resource_claim_template",
+    "render_resource_slice",
+    "tolerates",
+    "tolerates_node_taint",
 ]

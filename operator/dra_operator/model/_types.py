@@ -47,6 +47,7 @@ class ObjectMeta:
     name: str
     namespace: str = ""
     uid: str = ""
+    generate_name: str = ""
     resource_version: str = ""
     generation: int = 0
     labels: FrozenMap[str, str] = field(default_factory=FrozenMap)

@@ -1,0 +1,5 @@
+"""Root conftest: registers the shared fixtures in tests/support for every test directory."""
+
+pytest_plugins = [
+    "tests.support.oracle",
+]

@@ -1,0 +1,182 @@
+"""core/v1 Pod and Node from raw JSON, keeping only what the control plane reads."""
+
+from __future__ import annotations
+
+from dra_operator.model._parse_common import (
+    Raw,
+    as_object,
+    child,
+    list_of,
+    metadata,
+    opt_bool,
+    opt_int,
+    opt_node_selector,
+    opt_object,
+    opt_str,
+    opt_timestamp,
+    quantity_map,
+    req_object,
+    req_str,
+    str_map,
+    str_or_empty,
+)
+from dra_operator.model._pod import (
+    Container,
+    ContainerExtendedResourceRequest,
+    ContainerResourceClaim,
+    Node,
+    Pod,
+    PodCondition,
+    PodExtendedResourceClaimStatus,
+    PodResourceClaim,
+    PodResourceClaimStatus,
+    PodSpec,
+    PodStatus,
+    Taint,
+    Toleration,
+)
+from dra_operator.model._types import NodeSelector
+
+
+def toleration(value: object, path: str) -> Toleration:
+    raw = as_object(value, path)
+    return Toleration(
+        key=str_or_empty(raw, "key", path),
+        operator=str_or_empty(raw, "operator", path),
+        value=str_or_empty(raw, "value", path),
+        effect=str_or_empty(raw, "effect", path),
+        toleration_seconds=opt_int(raw, "tolerationSeconds", path),
+    )
+
+
+def taint(value: object, path: str) -> Taint:
+    raw = as_object(value, path)
+    return Taint(
+        key=req_str(raw, "key", path),
+        value=str_or_empty(raw, "value", path),
+        effect=req_str(raw, "effect", path),
+        time_added=opt_timestamp(raw, "timeAdded", path),
+    )
+
+
+def _container_claim(value: object, path: str) -> ContainerResourceClaim:
+    raw = as_object(value, path)
+    return ContainerResourceClaim(
+        name=req_str(raw, "name", path), request=str_or_empty(raw, "request", path)
+    )
+
+
+def _container(value: object, path: str) -> Container:
+    raw = as_object(value, path)
+    resources = opt_object(raw, "resources", path) or {}
+    p = child(path, "resources")
+    return Container(
+        name=req_str(raw, "name", path),
+        requests=quantity_map(resources, "requests", p),
+        limits=quantity_map(resources, "limits", p),
+        claims=list_of(resources, "claims", p, _container_claim),
+        restart_policy=opt_str(raw, "restartPolicy", path),
+    )
+
+
+def _pod_claim(value: object, path: str) -> PodResourceClaim:
+    raw = as_object(value, path)
+    return PodResourceClaim(
+        name=req_str(raw, "name", path),
+        resource_claim_name=opt_str(raw, "resourceClaimName", path),
+        resource_claim_template_name=opt_str(raw, "resourceClaimTemplateName", path),
+    )
+
+
+def _required_affinity(spec: Raw) -> NodeSelector | None:
+    affinity = opt_object(spec, "affinity", "spec") or {}
+    node = opt_object(affinity, "nodeAffinity", "spec.affinity") or {}
+    path = "spec.affinity.nodeAffinity"
+    return opt_node_selector(node, "requiredDuringSchedulingIgnoredDuringExecution", path)
+
+
+def _pod_spec(spec: Raw) -> PodSpec:
+    resources = opt_object(spec, "resources", "spec") or {}
+    return PodSpec(
+        node_name=str_or_empty(spec, "nodeName", "spec"),
+        scheduler_name=str_or_empty(spec, "schedulerName", "spec"),
+        priority=opt_int(spec, "priority", "spec"),
+        resource_claims=list_of(spec, "resourceClaims", "spec", _pod_claim),
+        containers=list_of(spec, "containers", "spec", _container),
+        init_containers=list_of(spec, "initContainers", "spec", _container),
+        tolerations=list_of(spec, "tolerations", "spec", toleration),
+        node_selector=str_map(spec, "nodeSelector", "spec"),
+        required_node_affinity=_required_affinity(spec),
+        overhead=quantity_map(spec, "overhead", "spec"),
+        resource_requests=quantity_map(resources, "requests", "spec.resources"),
+    )
+
+
+def _claim_status(value: object, path: str) -> PodResourceClaimStatus:
+    raw = as_object(value, path)
+    return PodResourceClaimStatus(
+        name=req_str(raw, "name", path),
+        resource_claim_name=opt_str(raw, "resourceClaimName", path),
+    )
+
+
+def _request_mapping(value: object, path: str) -> ContainerExtendedResourceRequest:
+    raw = as_object(value, path)
+    return ContainerExtendedResourceRequest(
+        container_name=req_str(raw, "containerName", path),
+        resource_name=req_str(raw, "resourceName", path),
+        request_name=req_str(raw, "requestName", path),
+    )
+
+
+def _extended_status(raw: Raw | None, path: str) -> PodExtendedResourceClaimStatus | None:
+    if raw is None:
+        return None
+    return PodExtendedResourceClaimStatus(
+        request_mappings=list_of(raw, "requestMappings", path, _request_mapping),
+        resource_claim_name=req_str(raw, "resourceClaimName", path),
+    )
+
+
+def _condition(value: object, path: str) -> PodCondition:
+    raw = as_object(value, path)
+    return PodCondition(
+        type=req_str(raw, "type", path),
+        status=req_str(raw, "status", path),
+        reason=str_or_empty(raw, "reason", path),
+        message=str_or_empty(raw, "message", path),
+    )
+
+
+def parse_pod(raw: Raw) -> Pod:
+    """A core/v1 Pod (spec is required, status optional)."""
+    status = opt_object(raw, "status", "") or {}
+    return Pod(
+        metadata=metadata(raw),
+        spec=_pod_spec(req_object(raw, "spec", "")),
+        status=PodStatus(
+            phase=str_or_empty(status, "phase", "status"),
+            resource_claim_statuses=list_of(
+                status, "resourceClaimStatuses", "status", _claim_status
+            ),
+            extended_resource_claim_status=_extended_status(
+                opt_object(status, "extendedResourceClaimStatus", "status"),
+                "status.extendedResourceClaimStatus",
+            ),
+            conditions=list_of(status, "conditions", "status", _condition),
+        ),
+    )
+
+
+def parse_node(raw: Raw) -> Node:
+    """A core/v1 Node: labels (in metadata), taints, allocatable and readiness."""
+    spec = opt_object(raw, "spec", "") or {}
+    status = opt_object(raw, "status", "") or {}
+    conditions = list_of(status, "conditions", "status", _condition)
+    return Node(
+        metadata=metadata(raw),
+        unschedulable=bool(opt_bool(spec, "unschedulable", "spec")),
+        taints=list_of(spec, "taints", "spec", taint),
+        allocatable=quantity_map(status, "allocatable", "status"),
+        ready=any(c.type == "Ready" and c.status == "True" for c in conditions),
+    )

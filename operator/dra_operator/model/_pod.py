@@ -1,0 +1,193 @@
+"""The parts of core/v1 Pod and Node that the DRA control plane reads.
+
+Shaped like core/v1 (snake_case names), frozen and hashable like the DRA types. Only what the
+claims controller, the scheduler and the eviction controller look at is kept; a Pod is never
+written back from this view (writes are patches built from the raw object).
+
+`effective_requests` is the scheduler's view of what a pod asks of a node (component-helpers
+`resource.PodRequests` with default options): the sum over app containers and restartable
+(sidecar) init containers, at least the largest plain init container plus the sidecars started
+before it, pod-level cpu/memory/hugepages requests where set, plus overhead.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from dra_operator.model._frozen import FrozenMap
+from dra_operator.model._quantity import Quantity
+from dra_operator.model._types import NodeSelector, ObjectMeta
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Toleration:
+    """A pod toleration (core/v1); operator "" means Equal."""
+
+    key: str = ""
+    operator: str = ""
+    value: str = ""
+    effect: str = ""
+    toleration_seconds: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Taint:
+    key: str
+    value: str = ""
+    effect: str  # NoSchedule, PreferNoSchedule, NoExecute
+    time_added: datetime.datetime | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PodResourceClaim:
+    """`spec.resourceClaims[]`: at most one of the two sources is set."""
+
+    name: str
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContainerResourceClaim:
+    """`resources.claims[]`: a pod claim name and optionally one of its requests."""
+
+    name: str
+    request: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Container:
+    name: str
+    requests: FrozenMap[str, Quantity] = field(default_factory=FrozenMap)
+    limits: FrozenMap[str, Quantity] = field(default_factory=FrozenMap)
+    claims: tuple[ContainerResourceClaim, ...] = ()
+    restart_policy: str | None = None  # "Always" marks a sidecar init container
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PodSpec:
+    node_name: str = ""
+    scheduler_name: str = ""
+    priority: int | None = None
+    resource_claims: tuple[PodResourceClaim, ...] = ()
+    containers: tuple[Container, ...] = ()
+    init_containers: tuple[Container, ...] = ()
+    tolerations: tuple[Toleration, ...] = ()
+    node_selector: FrozenMap[str, str] = field(default_factory=FrozenMap)
+    required_node_affinity: NodeSelector | None = None
+    overhead: FrozenMap[str, Quantity] = field(default_factory=FrozenMap)
+    resource_requests: FrozenMap[str, Quantity] = field(default_factory=FrozenMap)  # pod-level
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PodResourceClaimStatus:
+    name: str
+    resource_claim_name: str | None = None  # None: no claim was needed
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContainerExtendedResourceRequest:
+    container_name: str
+    resource_name: str
+    request_name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PodExtendedResourceClaimStatus:
+    request_mappings: tuple[ContainerExtendedResourceRequest, ...]
+    resource_claim_name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PodCondition:
+    type: str
+    status: str
+    reason: str = ""
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PodStatus:
+    phase: str = ""
+    resource_claim_statuses: tuple[PodResourceClaimStatus, ...] = ()
+    extended_resource_claim_status: PodExtendedResourceClaimStatus | None = None
+    conditions: tuple[PodCondition, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pod:
+    metadata: ObjectMeta
+    spec: PodSpec = field(default_factory=PodSpec)
+    status: PodStatus = field(default_factory=PodStatus)
+
+    @property
+    def effective_requests(self) -> FrozenMap[str, Quantity]:
+        """What the pod needs from a node; computed on each call, so cache it if hot."""
+        return effective_requests(self.spec)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Node:
+    metadata: ObjectMeta
+    unschedulable: bool = False
+    taints: tuple[Taint, ...] = ()
+    allocatable: FrozenMap[str, Quantity] = field(default_factory=FrozenMap)
+    ready: bool = False  # the Ready condition's status is "True"
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def labels(self) -> FrozenMap[str, str]:
+        return self.metadata.labels
+
+
+# -- effective requests ----------------------------------------------------------------------
+
+_POD_LEVEL = frozenset({"cpu", "memory"})
+_HUGEPAGES = "hugepages-"
+
+
+def _add(total: dict[str, Quantity], more: Mapping[str, Quantity]) -> None:
+    for name, q in more.items():
+        total[name] = total[name] + q if name in total else q
+
+
+def _raise_to(total: dict[str, Quantity], other: Mapping[str, Quantity]) -> None:
+    for name, q in other.items():
+        if name not in total or q > total[name]:
+            total[name] = q
+
+
+def _container_requests(
+    containers: Iterable[Container], init: Iterable[Container]
+) -> dict[str, Quantity]:
+    total: dict[str, Quantity] = {}
+    for c in containers:
+        _add(total, c.requests)
+    sidecars: dict[str, Quantity] = {}
+    init_peak: dict[str, Quantity] = {}
+    for c in init:
+        if c.restart_policy == "Always":
+            _add(total, c.requests)
+            _add(sidecars, c.requests)
+            _raise_to(init_peak, sidecars)
+        else:
+            running = dict(c.requests)
+            _add(running, sidecars)
+            _raise_to(init_peak, running)
+    _raise_to(total, init_peak)
+    return total
+
+
+def effective_requests(spec: PodSpec) -> FrozenMap[str, Quantity]:
+    """`resource.PodRequests` (default options) for a pod spec."""
+    total = _container_requests(spec.containers, spec.init_containers)
+    for name, q in spec.resource_requests.items():
+        if name in _POD_LEVEL or name.startswith(_HUGEPAGES):
+            total[name] = q
+    _add(total, spec.overhead)
+    return FrozenMap(total)

@@ -22,9 +22,8 @@ TYPE_IDENT_NAMES = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class Environment:
-    """What the declared environment contains for one feature combination."""
+    """The declared environment; only DRAListTypeAttributes changes it (attribute type)."""
 
-    consumable_capacity: bool
     list_type_attributes: bool
 
     @property
@@ -32,18 +31,15 @@ class Environment:
         return T.DYN if self.list_type_attributes else T.ANY
 
     def device_fields(self) -> dict[str, T.Type]:
-        fields: dict[str, T.Type] = {
+        return {
             "driver": T.STRING,
             "attributes": T.map_of(T.STRING, T.map_of(T.STRING, self.attribute_type)),
             "capacity": T.map_of(T.STRING, T.map_of(T.STRING, T.QUANTITY)),
+            "allowMultipleAllocations": T.BOOL,
         }
-        if self.consumable_capacity:
-            fields["allowMultipleAllocations"] = T.BOOL
-        return fields
 
-    def has_function(self, name: str) -> bool:
-        if name == "includes":
-            return self.list_type_attributes
+    @staticmethod
+    def has_function(name: str) -> bool:
         return name in REGISTRY
 
 
@@ -249,7 +245,7 @@ class Checker:
         if elems is None:
             raise CompileIssue(
                 node.range.pos,
-                f"expression of type '{T.format_type(range_type)}' cannot be the range of a "
+                f"expression of type '{T.format_type(range_type)}' cannot be range of a "
                 "comprehension (must be list, map, or dynamic)",
             )
         inner = dict(scope)

@@ -55,8 +55,9 @@ def _indent(lines: list[str], n: int = 1) -> list[str]:
 
 
 class CodeGen:
-    def __init__(self, checked: Checked, includes_impl: Any = None) -> None:
+    def __init__(self, checked: Checked, *, consumable_capacity: bool) -> None:
         self.checked = checked
+        self.consumable_capacity = consumable_capacity
         self.namespace: dict[str, Any] = {}
         self._names = itertools.count()
         self._const_ids: dict[tuple[type, object], str] = {}
@@ -168,6 +169,8 @@ class CodeGen:
             return Code(operand.stmts, f"_opt_select({operand.expr}, {f})")
         if target == T.DEVICE:
             attr = _DEVICE_FIELDS[node.field]
+            if attr == "allow_multiple_allocations" and not self.consumable_capacity:
+                return Code(operand.stmts, "False", operand.fallible)
             return Code(operand.stmts, f"{operand.expr}.{attr}", operand.fallible)
         if isinstance(target, tuple) and target[0] == "optional_type":
             return Code(operand.stmts, f"_chain_select({operand.expr}, {f})")
@@ -330,7 +333,7 @@ class CodeGen:
         out = self.tmp()
         stmts.append(f"{out} = {{}}")
         for i in range(0, len(exprs), 2):
-            stmts.append(f"_put_entry({out}, {{{exprs[i]}: {exprs[i + 1]}}})")
+            stmts.append(f"_put({out}, {exprs[i]}, {exprs[i + 1]})")
         return Code(stmts, out)
 
     # -- comprehensions ------------------------------------------------------------------------

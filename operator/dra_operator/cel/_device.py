@@ -79,6 +79,9 @@ def device_view(driver: str, device: Device) -> DeviceView:
     for name in sorted(device.attributes):
         attr = device.attributes[name]
         domain, ident = split_name(name, driver)
+        # Upstream names the attribute as the slice spells it; drivers publish their own
+        # attributes unqualified, which the model has qualified with the driver's domain.
+        shown = ident if domain == driver else name
         kind, raw = attr.kind, attr.value
         value: Any
         try:
@@ -88,14 +91,14 @@ def device_view(driver: str, device: Device) -> DeviceView:
                 value = _version(raw)
             elif kind in _LISTS:
                 value = tuple(raw) if isinstance(raw, tuple) else ()
-                plain_error = plain_error or f"attribute {name}: unsupported attribute value"
+                plain_error = plain_error or f"attribute {shown}: unsupported attribute value"
             elif kind is AttributeKind.VERSIONS:
                 value = tuple(_version(v) for v in raw) if isinstance(raw, tuple) else ()
-                plain_error = plain_error or f"attribute {name}: unsupported attribute value"
+                plain_error = plain_error or f"attribute {shown}: unsupported attribute value"
             else:
                 raise CELRuntimeError("unsupported attribute value")
         except CELRuntimeError as exc:
-            message = f"attribute {name}: {exc}"
+            message = f"attribute {shown}: {exc}"
             plain_error = plain_error or message
             list_error = list_error or message
             continue

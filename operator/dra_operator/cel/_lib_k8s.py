@@ -14,7 +14,7 @@ from dra_operator.cel import _runtime as R
 from dra_operator.cel import _types as T
 from dra_operator.cel._functions import declare
 from dra_operator.cel._lib_core import compile_regex
-from dra_operator.cel._values import CelQuantity, Semver
+from dra_operator.cel._values import CelQuantity, Semver, go_quantity_scale
 from dra_operator.errors import CELRuntimeError, InvalidObjectError
 from dra_operator.model import Quantity
 
@@ -69,7 +69,8 @@ def _declare_semver() -> None:
 @functools.lru_cache(maxsize=4096)
 def parse_quantity(text: str) -> CelQuantity:
     try:
-        return CelQuantity.from_model(Quantity.parse(text))
+        parsed = Quantity.parse(text)
+        return CelQuantity(CelQuantity.from_model(parsed).nano, go_quantity_scale(text))
     except InvalidObjectError:
         raise CELRuntimeError(QUANTITY_FORMAT_ERROR) from None
 
@@ -90,11 +91,13 @@ def _as_integer(q: CelQuantity) -> int:
 
 
 def _q_add(a: CelQuantity, b: CelQuantity | int) -> CelQuantity:
-    return CelQuantity(a.nano + (b.nano if isinstance(b, CelQuantity) else b * 10**9))
+    other = b if isinstance(b, CelQuantity) else CelQuantity(b * 10**9)
+    return a.combine(other, a.nano + other.nano)
 
 
 def _q_sub(a: CelQuantity, b: CelQuantity | int) -> CelQuantity:
-    return CelQuantity(a.nano - (b.nano if isinstance(b, CelQuantity) else b * 10**9))
+    other = b if isinstance(b, CelQuantity) else CelQuantity(b * 10**9)
+    return a.combine(other, a.nano - other.nano)
 
 
 def _declare_quantity() -> None:

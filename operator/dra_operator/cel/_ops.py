@@ -74,6 +74,14 @@ def opt_body(value: Any) -> Optional:
     raise no_such_overload()
 
 
+def put(out: dict[Any, Any], key: Any, value: Any) -> None:
+    """One map literal entry: a repeated key keeps the last value, as cel-go's literal does."""
+    for existing in list(out):
+        if R.map_lookup({existing: None}, key)[0]:
+            del out[existing]
+    out[key] = value
+
+
 def put_entry(out: dict[Any, Any], entry: Any) -> None:
     if not isinstance(entry, dict):
         raise no_such_overload()
@@ -83,12 +91,22 @@ def put_entry(out: dict[Any, Any], entry: Any) -> None:
         out[key] = value
 
 
+# cel-go's ConvertToNative(bool) errors, which upstream appends to its own message.
+_NOT_BOOL = {
+    "int": "unsupported type conversion from 'int' to bool",
+    "uint": "unsupported type conversion from 'uint' to bool",
+    "double": "unsupported type conversion from 'double' to bool",
+    "string": "unsupported native conversion from string to 'bool'",
+    "bytes": "type conversion error from Bytes to 'bool'",
+    "kubernetes.Semver": "type conversion error from 'Semver' to 'bool'",
+    "kubernetes.Quantity": "type conversion error from 'Quantity' to 'bool'",
+}
+
+
 def result_not_bool(value: Any) -> NoReturn:
     name = R.type_name(value)
-    raise CELRuntimeError(
-        f"CEL result of type {name} could not be converted to bool: "
-        f"type conversion error from '{name}' to 'bool'"
-    )
+    detail = _NOT_BOOL.get(name, f"type conversion error from '{name}' to 'bool'")
+    raise CELRuntimeError(f"CEL result of type {name} could not be converted to bool: {detail}")
 
 
 GLOBALS: dict[str, Any] = {
@@ -106,6 +124,7 @@ GLOBALS: dict[str, Any] = {
     "_as_opt": as_optional,
     "_opt_body": opt_body,
     "_put_entry": put_entry,
+    "_put": put,
     "_result_not_bool": result_not_bool,
     "_nso": no_such_overload,
     "_NONE": NONE,

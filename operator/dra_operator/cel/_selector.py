@@ -14,6 +14,7 @@ from dra_operator.cel._device import DeviceView
 from dra_operator.cel._ops import GLOBALS
 from dra_operator.cel._parser import parse
 from dra_operator.cel._text import CompileIssue, render_issue
+from dra_operator.cel._validate import ProgramError, validate
 from dra_operator.errors import CELCompileError, CELRuntimeError
 
 MAX_EXPRESSION_LENGTH = 10 * 1024
@@ -24,11 +25,14 @@ for _library in (_lib_core, _lib_k8s, _lib_ext, _lib_strings, _lib_net):
 
 @dataclass(frozen=True, slots=True)
 class CELFeatures:
-    """Feature gates that change the CEL environment.
+    """Feature gates that change what selectors see.
 
-    `consumable_capacity` (DRAConsumableCapacity) declares `device.allowMultipleAllocations`;
-    `list_type_attributes` (DRAListTypeAttributes) makes list attributes values, attribute
-    values `dyn` rather than `any`, and declares `includes()`.
+    The scheduler compiles in upstream's "stored expressions" environment, which declares
+    `device.allowMultipleAllocations` and `includes()` whatever the gates say.
+    `list_type_attributes` (DRAListTypeAttributes) turns list attributes into values (without
+    it they fail every evaluation) and types attribute values `dyn` instead of `any`.
+    Without `consumable_capacity` (DRAConsumableCapacity) the API server drops
+    `allowMultipleAllocations` from slices, so it reads false.
     """
 
     list_type_attributes: bool = False
@@ -71,20 +75,20 @@ def compile_selector(
     """Compile `expression` in the DRA environment; raises CELCompileError with upstream text."""
     if len(expression.encode()) > MAX_EXPRESSION_LENGTH:
         raise CELCompileError(f"Too long: may not be more than {MAX_EXPRESSION_LENGTH} bytes")
-    env = Environment(
-        consumable_capacity=features.consumable_capacity,
-        list_type_attributes=features.list_type_attributes,
-    )
+    env = Environment(list_type_attributes=features.list_type_attributes)
     try:
         tree = parse(expression)
         checked = Checker(env).check(tree)
+        validate(tree, checked)
+    except ProgramError as exc:
+        raise CELCompileError(f"program instantiation failed: {exc}") from None
     except CompileIssue as issue:
         raise CELCompileError("compilation failed: " + render_issue(expression, issue)) from None
     except ResultTypeError as exc:
         raise CELCompileError(f"must evaluate to bool or the unknown type, not {exc}") from None
     except RecursionError:
         raise CELCompileError("compilation failed: expression nested too deeply") from None
-    generated = CodeGen(checked).function(tree)
+    generated = CodeGen(checked, consumable_capacity=features.consumable_capacity).function(tree)
     namespace: dict[str, Any] = {**GLOBALS, **generated.namespace}
     try:
         code = compile(generated.source, "<cel>", "exec")

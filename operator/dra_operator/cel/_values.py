@@ -172,23 +172,70 @@ def no_such_overload(detail: str = "") -> CELRuntimeError:
 
 
 _NANO = 10**9
+_INT64_MAX = 2**63 - 1
+_QUANTITY_TEXT = re.compile(
+    r"^[+-]?0*(?P<num>\d*)(?:\.(?P<denom>\d*))?"
+    r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$"
+)
+_BINARY_EXP = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+_DECIMAL_EXP = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+
+
+def go_quantity_scale(text: str) -> int | None:
+    """The decimal scale of the int64 form `resource.ParseQuantity(text)` picks, None when
+    upstream falls back to its arbitrary-precision form (then `AsInt64` always fails)."""
+    match = _QUANTITY_TEXT.match(text)
+    if match is None:
+        return None
+    num = match["num"] or "0"
+    denom = match["denom"] or ""
+    suffix = match["suffix"] or ""
+    if suffix in _BINARY_EXP:
+        if denom:
+            return None
+        exponent = _BINARY_EXP[suffix]
+        precision = 15 - len(num) - int(exponent * 3 / 10) - 1
+        scale = 0
+        mantissa = int(num) << exponent
+    else:
+        scale = _DECIMAL_EXP[suffix] if suffix in _DECIMAL_EXP else int(suffix[1:])
+        precision = 18 - len(num) - len(denom)
+        mantissa = int(num + denom)
+    if precision < 0:
+        return None
+    scale -= len(denom)
+    if scale < -9 or mantissa > _INT64_MAX:
+        return None
+    return scale
 
 
 class CelQuantity:
-    """Kubernetes' CEL `Quantity`, held as exact integer nano-units.
+    """Kubernetes' CEL `Quantity`: the exact value in integer nano-units, plus upstream's scale.
 
     `model.Quantity` already rounds to nano precision, so the integer is exact; comparing and
-    adding integers is what keeps `compareTo` well under a microsecond.
+    adding integers keeps `compareTo` well under a microsecond. `scale` is the decimal scale of
+    upstream's int64 representation (None for its arbitrary-precision one): `isInteger()` of
+    `1000m` is false upstream although the value is 1.
     """
 
-    __slots__ = ("nano",)
+    __slots__ = ("nano", "scale")
 
-    def __init__(self, nano: int) -> None:
+    def __init__(self, nano: int, scale: int | None = 0) -> None:
         self.nano = nano
+        self.scale = scale
 
     @classmethod
     def from_model(cls, quantity: Quantity) -> CelQuantity:
-        return cls(int(quantity.value * _NANO))
+        return cls(int(quantity.value * _NANO), go_quantity_scale(str(quantity)))
+
+    def combine(self, other: CelQuantity, nano: int) -> CelQuantity:
+        """The result of `add`/`sub`: int64 arithmetic at the finer scale while it fits."""
+        scale = None
+        if self.scale is not None and other.scale is not None:
+            scale = min(self.scale, other.scale)
+            if abs(nano) > _INT64_MAX * 10 ** (9 + scale):
+                scale = None
+        return CelQuantity(nano, scale)
 
     def compare(self, other: CelQuantity) -> int:
         a = self.nano
@@ -203,9 +250,11 @@ class CelQuantity:
         return self.nano / _NANO
 
     def as_int64(self) -> int | None:
-        """`Quantity.AsInt64()`: the value when it is an integer that fits int64."""
+        """`Quantity.AsInt64()`."""
+        if self.scale is None or self.scale < 0:
+            return None
         whole, rest = divmod(self.nano, _NANO)
-        if rest or not -(2**63) <= whole < 2**63:
+        if rest or not -(2**63) <= whole <= _INT64_MAX:
             return None
         return whole
 

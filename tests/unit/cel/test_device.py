@@ -22,20 +22,19 @@ def _device(**attributes: DeviceAttribute) -> Device:
         pytest.param(
             DeviceAttribute(kind=K.VERSION, value="1.x.0"),
             cel.DEFAULT_FEATURES,
-            "attribute dra.example.com/v: parse semantic version: "
-            'Invalid character(s) found in minor number "x"',
+            'attribute v: parse semantic version: Invalid character(s) found in minor number "x"',
             id="bad-version",
         ),
         pytest.param(
             DeviceAttribute(kind=None),
             cel.DEFAULT_FEATURES,
-            "attribute dra.example.com/v: unsupported attribute value",
+            "attribute v: unsupported attribute value",
             id="no-value",
         ),
         pytest.param(
             DeviceAttribute(kind=K.INTS, value=(1, 2)),
             cel.DEFAULT_FEATURES,
-            "attribute dra.example.com/v: unsupported attribute value",
+            "attribute v: unsupported attribute value",
             id="list-without-feature",
         ),
     ],

@@ -4,6 +4,7 @@ Fed by watch events (kopf event handlers call `Store.apply`); read by the contro
 talks to the API server itself and never imports `kube`: the controllers wire the two.
 """
 
+from dra_operator.cluster._deleted import RecentlyDeleted
 from dra_operator.cluster._indexes import (
     CLAIM_INDEXERS,
     CLAIMS_BY_OWNER_POD,
@@ -62,6 +63,7 @@ __all__ = [
     "PodSpec",
     "PodStatus",
     "PoolKey",
+    "RecentlyDeleted",
     "SharedDevice",
     "Store",
     "Usage",

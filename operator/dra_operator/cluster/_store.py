@@ -88,6 +88,7 @@ class Store(Generic[T]):
             name: {} for name in self._indexers
         }
         self._indexed: dict[ObjectKey, dict[str, frozenset[Hashable]]] = {}
+        self._assumed: dict[ObjectKey, int] = {}
 
     def apply(self, event_type: str | None, raw: Mapping[str, Any]) -> Change[T] | None:
         """Record one watch event; None when it changes nothing (same resourceVersion).
@@ -100,17 +101,44 @@ class Store(Generic[T]):
         version = str((raw.get("metadata") or {}).get("resourceVersion") or "")
         old = self._entries.get(key)
         if event_type == DELETED:
+            self._assumed.pop(key, None)
             if old is None:
                 return Change(Entry(key, self._parse(raw), raw, version), None)
             self._remove(key)
             return Change(old, None)
         if old is not None and old.resource_version == version:
             return None
+        assumed = self._assumed.get(key)
+        if assumed is not None:
+            seen = _version(version)
+            if seen is not None and seen < assumed:
+                return None  # older than what we wrote ourselves
+            del self._assumed[key]
         new = Entry(key, self._parse(raw), raw, version)
         if old is not None:
             self._remove(key)
         self._insert(new)
         return Change(old, new)
+
+    def assume(self, raw: Mapping[str, Any]) -> Change[T] | None:
+        """Record an object as our own write returned it, before the watch delivers it.
+
+        Until a watch event at or past its resourceVersion arrives, older watch events for the
+        key are ignored (upstream's assume and mutation caches). This is what stops a claim
+        from being generated twice when the pod status write after its creation fails and the
+        pod is retried before the watch has shown the claim.
+        """
+        version = _version(str((raw.get("metadata") or {}).get("resourceVersion") or ""))
+        key = ObjectKey.of(raw)
+        old = self._entries.get(key)
+        if old is not None and version is not None:
+            current = _version(old.resource_version)
+            if current is not None and current >= version:
+                return None  # the watch was faster
+        change = self.apply("MODIFIED", raw)
+        if version is not None:
+            self._assumed[key] = version
+        return change
 
     def get(self, key: ObjectKey) -> Entry[T] | None:
         return self._entries.get(key)
@@ -149,3 +177,11 @@ class Store(Generic[T]):
                 keys.discard(key)
                 if not keys:
                     del index[value]
+
+
+def _version(resource_version: str) -> int | None:
+    """A resourceVersion as an integer, as upstream's assume cache compares them."""
+    try:
+        return int(resource_version)
+    except ValueError:
+        return None

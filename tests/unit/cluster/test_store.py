@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from dra_operator import errors
-from dra_operator.cluster import DELETED, Change, ObjectKey, Store
+from dra_operator.cluster import DELETED, Change, ObjectKey, RecentlyDeleted, Store
 
 
 @dataclass(frozen=True)
@@ -151,3 +151,37 @@ def test_change_objects_drop_an_unchanged_duplicate() -> None:
     change = s.apply("MODIFIED", raw("a", "2", "red"))  # e.g. only the status changed
     assert change is not None
     assert change.objects() == [Thing("a", ("red",))]
+
+
+def test_an_assumed_write_hides_older_watch_events_until_the_watch_catches_up() -> None:
+    s = store()
+    s.apply("ADDED", raw("a", "5", "red"))
+    s.assume(raw("a", "7", "blue"))
+    assert s.apply("MODIFIED", raw("a", "6", "green")) is None  # an older event, late
+    entry = s.get(ObjectKey("ns", "a"))
+    assert entry is not None and entry.obj.colors == ("blue",)
+    change = s.apply("MODIFIED", raw("a", "8", "black"))
+    assert change is not None
+    assert s.apply("MODIFIED", raw("a", "9", "white")) is not None
+
+
+def test_assuming_a_version_the_watch_already_passed_changes_nothing() -> None:
+    s = store()
+    s.apply("ADDED", raw("a", "9", "red"))
+    assert s.assume(raw("a", "7", "blue")) is None
+    assert colored(s, "red") == ["a"]
+
+
+def test_an_assumed_new_object_is_visible_at_once() -> None:
+    s = store()
+    change = s.assume(raw("created", "3", "red"))
+    assert change is not None and change.old is None
+    assert colored(s, "red") == ["created"]
+
+
+def test_recently_deleted_forgets_the_oldest_first() -> None:
+    deleted = RecentlyDeleted(capacity=2)
+    for uid in ("a", "b", "a", "c"):
+        deleted.add(uid)
+    assert ("a" in deleted, "b" in deleted, "c" in deleted) == (True, False, True)
+    assert len(deleted) == 2

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal, NamedTuple, Protocol
 
-from dra_operator.cluster import Pod
 from dra_operator.controllers.claims._resolve import (
     ClaimsView,
     Resolved,
@@ -19,7 +18,7 @@ from dra_operator.controllers.claims._resolve import (
     pod_needs_work,
     resolve,
 )
-from dra_operator.model import ResourceClaim, ResourceClaimTemplate
+from dra_operator.model import Pod, ResourceClaim, ResourceClaimTemplate
 
 
 class WorkKey(NamedTuple):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from dra_operator.cluster import Pod
 from dra_operator.controllers.claims import (
     MAX_GENERATE_NAME,
     Resolved,
@@ -16,6 +15,7 @@ from dra_operator.controllers.claims import (
     pod_needs_work,
     resolve,
 )
+from dra_operator.model import Pod
 
 from .builders import (
     GENERATED,

@@ -46,6 +46,7 @@ from dra_operator.controllers.claims._writes import (
     RemoveFinalizer,
     ReserveClaim,
     Write,
+    render_consumer,
 )
 
 __all__ = [
@@ -80,6 +81,7 @@ __all__ = [
     "owning_pod",
     "pod_needs_claims",
     "pod_needs_work",
+    "render_consumer",
     "resolve",
     "sync_claim",
     "sync_pod",

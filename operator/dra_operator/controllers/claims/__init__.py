@@ -12,6 +12,7 @@ from dra_operator.controllers.claims._events import (
     keys_for_pod,
     keys_for_template,
 )
+from dra_operator.controllers.claims._reconcile import ClaimsReconciler, ClaimsWriter, StoreView
 from dra_operator.controllers.claims._resolve import (
     MAX_GENERATE_NAME,
     ClaimsView,
@@ -54,7 +55,9 @@ __all__ = [
     "MAX_GENERATE_NAME",
     "ApplyPodClaimStatuses",
     "ClaimsFeatures",
+    "ClaimsReconciler",
     "ClaimsView",
+    "ClaimsWriter",
     "CreateClaim",
     "CreatedFor",
     "DeleteClaim",
@@ -66,6 +69,7 @@ __all__ = [
     "RemoveFinalizer",
     "ReserveClaim",
     "Resolved",
+    "StoreView",
     "Unresolved",
     "WorkKey",
     "Write",

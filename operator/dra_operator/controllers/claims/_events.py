@@ -41,8 +41,13 @@ class PodsByClaim(Protocol):
 
 
 def keys_for_pod(pod: Pod, view: ClaimsView, *, deleted: bool = False) -> list[WorkKey]:
-    """The claims a finished pod releases, and the pod itself if it needs work."""
-    if not pod.spec.resource_claims:
+    """The claims a finished pod releases, and the pod itself if it needs work.
+
+    The claim the scheduler generated for DRA-backed extended resources is released too: it is
+    named in the pod status, not the spec (upstream since 1.34).
+    """
+    extended = pod.status.extended_resource_claim_status
+    if not pod.spec.resource_claims and extended is None:
         return []
     namespace = pod.metadata.namespace
     keys: list[WorkKey] = []
@@ -52,6 +57,8 @@ def keys_for_pod(pod: Pod, view: ClaimsView, *, deleted: bool = False) -> list[W
             resolved = resolve(pod, entry)
             if isinstance(resolved, Resolved) and resolved.name is not None:
                 keys.append(WorkKey("claim", namespace, resolved.name))
+        if extended is not None:
+            keys.append(WorkKey("claim", namespace, extended.resource_claim_name))
     if not deleted:
         needs_work, _ = pod_needs_work(pod, view)
         if needs_work:

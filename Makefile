@@ -16,6 +16,10 @@ $(STAMP): pyproject.toml constraints.txt
 controlplane:
 	bash e2e/controlplane/build.sh
 
+.PHONY: oracle
+oracle:
+	bash tests/oracle/build.sh
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -27,7 +31,7 @@ fmt: $(STAMP)
 	$(BIN)/ruff check --fix .
 
 # pytest exits 5 when it collected no test: that is a failure here, never a pass.
-test: $(STAMP) controlplane lint
+test: $(STAMP) controlplane oracle lint
 	$(BIN)/pytest -q -p no:cacheprovider $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 
@@ -35,7 +39,7 @@ unit: $(STAMP)
 	$(BIN)/pytest -q -p no:cacheprovider tests/unit $(PYTEST_ARGS)
 
 demo: $(STAMP) controlplane
-	$(BIN)/python -m dra_operator.demo
+	$(BIN)/dra-operator demo
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,1 @@
+"""Test support shared by several test packages: pytest fixtures and clients for test tools."""

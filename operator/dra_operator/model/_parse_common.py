@@ -50,7 +50,9 @@ def index(path: str, i: int) -> str:
 
 
 def key(path: str, k: str) -> str:
-    return f"{path}[{json.dumps(k)}]"
+    if '"' in k or "\\" in k or not (k.isascii() and k.isprintable()):
+        return f"{path}[{json.dumps(k)}]"
+    return f'{path}["{k}"]'
 
 
 def _type_name(value: object) -> str:
@@ -74,6 +76,8 @@ def wrong_type(path: str, expected: str, value: object) -> InvalidObjectError:
 
 
 def as_object(value: object, path: str) -> Raw:
+    if type(value) is dict:  # the common case, without the slower ABC check
+        return value
     if not isinstance(value, Mapping):
         raise wrong_type(path, "an object", value)
     return value

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dra_operator.allocator._capacity import fits_capacity, qualify
+from dra_operator.allocator._constraints import MatchAttribute
 from dra_operator.allocator._counters import CounterBook
 from dra_operator.allocator._features import Features
 from dra_operator.allocator._inputs import Ledger
@@ -188,8 +189,18 @@ def _summary(
     )
     if any(r.is_short for r in requests):
         return "not enough usable devices" + suffix
-    if any(prepared.constraints):
-        return "no combination of usable devices satisfies the constraints and requests" + suffix
+    for index, constraints in enumerate(prepared.constraints):
+        if constraints:
+            names = ", ".join(
+                f"matchAttribute {c.attribute}"
+                if isinstance(c, MatchAttribute)
+                else f"distinctAttribute {c.attribute}"
+                for c in constraints
+            )
+            return (
+                f"no combination of usable devices satisfies the requests and the constraints "
+                f"of claim {claim_ref(claims[index])} ({names})" + suffix
+            )
     return "the requests together need more devices than are usable" + suffix
 
 

@@ -1,7 +1,8 @@
 """Differential test against upstream's allocator (the Go oracle, k8s.io/dra v0.36.4).
 
 1,000 generated scenarios (scenario_gen) per run, sent to the oracle as v1 JSON (the model's
-renderers) and allocated by us from the same JSON (the model's parsers): fatal errors must
+renderers) and allocated by us from the same JSON (the model's parsers, our CEL engine through
+`CELSelectors`): fatal errors must
 agree (the same text, up to the CEL engine's own message), feasibility must agree, and under
 FirstFit the chosen devices, configs and node selectors must be identical (share IDs masked)
 wherever upstream is deterministic: its "stable" tier (chosen for feature sets without
@@ -14,11 +15,10 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from allocator_builders import fake_selectors
 from scenario_gen import Scenario, generate
 from tests.support.oracle import Oracle
 
-from dra_operator.allocator import Ledger, allocate
+from dra_operator.allocator import CELSelectors, Ledger, allocate
 from dra_operator.errors import AllocationInputError
 from dra_operator.model import (
     AllocationResult,
@@ -96,7 +96,7 @@ def ours(
             slices=[parse_resource_slice(x) for x in request["slices"]],
             node=s.node,
             features=s.features,
-            selectors=fake_selectors,
+            selectors=CELSelectors(s.features),
             ledger=Ledger.from_claims(
                 allocated, consumable_capacity=s.features.consumable_capacity
             ),

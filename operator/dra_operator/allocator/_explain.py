@@ -36,12 +36,12 @@ from dra_operator.model import ResourceClaim
 
 
 class Reason(enum.Enum):
+    IN_USE = "in-use"
     BINDING_CONDITIONS = "binding-conditions"
     CLASS_SELECTOR = "class-selector"
     REQUEST_SELECTOR = "request-selector"
     SELECTOR_ERROR = "selector-error"
     NODE = "node"
-    IN_USE = "in-use"
     PARTITIONABLE_DISABLED = "partitionable-disabled"
     TAINT = "taint"
     CAPACITY = "capacity"
@@ -252,13 +252,13 @@ def _reject(
     counters: CounterBook,
 ) -> tuple[Reason, str] | None:
     device = candidate.device
+    if not data.admin_access and candidate.id in ledger.exclusive:
+        return Reason.IN_USE, ""
     found = eligibility.peek(data, candidate)
     if isinstance(found, SelectorFailure):
         return Reason.SELECTOR_ERROR, ""
     if isinstance(found, Rejection):
         return Reason(found.kind), found.detail
-    if not data.admin_access and candidate.id in ledger.exclusive:
-        return Reason.IN_USE, ""
     if device.consumes_counters and not features.partitionable_devices:
         return Reason.PARTITIONABLE_DISABLED, ""
     if features.device_taints:

@@ -102,13 +102,16 @@ class Search:
         self.selected_sub: dict[tuple[int, int], int] = {}
         self.steps = 0
         self._deadline = None if budget.timeout is None else budget.clock() + budget.timeout
-        self._exclusive = [c.id in ledger.exclusive for c in candidates]
+        self._exclusive = [False] * len(candidates)
+        if ledger.exclusive:
+            keys = {(d.driver, d.pool, d.device) for d in ledger.exclusive}
+            self._exclusive = [c.key in keys for c in candidates]
         self._holders: list[set[int] | None] = [None] * len(candidates)
         self._taken = 0  # bit i: candidate i is picked (non-shared) in this attempt
         self._capacity: dict[int, dict[str, Fraction]] = {}
         self._counters = CounterBook(ledger)
         self._orders: dict[RequestKey, tuple[Sequence[Candidate], bool]] = {}
-        self._consumption: dict[tuple[RequestKey, int], dict[str, Fraction] | None] = {}
+        self._consumption: dict[tuple[object, int], dict[str, Fraction] | None] = {}
         minimum = sum(d.num_devices + 1 for d in prepared.requests.values())
         self._warmup = 2 * minimum + 2 * len(claims) + 16
         self._eligible: dict[RequestKey, int] = {}
@@ -315,7 +318,7 @@ class Search:
         capacities = candidate.device.capacity
         if not capacities and not data.capacity:
             return True
-        key = (data.key, candidate.index)
+        key = (data.capacity, candidate.index)  # requests alike share the computation
         try:
             consumption = self._consumption[key]
         except KeyError:

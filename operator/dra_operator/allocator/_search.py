@@ -111,7 +111,7 @@ class Search:
         self._capacity: dict[int, dict[str, Fraction]] = {}
         self._counters = CounterBook(ledger)
         self._orders: dict[RequestKey, tuple[Sequence[Candidate], bool]] = {}
-        self._consumption: dict[tuple[object, int], dict[str, Fraction] | None] = {}
+        self._consumption: dict[tuple[object, int], dict[str, Quantity] | None] = {}
         minimum = sum(d.num_devices + 1 for d in prepared.requests.values())
         self._warmup = 2 * minimum + 2 * len(claims) + 16
         self._eligible: dict[RequestKey, int] = {}
@@ -266,8 +266,7 @@ class Search:
                 rollback()
                 return None
             if multi:
-                requested = qualify(data.capacity, candidate.id.driver)
-                consumed = consumed_capacity(requested, device.capacity)
+                consumed = dict(self._consumption.get((data.capacity, index)) or {})
                 share_id = self.new_share_id()
                 undo.append(self._insert_capacity(index, consumed))
         picks = self.picks[c]
@@ -325,9 +324,7 @@ class Search:
             requested = qualify(data.capacity, candidate.id.driver)
             # With nothing else in use this is a pure policy check; None: never fits.
             if fits_capacity(None, requested, capacities, None):
-                consumption = {
-                    k: v.value for k, v in consumed_capacity(requested, capacities).items()
-                }
+                consumption = consumed_capacity(requested, capacities)
             else:
                 consumption = None
             self._consumption[key] = consumption
@@ -337,8 +334,8 @@ class Search:
         allocating = self._capacity.get(candidate.index)
         if not existing and not allocating:
             return True
-        for name, amount in consumption.items():
-            total = amount
+        for name, quantity in consumption.items():
+            total = quantity.value
             if existing and name in existing:
                 total += existing[name].value
             if allocating and name in allocating:

@@ -41,6 +41,13 @@ RBAC_DIR = REPO / "deploy" / "base"
 NodeFactory = Callable[..., Awaitable[dict[str, Any]]]
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that reaches the control plane, so `-m "not controlplane"` is exact."""
+    for item in items:
+        if "control_plane" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.controlplane)
+
+
 def _missing_binaries(message: str) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(f"{message} (CI=true: failing instead of skipping)", pytrace=False)

@@ -279,15 +279,17 @@ def index(container: Any, key: Any) -> Any:
         return value
     if type(container) in _LISTS:
         return container[list_position(container, key)]
-    raise no_such_overload()
+    raise no_such_key(key)
 
 
 def list_position(items: tuple[Any, ...] | list[Any], key: Any) -> int:
     tk = type(key)
     if tk is int or tk is UInt or (tk is float and key.is_integer()):
         i = int(key)
+    elif tk is float:
+        raise CELRuntimeError(f"unsupported index value {key} in list")
     else:
-        raise no_such_overload()
+        raise CELRuntimeError(f"unsupported index type '{type_name(key)}' in list")
     if not 0 <= i < len(items):
         raise CELRuntimeError(f"index out of bounds: {i}")
     return i
@@ -304,7 +306,7 @@ def select(operand: Any, field: str) -> Any:
     getter = getattr(operand, "cel_field", None)
     if getter is not None:
         return getter(field)
-    raise no_such_overload()
+    raise no_such_key(field)
 
 
 def has_field(operand: Any, field: str) -> bool:
@@ -313,9 +315,7 @@ def has_field(operand: Any, field: str) -> bool:
     if isinstance(operand, dict):
         return field in operand
     present = getattr(operand, "cel_has", None)
-    if present is not None:
-        return bool(present(field))
-    raise no_such_overload()
+    return bool(present(field)) if present is not None else False
 
 
 def contains(container: Any, value: Any) -> bool:

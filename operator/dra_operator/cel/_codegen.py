@@ -211,6 +211,8 @@ class CodeGen:
         folded = self._fold(node)
         if folded is not None:
             return folded
+        if node.name == "@in" and isinstance(node.args[1], A.ListLit) and not node.args[1].items:
+            return Code([], "False", False)  # cel-go folds `x in []` without evaluating x
         if node.name in ("orValue", "or") and node.target is not None and len(node.args) == 1:
             return self._or_value(node, scope)
         args = list(node.args)
@@ -230,6 +232,9 @@ class CodeGen:
             op, helper = _CMP[name]
             if types[0] == types[1] and types[0] in _SAME_TYPE_ORDER:
                 return Code(stmts, f"({exprs[0]} {op} {exprs[1]})", not infallible)
+            if T.is_dyn(types[0]) != T.is_dyn(types[1]):
+                # one operand typed: cel-go dispatches among named overloads, and says so
+                helper = f"{helper}_named"
             return Code(stmts, self._dyn_eq(op, helper, types, exprs))
         if name in _ARITH:
             op, helper = _ARITH[name]
@@ -258,7 +263,7 @@ class CodeGen:
         for dyn_side, lit_side in ((0, 1), (1, 0)):
             py = _PY_TYPE.get(types[lit_side])
             lit = exprs[lit_side]
-            if T.is_dyn(types[dyn_side]) and py and _trivial(lit) and not lit.startswith("_"):
+            if T.is_dyn(types[dyn_side]) and py and _trivial(lit):
                 t = self.tmp()
                 args = f"{t}, {lit}" if dyn_side == 0 else f"{lit}, {t}"
                 plain = f"{t} {op} {lit}" if dyn_side == 0 else f"{lit} {op} {t}"

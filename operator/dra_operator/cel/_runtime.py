@@ -102,7 +102,11 @@ def _eq_quiet(a: Any, b: Any) -> bool:
 
 
 def ne(a: Any, b: Any) -> bool:
-    return not eq(a, b)
+    """cel-go's `!=` is "not equal to true": an equality error (Semver vs other) gives true."""
+    try:
+        return not eq(a, b)
+    except CELRuntimeError:
+        return True
 
 
 _ORDERED = frozenset({str, bytes, bool, datetime.timedelta, datetime.datetime})
@@ -132,6 +136,24 @@ def gt(a: Any, b: Any) -> bool:
 
 def ge(a: Any, b: Any) -> bool:
     return compare(a, b) >= 0
+
+
+def _named(op: str, check: Any) -> Any:
+    def compare_named(a: Any, b: Any) -> bool:
+        try:
+            return bool(check(a, b))
+        except CELRuntimeError as exc:
+            if str(exc) == "no such overload":
+                raise CELRuntimeError(f"no such overload: {op}") from None
+            raise
+
+    return compare_named
+
+
+lt_named = _named("_<_", lt)
+le_named = _named("_<=_", le)
+gt_named = _named("_>_", gt)
+ge_named = _named("_>=_", ge)
 
 
 # -- arithmetic ----------------------------------------------------------------------------------

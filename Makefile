@@ -20,6 +20,9 @@ controlplane:
 oracle:
 	bash tests/oracle/build.sh
 
+.PHONY: bench
+bench: $(STAMP) ; $(BIN)/python bench/cel.py
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

@@ -15,6 +15,7 @@ __all__ = ["kubectl_main", "main"]
 
 # name -> module under dra_operator.cli that defines `command`
 _SUBCOMMANDS: dict[str, str] = {
+    "allocate": "_allocate",
     "cel": "_cel",
     "controlplane": "_controlplane",
     "demo": "_demo",

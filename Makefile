@@ -25,6 +25,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/shellcheck $$(git ls-files -co --exclude-standard '*.sh') .ci/run
 
 fmt: $(STAMP)
 	$(BIN)/ruff format .

@@ -40,7 +40,7 @@ unit: $(STAMP)
 	$(BIN)/pytest -q -p no:cacheprovider tests/unit $(PYTEST_ARGS)
 
 demo: $(STAMP) controlplane
-	$(BIN)/python -m dra_operator.demo
+	$(BIN)/dra-operator demo
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -16,6 +16,7 @@ __all__ = ["kubectl_main", "main"]
 # name -> module under dra_operator.cli that defines `command`
 _SUBCOMMANDS: dict[str, str] = {
     "controlplane": "_controlplane",
+    "demo": "_demo",
 }
 _KUBECTL_SUBCOMMANDS: dict[str, str] = {}
 

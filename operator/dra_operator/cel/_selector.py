@@ -1,0 +1,128 @@
+"""Compile a device selector: parse, check, generate Python, and wrap it for evaluation."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from dra_operator.cel import _lib_core, _lib_ext, _lib_k8s, _lib_net, _lib_strings
+from dra_operator.cel._checker import Checker, Environment, ResultTypeError
+from dra_operator.cel._codegen import CodeGen
+from dra_operator.cel._device import DeviceView
+from dra_operator.cel._ops import GLOBALS
+from dra_operator.cel._parser import parse
+from dra_operator.cel._text import CompileIssue, render_issue
+from dra_operator.cel._validate import ProgramError, validate
+from dra_operator.errors import CELCompileError, CELRuntimeError
+
+MAX_EXPRESSION_LENGTH = 10 * 1024
+
+for _library in (_lib_core, _lib_k8s, _lib_ext, _lib_strings, _lib_net):
+    _library.install()
+
+
+@dataclass(frozen=True, slots=True)
+class CELFeatures:
+    """Feature gates that change what selectors see.
+
+    The scheduler compiles in upstream's "stored expressions" environment, which declares
+    `device.allowMultipleAllocations` and `includes()` whatever the gates say.
+    `list_type_attributes` (DRAListTypeAttributes) turns list attributes into values (without
+    it they fail every evaluation) and types attribute values `dyn` instead of `any`.
+    Without `consumable_capacity` (DRAConsumableCapacity) the API server drops
+    `allowMultipleAllocations` from slices, so it reads false.
+    """
+
+    list_type_attributes: bool = False
+    consumable_capacity: bool = False
+
+
+DEFAULT_FEATURES = CELFeatures()
+
+
+class CompiledSelector:
+    """A selector compiled to a Python function; `matches` evaluates it on one device."""
+
+    __slots__ = ("_fn", "_list_index", "expression", "features", "source")
+
+    def __init__(self, expression: str, features: CELFeatures, source: str, fn: Any) -> None:
+        self.expression = expression
+        self.features = features
+        self.source = source
+        self._fn = fn
+        self._list_index = 1 if features.list_type_attributes else 0
+
+    def matches(self, device: DeviceView) -> bool:
+        """True or False; raises CELRuntimeError (or CELCostLimitError) as upstream errs."""
+        error = device.errors[self._list_index]
+        if error is not None:
+            raise CELRuntimeError(error)
+        try:
+            result: bool = self._fn(device)
+        except RecursionError:
+            raise CELRuntimeError("max recursion depth exceeded") from None
+        return result
+
+    def __repr__(self) -> str:
+        return f"CompiledSelector({self.expression!r})"
+
+
+def compile_selector(
+    expression: str, *, features: CELFeatures = DEFAULT_FEATURES
+) -> CompiledSelector:
+    """Compile `expression` in the DRA environment; raises CELCompileError with upstream text."""
+    if len(expression.encode()) > MAX_EXPRESSION_LENGTH:
+        raise CELCompileError(f"Too long: may not be more than {MAX_EXPRESSION_LENGTH} bytes")
+    env = Environment(list_type_attributes=features.list_type_attributes)
+    try:
+        tree = parse(expression)
+        checked = Checker(env).check(tree)
+        validate(tree, checked)
+    except ProgramError as exc:
+        raise CELCompileError(f"program instantiation failed: {exc}") from None
+    except CompileIssue as issue:
+        raise CELCompileError("compilation failed: " + render_issue(expression, issue)) from None
+    except ResultTypeError as exc:
+        raise CELCompileError(f"must evaluate to bool or the unknown type, not {exc}") from None
+    except RecursionError:
+        raise CELCompileError("compilation failed: expression nested too deeply") from None
+    generated = CodeGen(checked, consumable_capacity=features.consumable_capacity).function(tree)
+    namespace: dict[str, Any] = {**GLOBALS, **generated.namespace}
+    try:
+        code = compile(generated.source, "<cel>", "exec")
+    except (RecursionError, SyntaxError, MemoryError):
+        raise CELCompileError("compilation failed: expression nested too deeply") from None
+    exec(code, namespace)
+    return CompiledSelector(expression, features, generated.source, namespace["_selector"])
+
+
+class SelectorCache:
+    """Bounded LRU of compiled selectors keyed by (expression, features).
+
+    Only successes are cached, as upstream's `cel.Cache`; a compile error is raised again on
+    every lookup (compiling it again is cheap and keeps failures out of the bound).
+    """
+
+    def __init__(self, maxsize: int = 1024) -> None:
+        self.maxsize = maxsize
+        self._entries: OrderedDict[tuple[str, CELFeatures], CompiledSelector] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, expression: str, features: CELFeatures = DEFAULT_FEATURES) -> CompiledSelector:
+        key = (expression, features)
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None:
+                self._entries.move_to_end(key)
+                return found
+        compiled = compile_selector(expression, features=features)
+        with self._lock:
+            self._entries[key] = compiled
+            while len(self._entries) > self.maxsize:
+                self._entries.popitem(last=False)
+        return compiled
+
+    def __len__(self) -> int:
+        return len(self._entries)

@@ -29,6 +29,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/shellcheck $$(git ls-files -co --exclude-standard '*.sh') .ci/run
+	$(BIN)/hadolint Dockerfile
 
 fmt: $(STAMP)
 	$(BIN)/ruff format .

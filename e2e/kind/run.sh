@@ -8,7 +8,7 @@
 # image, loads it into the nodes, installs the CRDs and deploy/, waits for the rollout, runs
 # `pytest e2e/` with KUBECONFIG pointing at the cluster, and deletes the cluster unless --keep.
 # Needs docker, kind and kubectl on PATH (kubectl may also be the one `make controlplane`
-# built), and the project's .venv (`make unit` creates it).
+# built), and the project's .venv (`make unit` creates it; DRA_OPERATOR_E2E_PYTEST overrides).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -56,7 +56,7 @@ for tool in docker kind; do
   command -v "$tool" >/dev/null || { echo "$tool is not on PATH" >&2; exit 2; }
 done
 [ -n "$kubectl" ] || { echo "kubectl is not on PATH (or run make controlplane)" >&2; exit 2; }
-pytest=$repo/.venv/bin/pytest
+pytest=${DRA_OPERATOR_E2E_PYTEST:-$repo/.venv/bin/pytest}
 [ -x "$pytest" ] || { echo "$pytest missing: run make unit first" >&2; exit 2; }
 
 workdir=$(mktemp -d)

@@ -12,7 +12,7 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1 \
     PYTHONDONTWRITEBYTECODE=1
 WORKDIR /src
-# Dependencies first, from the constraints alone, so this layer is reused until they change.
+# The package's metadata and source: .dockerignore keeps everything else out of the context.
 COPY pyproject.toml constraints.txt README.md ./
 COPY operator/ operator/
 RUN python -m venv /opt/dra-operator \
@@ -21,6 +21,7 @@ RUN python -m venv /opt/dra-operator \
       --constraint constraints.txt /tmp/wheels/dra_operator-*.whl
 
 FROM ${PYTHON_IMAGE}
+ARG PYTHON_IMAGE
 ARG VERSION=0.1.0
 ARG REVISION=unknown
 ARG CREATED=1970-01-01T00:00:00Z
@@ -30,7 +31,7 @@ LABEL org.opencontainers.image.title="dra-operator" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.created="${CREATED}" \
       org.opencontainers.image.licenses="Apache-2.0" \
-      org.opencontainers.image.base.name="python:3.11-slim"
+      org.opencontainers.image.base.name="${PYTHON_IMAGE}"
 COPY --from=build /opt/dra-operator /opt/dra-operator
 # The root filesystem is mounted read-only in the cluster: never try to write bytecode (it was
 # compiled by pip at install), and keep HOME on the writable /tmp volume.

@@ -17,6 +17,7 @@ __all__ = ["kubectl_main", "main"]
 _SUBCOMMANDS: dict[str, str] = {
     "controlplane": "_controlplane",
     "demo": "_demo",
+    "verify": "_verify",
 }
 _KUBECTL_SUBCOMMANDS: dict[str, str] = {}
 

@@ -34,6 +34,13 @@ _OK, _VIOLATED, _UNREADABLE = 0, 1, 2
     help="Kubeconfig to use [default: $KUBECONFIG, in-cluster, ~/.kube/config].",
 )
 @click.option(
+    "-n",
+    "--namespace",
+    default=None,
+    help="Check only this namespace's claims and pods (slices and nodes are always read "
+    "whole); a device double-allocated across namespaces then goes unseen.",
+)
+@click.option(
     "-o",
     "--output",
     type=click.Choice(["table", "json"]),
@@ -41,10 +48,10 @@ _OK, _VIOLATED, _UNREADABLE = 0, 1, 2
     show_default=True,
     help="How to print the violations.",
 )
-def command(kubeconfig: Path | None, output: str) -> None:
+def command(kubeconfig: Path | None, namespace: str | None, output: str) -> None:
     """Check that no device is over-allocated and every claim and pod is consistent."""
     try:
-        state, violations = asyncio.run(_verify(kubeconfig))
+        state, violations = asyncio.run(_verify(kubeconfig, namespace))
     except (APIError, InvalidObjectError, OSError) as exc:
         Console(stderr=True, soft_wrap=True).print(f"[red]cannot read the cluster:[/] {exc}")
         sys.exit(_UNREADABLE)
@@ -57,15 +64,15 @@ def command(kubeconfig: Path | None, output: str) -> None:
 
 
 async def _verify(
-    kubeconfig: Path | None,
+    kubeconfig: Path | None, namespace: str | None
 ) -> tuple[verify.ClusterState, list[verify.Violation]]:
     async with Client.from_kubeconfig(kubeconfig) as api:
-        state = await verify.read_cluster(api)
+        state = await verify.read_cluster(api, namespace=namespace)
         violations = verify.check(state)
         if not violations:
             return state, violations
         seen = {(v.code, v.kind, v.name) for v in violations}
-        state = await verify.read_cluster(api)
+        state = await verify.read_cluster(api, namespace=namespace)
         return state, [v for v in verify.check(state) if (v.code, v.kind, v.name) in seen]
 
 
@@ -101,8 +108,10 @@ def _print_table(state: verify.ClusterState, violations: list[verify.Violation])
         console.print(f"[green]No violations[/] (checked {checked}).")
         return
     table = Table(show_lines=False)
-    for column in ("Severity", "Code", "Kind", "Object", "Problem"):
-        table.add_column(column, overflow="fold")
+    for column in ("Severity", "Code", "Kind"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("Object", overflow="fold")
+    table.add_column("Problem", overflow="fold", ratio=1)
     for v in violations:
         colour = "red" if v.severity == verify.Severity.ERROR else "yellow"
         table.add_row(f"[{colour}]{v.severity}[/]", str(v.code), v.kind, v.name, v.message)

@@ -39,27 +39,41 @@ def newest_version(served: list[str]) -> str | None:
     return max(readable, key=rank) if readable else None
 
 
-async def read_cluster(api: Client) -> ClusterState:
-    """A snapshot of every claim, slice, pod and node; raises APIError or InvalidObjectError."""
+async def read_cluster(api: Client, *, namespace: str | None = None) -> ClusterState:
+    """A snapshot of claims, slices, pods and nodes; raises APIError or InvalidObjectError.
+
+    With `namespace`, only that namespace's claims and pods are read (slices and nodes are
+    cluster-scoped and always read whole).
+    """
     version = newest_version(await api.served_versions(RESOURCE_GROUP))
     if version is None:
         raise APINotFoundError(
             404, "NotFound", f"the server serves no version of {RESOURCE_GROUP} this tool reads"
         )
     claims, slices, pods, nodes = await asyncio.gather(
-        _list(api, dra("resourceclaims", version), lambda raw: parse_resource_claim(raw, version)),
+        _list(
+            api,
+            dra("resourceclaims", version),
+            lambda raw: parse_resource_claim(raw, version),
+            namespace,
+        ),
         _list(api, dra("resourceslices", version), lambda raw: parse_resource_slice(raw, version)),
-        _list(api, PODS, parse_pod),
+        _list(api, PODS, parse_pod, namespace),
         _list(api, NODES, parse_node),
     )
     return ClusterState(claims=claims, slices=slices, pods=pods, nodes=nodes)
 
 
-async def _list(api: Client, resource: Resource, parse: Callable[[JSONObject], T]) -> tuple[T, ...]:
+async def _list(
+    api: Client,
+    resource: Resource,
+    parse: Callable[[JSONObject], T],
+    namespace: str | None = None,
+) -> tuple[T, ...]:
     items: list[T] = []
     token: str | None = None
     while True:
-        page = await api.list(resource, limit=_PAGE, continue_token=token)
+        page = await api.list(resource, namespace=namespace, limit=_PAGE, continue_token=token)
         for raw in page.get("items") or ():
             meta = raw.get("metadata") or {}
             where = "/".join(part for part in (meta.get("namespace"), meta.get("name")) if part)

@@ -193,6 +193,16 @@ async def test_clean_namespace_exits_zero(
     assert (code, "No violations" in out) == (0, True), out
 
 
+async def test_operator_identity_may_verify(
+    control_plane: controlplane.ControlPlaneState, cluster: Cluster
+) -> None:
+    await _bound_pod_with_its_claim(cluster)
+
+    code, out = await _verify(control_plane.operator_kubeconfig, "-n", cluster.namespace)
+
+    assert code == 0, out
+
+
 async def test_violations_are_reported_exactly(
     control_plane: controlplane.ControlPlaneState, cluster: Cluster
 ) -> None:

@@ -24,6 +24,7 @@ from dra_operator.kube import Client
 __all__ = ["command"]
 
 _OK, _VIOLATED, _UNREADABLE = 0, 1, 2
+_PIPE_WIDTH = 160  # columns when printing to a file or pipe, where rich would assume 80
 
 
 @click.command("verify")
@@ -103,18 +104,22 @@ def _as_json(state: verify.ClusterState, violations: list[verify.Violation]) -> 
 
 def _print_table(state: verify.ClusterState, violations: list[verify.Violation]) -> None:
     console = Console(soft_wrap=False)
+    if not console.is_terminal:
+        console.width = max(console.width, _PIPE_WIDTH)
     checked = ", ".join(f"{n} {what}" for what, n in _counts(state).items())
     if not violations:
         console.print(f"[green]No violations[/] (checked {checked}).")
         return
-    table = Table(show_lines=False)
-    for column in ("Severity", "Code", "Kind"):
-        table.add_column(column, no_wrap=True)
+    table = Table()
+    table.add_column("Code", no_wrap=True)
     table.add_column("Object", overflow="fold")
     table.add_column("Problem", overflow="fold", ratio=1)
     for v in violations:
-        colour = "red" if v.severity == verify.Severity.ERROR else "yellow"
-        table.add_row(f"[{colour}]{v.severity}[/]", str(v.code), v.kind, v.name, v.message)
+        if v.severity == verify.Severity.ERROR:
+            code = f"[red]{v.code}[/]"
+        else:
+            code = f"[yellow]{v.code}[/]\n({v.severity})"
+        table.add_row(code, f"{v.kind}\n{v.name}", v.message)
     console.print(table)
     errors = sum(v.severity == verify.Severity.ERROR for v in violations)
     console.print(f"{errors} error(s), {len(violations) - errors} warning(s) (checked {checked}).")

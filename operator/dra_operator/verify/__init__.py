@@ -9,13 +9,11 @@ finalizer (a warning). `read_cluster` is the thin I/O that builds the state thro
 """
 
 from dra_operator.verify._check import check
-from dra_operator.verify._consumers import DELETE_PROTECTION, POD_CLAIM_NAME, RESERVED_FOR_MAX_SIZE
+from dra_operator.verify._consumers import RESERVED_FOR_MAX_SIZE
 from dra_operator.verify._read import newest_version, read_cluster
 from dra_operator.verify._state import ClusterState, Code, Severity, Violation
 
 __all__ = [
-    "DELETE_PROTECTION",
-    "POD_CLAIM_NAME",
     "RESERVED_FOR_MAX_SIZE",
     "ClusterState",
     "Code",

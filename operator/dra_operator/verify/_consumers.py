@@ -10,10 +10,11 @@ Semantics follow kube-controller-manager's resourceclaim controller and the sche
 * A bound pod that has not terminated may only be running because each of its claims exists,
   is allocated, is reserved for it, and the allocation's node selector admits its node (the
   node is skipped when its object is gone: nothing can be said about its labels).
-* A generated claim (annotation `resource.kubernetes.io/pod-claim-name`, controlled by a Pod)
-  must have its owner alive with the same UID; once the owner is done the claims controller
-  deletes it, once the owner is gone the garbage collector does. Claims already being deleted
-  are exempt: they are on their way out.
+* A generated claim (annotation `resource.kubernetes.io/pod-claim-name`, or the scheduler's
+  `resource.kubernetes.io/extended-resource-claim`, and controlled by a Pod) must have its
+  owner alive with the same UID; once the owner is done the claims controller deletes it, once
+  the owner is gone the garbage collector does. Claims already being deleted are exempt: they
+  are on their way out.
 * An allocated claim without finalizer `resource.kubernetes.io/delete-protection` is only a
   warning: the scheduler always adds it before allocating, but an allocation written by another
   party (a driver's own controller, an administrator) may legitimately lack it. Without it,
@@ -24,19 +25,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 
+from dra_operator import names
 from dra_operator.model import Node, Pod, ResourceClaim, node_matches
 from dra_operator.verify._state import Code, Severity, Violation
 
-__all__ = [
-    "DELETE_PROTECTION",
-    "POD_CLAIM_NAME",
-    "RESERVED_FOR_MAX_SIZE",
-    "check_consumers",
-]
+__all__ = ["RESERVED_FOR_MAX_SIZE", "check_consumers"]
 
-POD_CLAIM_NAME = "resource.kubernetes.io/pod-claim-name"
-DELETE_PROTECTION = "resource.kubernetes.io/delete-protection"
 RESERVED_FOR_MAX_SIZE = 256
+DELETE_PROTECTION = names.DELETE_PROTECTION_FINALIZER
+GENERATED = (names.POD_CLAIM_NAME_ANNOTATION, names.EXTENDED_RESOURCE_CLAIM_ANNOTATION)
 
 _TERMINAL = ("Succeeded", "Failed")
 _Key = tuple[str, str]
@@ -149,7 +146,7 @@ def _check_reserved_for(claim: ResourceClaim, pods: Mapping[_Key, Pod]) -> list[
 
 def _check_owner(claim: ResourceClaim, pods: Mapping[_Key, Pod]) -> list[Violation]:
     meta = claim.metadata
-    if POD_CLAIM_NAME not in meta.annotations or meta.deletion_timestamp is not None:
+    if not any(a in meta.annotations for a in GENERATED) or meta.deletion_timestamp is not None:
         return []
     owner = next(
         (

@@ -37,7 +37,7 @@ from dra_operator.model import (
     ResourcePool,
     ResourceSlice,
 )
-from dra_operator.verify import DELETE_PROTECTION, POD_CLAIM_NAME
+from dra_operator.names import DELETE_PROTECTION_FINALIZER, POD_CLAIM_NAME_ANNOTATION
 
 DRIVER = "gpu.example.com"
 NS = "ns"
@@ -143,6 +143,7 @@ def claim(
     owner: str | None = None,
     owner_uid: str | None = None,
     deleting: bool = False,
+    annotations: Mapping[str, str] | None = None,
 ) -> ResourceClaim:
     """A claim; `results` None means unallocated, `owner` makes it generated for that pod."""
     allocation = (
@@ -157,8 +158,10 @@ def claim(
             name=name,
             namespace=NS,
             uid=f"uid-{name}",
-            finalizers=(DELETE_PROTECTION,) if finalizer and results is not None else (),
-            annotations=FrozenMap({POD_CLAIM_NAME: "gpu"} if owner else {}),
+            finalizers=(DELETE_PROTECTION_FINALIZER,) if finalizer and results is not None else (),
+            annotations=FrozenMap(
+                annotations or ({POD_CLAIM_NAME_ANNOTATION: "gpu"} if owner else {})
+            ),
             owner_references=(
                 (
                     OwnerReference(

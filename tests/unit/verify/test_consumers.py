@@ -198,6 +198,24 @@ VIOLATING = [
         id="generated-claim-owner-gone",
     ),
     pytest.param(
+        [
+            claim(
+                "p-extended-x",
+                owner="p",
+                annotations={"resource.kubernetes.io/extended-resource-claim": "true"},
+            )
+        ],
+        [],
+        [_error(Code.OWNER_MISSING, "ResourceClaim", "ns/p-extended-x")],
+        id="extended-resource-claim-owner-gone",
+    ),
+    pytest.param(
+        [claim("a", owner="p", annotations={"unrelated": "x"})],
+        [],
+        [],
+        id="pod-owned-claim-not-generated-is-not-checked",
+    ),
+    pytest.param(
         [claim("p-gpu-x", owner="p", owner_uid="old")],
         [pod("p", templates={"gpu": "t"}, generated={"gpu": "p-gpu-x"})],
         [_error(Code.OWNER_MISSING, "ResourceClaim", "ns/p-gpu-x")],

@@ -1,9 +1,10 @@
 """`dra-operator verify` on states built directly through the API with the admin identity.
 
-Covers: a clean namespace exits 0; two claims holding one device, a reservation for a pod
-that does not exist, a bound pod whose claim is unallocated and a generated claim whose owner
-is gone are each reported (and nothing else) with exit 1; a missing delete-protection finalizer
-is only a warning (exit 0); the whole-cluster run sees the same violations.
+Covers: a clean namespace exits 0 (also under the operator identity); two claims holding one
+device, a reservation for a pod that does not exist, a bound pod whose claim is unallocated, a
+pod bound to a node its claim's allocation excludes and a generated claim whose owner is gone
+are each reported (and nothing else) with exit 1; a missing delete-protection finalizer is
+only a warning (exit 0); the whole-cluster run sees the same violations.
 
 The control plane is shared by the session and nothing deletes a namespace's contents (no
 namespace controller), so these runs use `--namespace`, and every object is named by the
@@ -81,7 +82,7 @@ class Cluster:
                     "driver": self.driver,
                     "pool": {"name": "pool", "generation": 1, "resourceSliceCount": 1},
                     "nodeName": self.node,
-                    "devices": [{"name": "gpu-0"}, {"name": "gpu-1"}],
+                    "devices": [{"name": "gpu-0"}, {"name": "gpu-1"}, {"name": "gpu-2"}],
                 },
             },
         )
@@ -139,13 +140,15 @@ class Cluster:
             CLAIMS, name, {"status": status}, namespace=self.namespace, subresource="status"
         )
 
-    async def pod(self, name: str, claim: str, *, bound: bool = True) -> dict[str, Any]:
+    async def pod(
+        self, name: str, claim: str, *, bound: bool = True, node: str | None = None
+    ) -> dict[str, Any]:
         body = {
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": {"name": name},
             "spec": {
-                "nodeName": self.node if bound else None,
+                "nodeName": (node or self.node) if bound else None,
                 "containers": [
                     {"name": "c", "image": "x", "resources": {"claims": [{"name": "gpu"}]}}
                 ],
@@ -204,7 +207,7 @@ async def test_operator_identity_may_verify(
 
 
 async def test_violations_are_reported_exactly(
-    control_plane: controlplane.ControlPlaneState, cluster: Cluster
+    control_plane: controlplane.ControlPlaneState, cluster: Cluster, make_node: NodeFactory
 ) -> None:
     ns = cluster.namespace
     await cluster.claim("first", device="gpu-0")
@@ -228,6 +231,11 @@ async def test_violations_are_reported_exactly(
         },
     )
 
+    await cluster.claim("pinned", device="gpu-2")
+    other_node = (await make_node())["metadata"]["name"]
+    misplaced = await cluster.pod("misplaced", "pinned", node=other_node)
+    await cluster.reserve("pinned", misplaced)
+
     code, violations = await _verify_json(control_plane.admin_kubeconfig, "-n", ns)
 
     assert code == 1
@@ -236,8 +244,9 @@ async def test_violations_are_reported_exactly(
         ("error", "reservation-stale", "ResourceClaim", f"{ns}/dangling"),
         ("error", "pod-claim-unallocated", "Pod", f"{ns}/stranded"),
         ("error", "owner-missing", "ResourceClaim", f"{ns}/gone-gpu-abcde"),
+        ("error", "pod-node-not-admitted", "Pod", f"{ns}/misplaced"),
     }
-    assert len(violations) == 4
+    assert len(violations) == 5
 
     # The whole-cluster run sees the same (other tests may leave their own behind).
     code, everywhere = await _verify_json(control_plane.admin_kubeconfig)

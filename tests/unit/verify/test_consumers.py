@@ -3,7 +3,11 @@ and the delete-protection finalizer (a warning)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dra_operator.model import Node, Pod, ResourceClaim, ResourceClaimConsumerReference
 from dra_operator.verify import RESERVED_FOR_MAX_SIZE, ClusterState, Code, Severity, check
@@ -261,3 +265,35 @@ def test_violations_are_sentences(
     for violation in check(state):
         assert violation.message[0].isupper()
         assert violation.message.endswith(".")
+
+
+@given(
+    claims_per_pod=st.lists(st.integers(min_value=0, max_value=3), min_size=1, max_size=5),
+    victim=st.integers(min_value=0),
+)
+def test_consistent_pods_are_clean_and_a_lost_reservation_is_caught(
+    claims_per_pod: list[int], victim: int
+) -> None:
+    slices = (resource_slice("s", [device(f"gpu-{i}") for i in range(sum(claims_per_pod))]),)
+    claims: list[ResourceClaim] = []
+    pods: list[Pod] = []
+    for p, count in enumerate(claims_per_pod):
+        names = {f"c{p}-{i}": f"p{p}-c{i}" for i in range(count)}
+        for claim_name in names.values():
+            claims.append(
+                claim(claim_name, [result(f"gpu-{len(claims)}")], reserved=[ref(f"p{p}")])
+            )
+        pods.append(pod(f"p{p}", claims=names, node="n1", phase="Running"))
+
+    def run(claims: list[ResourceClaim]) -> list[tuple[Code, str, str]]:
+        state = ClusterState(
+            claims=tuple(claims), slices=slices, pods=tuple(pods), nodes=tuple(NODES)
+        )
+        return [(v.code, v.kind, v.name) for v in check(state)]
+
+    assert run(claims) == []
+    if claims:
+        lost = victim % len(claims)
+        owner = claims[lost].status.reserved_for[0].name
+        claims[lost] = replace(claims[lost], status=replace(claims[lost].status, reserved_for=()))
+        assert run(claims) == [(Code.POD_CLAIM_UNRESERVED, "Pod", f"ns/{owner}")]

@@ -19,6 +19,7 @@ _SUBCOMMANDS: dict[str, str] = {
     "cel": "_cel",
     "controlplane": "_controlplane",
     "demo": "_demo",
+    "verify": "_verify",
 }
 _KUBECTL_SUBCOMMANDS: dict[str, str] = {}
 

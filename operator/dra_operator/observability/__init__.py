@@ -1,9 +1,11 @@
 """Observability: metrics, structured logs and the health probes of the operator.
 
 Used by the I/O layers (controllers, cluster, kube, hooks, cli); imports nothing of ours but
-`model`, `names` and `errors`, so any of them can call it.
+`model`, `names` and `errors`, so any of them can call it. See docs/metrics.md for the metric
+names and the calls that feed them.
 """
 
+from dra_operator.observability._collectors import ClaimSource, claim_source, has_admin_access
 from dra_operator.observability._health import (
     DEFAULT_STALE_AFTER,
     HEARTBEAT_INTERVAL,
@@ -20,18 +22,37 @@ from dra_operator.observability._logging import (
     get_logger,
     reconcile_scope,
 )
+from dra_operator.observability._metrics import (
+    CONTENT_TYPE,
+    AllocationOutcome,
+    CELStats,
+    HookFailure,
+    Metrics,
+    RetryReason,
+)
+from dra_operator.observability._workqueue import QueueMetrics
 
 __all__ = [
+    "CONTENT_TYPE",
     "DEFAULT_STALE_AFTER",
     "HEARTBEAT_INTERVAL",
     "LOG_FORMATS",
     "LOG_LEVELS",
+    "AllocationOutcome",
+    "CELStats",
     "Check",
+    "ClaimSource",
     "Health",
+    "HookFailure",
     "LogEvent",
     "LogFormat",
+    "Metrics",
+    "QueueMetrics",
+    "RetryReason",
     "Role",
+    "claim_source",
     "configure_logging",
     "get_logger",
+    "has_admin_access",
     "reconcile_scope",
 ]

@@ -2,7 +2,7 @@
 
 Used by the I/O layers (controllers, cluster, kube, hooks, cli); imports nothing of ours but
 `model`, `names` and `errors`, so any of them can call it. See docs/metrics.md for the metric
-names and the calls that feed them.
+names and the calls that feed them, docs/observability.md for logging and probes.
 """
 
 from dra_operator.observability._collectors import ClaimSource, claim_source, has_admin_access
@@ -30,6 +30,7 @@ from dra_operator.observability._metrics import (
     Metrics,
     RetryReason,
 )
+from dra_operator.observability._server import ProbeServer, make_app
 from dra_operator.observability._workqueue import QueueMetrics
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "LogEvent",
     "LogFormat",
     "Metrics",
+    "ProbeServer",
     "QueueMetrics",
     "RetryReason",
     "Role",
@@ -54,5 +56,6 @@ __all__ = [
     "configure_logging",
     "get_logger",
     "has_admin_access",
+    "make_app",
     "reconcile_scope",
 ]

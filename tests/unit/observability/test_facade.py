@@ -1,7 +1,12 @@
 """The observability facade: a sorted __all__ that lists exactly its public names.
 
 Sorted as ruff's RUF022 sorts it (isort-style): constants, then classes, then functions.
+Importing it leaves aiohttp out: the CLI configures logging for every command, and only the
+ones that serve probes should pay for the HTTP server.
 """
+
+import subprocess
+import sys
 
 import dra_operator.observability as observability
 
@@ -19,3 +24,8 @@ def test_all_is_sorted() -> None:
 def test_all_matches_the_public_names() -> None:
     public = {name for name in vars(observability) if not name.startswith("_")}
     assert set(observability.__all__) == public
+
+
+def test_importing_the_package_does_not_import_aiohttp() -> None:
+    code = "import sys, dra_operator.observability; sys.exit('aiohttp' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

@@ -189,6 +189,10 @@ class Search:
         exclusive, holders = self._exclusive, self._holders
         check = self.eligibility.check
         capacity = self.features.consumable_capacity
+        # Devices without a fixed matchAttribute value would be refused by the constraint
+        # inside _allocate_device with no lasting effect; skipping them there is the same.
+        # (Only after the selector check, which may raise what upstream raises.)
+        allowed = self._within_fixed_values(c, data, -1) if self.prepared.constraints[c] else -1
         for position in range(start, len(order)):
             candidate = order[position]
             index = candidate.index
@@ -201,6 +205,8 @@ class Search:
             if check(data, candidate) is not None:
                 continue
             if capacity and not self._capacity_fits(data, candidate):
+                continue
+            if not (allowed >> index) & 1:
                 continue
             undo = self._allocate_device(c, data, candidate, must=False)
             if undo is None:

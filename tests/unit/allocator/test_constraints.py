@@ -359,6 +359,7 @@ LISTS = Features(list_type_attributes=True)
         pytest.param([_ints(1, 2), 2, _ints(2, 5)], True, id="scalar-in-list"),
         pytest.param([_ints(1, 2), _ints(2, 3), _ints(1)], False, id="intersection-shrinks"),
         pytest.param([_ints(1), "1"], False, id="type-mismatch"),
+        pytest.param([_ints()], False, id="empty-list"),
     ],
 )
 def test_list_typed_match_attribute_keeps_a_non_empty_intersection(values, fits: bool) -> None:
@@ -373,6 +374,8 @@ def test_list_typed_match_attribute_keeps_a_non_empty_intersection(values, fits:
         pytest.param([_ints(1, 2), _ints(3, 4)], True, id="disjoint"),
         pytest.param([_ints(1, 2), _ints(2, 4)], False, id="overlap"),
         pytest.param([3, _ints(1, 2)], True, id="scalar-and-list-disjoint"),
+        pytest.param([_ints(1), "1"], True, id="other-types-never-intersect"),
+        pytest.param([_ints(1), _ints()], False, id="empty-list-has-no-set"),
     ],
 )
 def test_list_typed_distinct_attribute_needs_disjoint_sets(values, fits: bool) -> None:

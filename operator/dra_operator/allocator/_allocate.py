@@ -37,6 +37,7 @@ class Allocation:
     results: tuple[AllocationResult, ...] | None
     explanation: Explanation | None
     steps: int  # search steps taken (upstream's allocateOne invocations, plus pruning)
+    score: float = 0.0  # the policy's score of `results` (rank candidate nodes by it)
 
     @property
     def is_allocated(self) -> bool:
@@ -96,6 +97,28 @@ def allocate(
     def order_for(data: RequestData) -> Sequence[Candidate]:
         return policy.order_candidates(data, upstream_order, ledger)
 
+    node_name = node.name if node is not None else ""
+    best: list[tuple[float, tuple[AllocationResult, ...]]] = []
+    seen = 0
+
+    def on_solution() -> bool:
+        """Keep the best-scored complete allocation; True once enough were seen."""
+        nonlocal seen
+        seen += 1
+        picked = [p.candidate for picks in search.picks for p in picks]
+        score = policy.score(picked, ledger)
+        if not best or score > best[0][0]:
+            results = build_results(
+                claim_list,
+                search.picks,
+                prepared,
+                search.chosen_subrequests(),
+                node_name,
+                features,
+            )
+            best[:] = [(score, results)]
+        return seen > policy.alternatives
+
     search = Search(
         claims=claim_list,
         prepared=prepared,
@@ -106,14 +129,24 @@ def allocate(
         eligibility=eligibility,
         budget=budget,
         new_share_id=new_share_id,
+        on_solution=on_solution if policy.alternatives > 0 else None,
     )
     outcome = search.run()
-    node_name = node.name if node is not None else ""
+    if best:  # an exploring policy: its best allocation, even if the budget ran out later
+        return Allocation(
+            results=best[0][1], explanation=None, steps=search.steps, score=best[0][0]
+        )
     if outcome is Outcome.FOUND:
         results = build_results(
             claim_list, search.picks, prepared, search.selected_sub, node_name, features
         )
-        return Allocation(results=results, explanation=None, steps=search.steps)
+        picked = [p.candidate for picks in search.picks for p in picks]
+        return Allocation(
+            results=results,
+            explanation=None,
+            steps=search.steps,
+            score=policy.score(picked, ledger),
+        )
     explanation = explain(
         claims=claim_list,
         prepared=prepared,

@@ -87,6 +87,7 @@ class Search:
         eligibility: Eligibility,
         budget: Budget,
         new_share_id: Callable[[], str],
+        on_solution: Callable[[], bool] | None = None,
     ) -> None:
         self.claims = claims
         self.prepared = prepared
@@ -97,6 +98,7 @@ class Search:
         self.eligibility = eligibility
         self.budget = budget
         self.new_share_id = new_share_id
+        self._on_solution = on_solution
         self.picks: list[list[Pick]] = [[] for _ in claims]
         self.selected_sub: dict[tuple[int, int], int] = {}
         self.steps = 0
@@ -127,6 +129,15 @@ class Search:
     def run(self) -> Outcome:
         return self._allocate_one(0, 0, 0, 0, False, 0)
 
+    def chosen_subrequests(self) -> dict[tuple[int, int], int]:
+        """The subrequest each prioritized request uses in the current picks."""
+        return {
+            (p.request.key[0], p.request.key[1]): p.request.key[2]
+            for picks in self.picks
+            for p in picks
+            if p.request.parent
+        }
+
     # -- the recursion -------------------------------------------------------------------------
 
     def _allocate_one(self, c: int, r: int, s: int, d: int, in_sub: bool, start: int) -> Outcome:
@@ -144,7 +155,10 @@ class Search:
         ):
             return Outcome.ABORTED
         if c >= len(self.claims):
-            return Outcome.FOUND
+            # A policy exploring alternatives records this one and lets the search go on.
+            if self._on_solution is None or self._on_solution():
+                return Outcome.FOUND
+            return Outcome.NONE
         if r >= len(self.claims[c].spec.requests):
             found = self._allocate_one(c + 1, 0, 0, 0, False, 0)
             return Outcome.NONE if found is Outcome.TOO_MANY else found

@@ -200,7 +200,7 @@ def _allocate_unit(
             assert got.explanation is not None
             explanations.append(got.explanation)
             continue
-        score = policy.score(got.results, ledger)
+        score = got.score
         if best is None or (score, -order) > (best[0], -best[1]):
             best = (score, order, node, got)
         if policy.name == "FirstFit":

@@ -78,3 +78,32 @@ def test_policy_named() -> None:
     assert policy_named("TopologyAffinity", attribute="x") == TopologyAffinity(attribute="x")
     with pytest.raises(AllocationInputError, match="unknown policy nope"):
         policy_named("nope")
+
+
+class _PreferLast:
+    """A policy in upstream order that scores later devices higher and explores."""
+
+    name = "PreferLast"
+
+    def __init__(self, alternatives: int) -> None:
+        self.alternatives = alternatives
+
+    def order_candidates(self, request, candidates, ledger):  # type: ignore[no-untyped-def]
+        return candidates
+
+    def score(self, picked, ledger):  # type: ignore[no-untyped-def]
+        return float(sum(c.index for c in picked))
+
+
+@pytest.mark.parametrize(
+    ("alternatives", "expected"),
+    [
+        pytest.param(0, ["pool-1/d0"], id="no-exploration-first-fit"),
+        pytest.param(2, ["pool-1/d2"], id="best-of-three"),
+        pytest.param(100, ["pool-2/e3"], id="best-of-all"),
+    ],
+)
+def test_exploring_policies_keep_the_best_scored_allocation(
+    alternatives: int, expected: list[str]
+) -> None:
+    assert _pick(_PreferLast(alternatives)) == expected

@@ -73,6 +73,7 @@ def _problems(s: Scenario, got: Allocation) -> list[str]:
             consumable_capacity=f.consumable_capacity,
             device_binding_and_status=f.device_binding_and_status,
             stable_tier=f.is_stable_tier,
+            list_type_attributes=f.list_type_attributes,
         ),
         evaluate=fake_selectors,
         results=got.results,

@@ -3,4 +3,5 @@
 pytest_plugins = [
     "tests.support.controlplane",
     "tests.support.oracle",
+    "tests.support.operator",
 ]

@@ -16,6 +16,7 @@ from dra_operator.app._discovery import (
     release_minor,
     upstream_controllers_running,
 )
+from dra_operator.app._kopf import build_operator, connection_info, kopf_settings, serve
 from dra_operator.app._leader import LeaseElector
 from dra_operator.app._operator import Operator
 from dra_operator.app._plugin import Builder, Context, Plugin
@@ -54,10 +55,14 @@ __all__ = [
     "ServerInfo",
     "Settings",
     "build_claims",
+    "build_operator",
     "choose_controllers",
+    "connection_info",
     "discover",
     "features_for",
+    "kopf_settings",
     "newest_versions",
     "release_minor",
+    "serve",
     "upstream_controllers_running",
 ]

@@ -17,6 +17,7 @@ __all__ = ["kubectl_main", "main"]
 _SUBCOMMANDS: dict[str, str] = {
     "controlplane": "_controlplane",
     "demo": "_demo",
+    "run": "_run",
 }
 _KUBECTL_SUBCOMMANDS: dict[str, str] = {}
 

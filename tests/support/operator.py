@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import inspect
 import os
 import signal
 import subprocess
@@ -33,14 +34,19 @@ _START_TIMEOUT = 60.0
 
 
 async def wait_for(
-    probe: Callable[[], Awaitable[T | None]], *, timeout: float = 60.0, what: str = "condition"
+    probe: Callable[[], Awaitable[T | None] | T | None],
+    *,
+    timeout: float = 60.0,
+    what: str = "condition",
 ) -> T:
-    """Poll `probe` until it returns something other than None/False; fail after `timeout`."""
+    """Poll `probe` (sync or async) until it returns something truthy, and return that;
+    fail after `timeout`."""
     deadline = time.monotonic() + timeout
     delay = 0.05
     while True:
-        result = await probe()
-        if result is not None and result is not False:
+        answer = probe()
+        result = await answer if inspect.isawaitable(answer) else answer
+        if result:
             return result
         if time.monotonic() > deadline:
             pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}", pytrace=False)

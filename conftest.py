@@ -2,6 +2,7 @@
 
 pytest_plugins = [
     "tests.support.controlplane",
+    "tests.support.kubelet_standin",
     "tests.support.oracle",
     "tests.support.operator",
 ]

@@ -16,7 +16,13 @@ from dra_operator.app._discovery import (
     release_minor,
     upstream_controllers_running,
 )
-from dra_operator.app._kopf import build_operator, connection_info, kopf_settings, serve
+from dra_operator.app._kopf import (
+    build_operator,
+    connection_info,
+    kopf_settings,
+    probe_addresses,
+    serve,
+)
 from dra_operator.app._leader import LeaseElector
 from dra_operator.app._operator import Operator
 from dra_operator.app._plugin import Builder, Context, Plugin
@@ -30,6 +36,7 @@ from dra_operator.app._settings import (
     SCHEDULER,
     LeaderElection,
     Settings,
+    bind_address,
     choose_controllers,
 )
 
@@ -54,6 +61,7 @@ __all__ = [
     "Plugin",
     "ServerInfo",
     "Settings",
+    "bind_address",
     "build_claims",
     "build_operator",
     "choose_controllers",
@@ -62,6 +70,7 @@ __all__ = [
     "features_for",
     "kopf_settings",
     "newest_versions",
+    "probe_addresses",
     "release_minor",
     "serve",
     "upstream_controllers_running",

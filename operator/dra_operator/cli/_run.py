@@ -9,16 +9,15 @@ kube-system (architecture §1, "Living beside upstream").
 from __future__ import annotations
 
 import asyncio
-import logging
 import signal
 import socket
 import uuid
 from pathlib import Path
 
 import click
-import structlog
 
 from dra_operator import app, errors, kube, names
+from dra_operator.observability import configure_logging
 
 __all__ = ["command"]
 
@@ -28,12 +27,6 @@ _LEVELS = ("debug", "info", "warning", "error")
 def _identity() -> str:
     """client-go's default holder identity: the host name plus a unique suffix."""
     return f"{socket.gethostname()}_{uuid.uuid4()}"
-
-
-def _configure_logging(level: str) -> None:
-    numeric = logging.getLevelNamesMapping()[level.upper()]
-    logging.basicConfig(level=numeric, format="%(levelname)s %(name)s %(message)s")
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(numeric))
 
 
 def _controllers(value: str | None) -> frozenset[str] | None:
@@ -82,8 +75,16 @@ def _controllers(value: str | None) -> frozenset[str] | None:
 @click.option("--leader-elect-renew-deadline", type=float, default=10.0, show_default=True)
 @click.option("--leader-elect-retry-period", type=float, default=2.0, show_default=True)
 @click.option("--identity", default=None, help="Lease holder identity [default: host_uuid].")
-@click.option("--metrics-bind-address", default=None, help="host:port for /metrics.")
-@click.option("--health-bind-address", default=None, help="host:port for /healthz, /readyz.")
+@click.option(
+    "--metrics-bind-address",
+    default=None,
+    help="host:port or :port serving /metrics (and the probes); 0 or unset: off.",
+)
+@click.option(
+    "--health-bind-address",
+    default=None,
+    help="host:port or :port serving /healthz and /readyz (and /metrics); 0 or unset: off.",
+)
 @click.option("--log-level", type=click.Choice(_LEVELS), default="info", show_default=True)
 def command(
     kubeconfig: Path | None,
@@ -107,7 +108,8 @@ def command(
         raise click.BadParameter(
             "must be shorter than the lease duration", param_hint="--leader-elect-renew-deadline"
         )
-    _configure_logging(log_level)
+    # deploy/ passes --log-level to `run`; the group's --log-format stays in force.
+    configure_logging(log_level, click.get_current_context().find_root().params["log_format"])
     settings = app.Settings(
         controllers=_controllers(controllers),
         scheduler_names=scheduler_names,
@@ -125,6 +127,14 @@ def command(
         metrics_address=metrics_bind_address,
         health_address=health_bind_address,
     )
+    for flag, value in (
+        ("--metrics-bind-address", metrics_bind_address),
+        ("--health-bind-address", health_bind_address),
+    ):
+        try:
+            app.bind_address(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint=flag) from exc
     try:
         config = kube.load_config(kubeconfig)
         asyncio.run(_main(settings, config))

@@ -69,12 +69,23 @@ def _controllers(value: str | None) -> frozenset[str] | None:
 )
 @click.option("--workers", type=click.IntRange(min=1), default=50, show_default=True)
 @click.option("--leader-elect/--no-leader-elect", default=True, show_default=True)
-@click.option("--leader-election-namespace", default="kube-system", show_default=True)
+@click.option(
+    "--leader-election-namespace",
+    envvar="POD_NAMESPACE",
+    default="kube-system",
+    show_default=True,
+    help="Namespace of the Lease [env POD_NAMESPACE, as deploy/ sets it].",
+)
 @click.option("--lease-name", default="dra-operator", show_default=True)
 @click.option("--leader-elect-lease-duration", type=float, default=15.0, show_default=True)
 @click.option("--leader-elect-renew-deadline", type=float, default=10.0, show_default=True)
 @click.option("--leader-elect-retry-period", type=float, default=2.0, show_default=True)
-@click.option("--identity", default=None, help="Lease holder identity [default: host_uuid].")
+@click.option(
+    "--identity",
+    envvar="POD_NAME",
+    default=None,
+    help="Lease holder identity [env POD_NAME, as deploy/ sets it; else <host>_<uuid>].",
+)
 @click.option(
     "--metrics-bind-address",
     default=None,

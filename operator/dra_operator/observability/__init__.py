@@ -13,6 +13,14 @@ from dra_operator.observability._health import (
     Health,
     Role,
 )
+from dra_operator.observability._labels import (
+    AllocationOutcome,
+    BlockingReason,
+    CELStats,
+    EvictionFailure,
+    HookOutcome,
+    RetryReason,
+)
 from dra_operator.observability._logging import (
     LOG_FORMATS,
     LOG_LEVELS,
@@ -22,14 +30,7 @@ from dra_operator.observability._logging import (
     get_logger,
     reconcile_scope,
 )
-from dra_operator.observability._metrics import (
-    CONTENT_TYPE,
-    AllocationOutcome,
-    CELStats,
-    HookFailure,
-    Metrics,
-    RetryReason,
-)
+from dra_operator.observability._metrics import CONTENT_TYPE, Metrics
 from dra_operator.observability._server import ProbeServer, make_app
 from dra_operator.observability._workqueue import QueueMetrics
 
@@ -40,11 +41,13 @@ __all__ = [
     "LOG_FORMATS",
     "LOG_LEVELS",
     "AllocationOutcome",
+    "BlockingReason",
     "CELStats",
     "Check",
     "ClaimSource",
+    "EvictionFailure",
     "Health",
-    "HookFailure",
+    "HookOutcome",
     "LogEvent",
     "LogFormat",
     "Metrics",

@@ -126,9 +126,9 @@ class CacheSizes:
 
 
 class LeaderStatus:
-    """`dra_operator_leader_status`: 1 while this replica leads, read from `Health`."""
+    """`dra_operator_leader`: 1 while this replica leads, read from `Health`."""
 
-    NAME = "dra_operator_leader_status"
+    NAME = "dra_operator_leader"
 
     def __init__(self, health: Health | None) -> None:
         self.health = health

@@ -2,12 +2,13 @@
 
 `Metrics` owns a `CollectorRegistry` of its own, never prometheus-client's global one, so tests
 and two operators in one process do not share counters. Callers never spell a metric or label
-name: each method says what happened (`claim_created`, `allocation_decided`, `api_conflict`) and
+name: each method says what happened (`claim_created`, `allocation_attempted`, `api_conflict`) and
 maps it to the metrics upstream dashboards know, or to ours under `dra_operator_`.
 
 Names, labels, types and buckets are upstream's where upstream has the metric (v1.36.4:
 kube-controller-manager's resourceclaim and device-taint-eviction controllers, client-go's
-workqueue). docs/metrics.md lists every metric; a unit test keeps it equal to the registry.
+workqueue). Ours follow the names deploy/monitoring's alerts and dashboard use. docs/metrics.md
+lists every metric; a unit test keeps it equal to the registry.
 
 Not done here: deciding when something happened, timing it (callers pass seconds), or exposing
 the page (`_server`). prometheus-client's metrics are thread-safe; the work-queue recorders and
@@ -16,10 +17,8 @@ the scrape-time collectors are meant for the loop thread.
 
 from __future__ import annotations
 
-import enum
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import Final
 
 from prometheus_client import Counter, Histogram
@@ -30,6 +29,14 @@ from prometheus_client.registry import CollectorRegistry
 from dra_operator.model import ResourceClaim
 from dra_operator.observability._collectors import CacheSizes, LeaderStatus, ResourceClaims
 from dra_operator.observability._health import Health
+from dra_operator.observability._labels import (
+    AllocationOutcome,
+    BlockingReason,
+    CELStats,
+    EvictionFailure,
+    HookOutcome,
+    RetryReason,
+)
 from dra_operator.observability._workqueue import QueueMetrics, WorkQueues
 
 CONTENT_TYPE: Final = CONTENT_TYPE_PLAIN_0_0_4
@@ -38,54 +45,17 @@ CONTENT_TYPE: Final = CONTENT_TYPE_PLAIN_0_0_4
 EVICTION_BUCKETS: Final = (0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 30, 60, 120, 180, 240)
 """Upstream's `pod_deletion_duration_seconds` buckets: 5 ms to 4 min."""
 
-DECISION_BUCKETS: Final = (
+LATENCY_BUCKETS: Final = (
     *(1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5),
-    *(1.0, 2.5, 5.0, 10.0),
+    *(1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0),
 )
-"""Allocator run time: 100 µs (one small claim) to 10 s (a search budget running out)."""
-
-BINDING_BUCKETS: Final = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
-"""Pod creation to binding: 10 ms to 10 min, past which a pod is stuck, not slow."""
+"""Allocation latency, both stages in one histogram: 100 µs (the allocator on one small claim)
+to 10 min (pod creation to binding), past which a pod is stuck, not slow."""
 
 STEP_BUCKETS: Final = tuple(float(4**power) for power in range(13))
-"""Search steps per decision, powers of four from 1 to about 16.8 million."""
+"""Search steps per attempt, powers of four from 1 to about 16.8 million."""
 
-
-class AllocationOutcome(enum.Enum):
-    """How one allocation decision (a pod's claims, or one standalone claim) ended."""
-
-    ALLOCATED = "allocated"
-    UNSCHEDULABLE = "unschedulable"  # no node or device fits; `reason` says what blocked
-    ABORTED = "aborted"  # the search budget ran out
-    ERROR = "error"  # invalid input, e.g. a missing DeviceClass or a broken selector
-
-
-class RetryReason(enum.Enum):
-    """Why an API request was sent again."""
-
-    CONFLICT = "conflict"
-    TOO_MANY_REQUESTS = "too_many_requests"
-    SERVER_ERROR = "server_error"
-    CONNECTION = "connection"
-
-
-class HookFailure(enum.Enum):
-    """How a hook call failed."""
-
-    ERROR = "error"
-    TIMEOUT = "timeout"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CELStats:
-    """CEL work done since the last report: counts to add, never running totals."""
-
-    compilations: int = 0
-    compilation_errors: int = 0
-    evaluations: int = 0
-    evaluation_errors: int = 0
-    cache_hits: int = 0
-    cache_misses: int = 0
+_CACHES: Final = ("compile", "result")
 
 
 def _bool_label(value: bool) -> str:
@@ -93,38 +63,38 @@ def _bool_label(value: bool) -> str:
 
 
 class _CacheHitRatio:
-    """`dra_operator_cel_cache_hit_ratio`, from the hit and miss counters at scrape time."""
+    """`dra_operator_cel_cache_hit_ratio{cache}`, from the lookup counter at scrape time."""
 
     NAME = "dra_operator_cel_cache_hit_ratio"
 
-    def __init__(self, hits: Counter, misses: Counter) -> None:
-        self._hits = hits
-        self._misses = misses
+    def __init__(self, lookups: Counter) -> None:
+        self._lookups = lookups
 
     def describe(self) -> list[GaugeMetricFamily]:
         return [self._family()]
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        hits, misses = _value(self._hits), _value(self._misses)
+        hits = dict.fromkeys(_CACHES, 0.0)
+        total = dict.fromkeys(_CACHES, 0.0)
+        for metric in self._lookups.collect():
+            for sample in metric.samples:
+                if sample.name.endswith("_total"):
+                    cache = sample.labels["cache"]
+                    total[cache] += sample.value
+                    if sample.labels["hit"] == "true":
+                        hits[cache] += sample.value
         family = self._family()
-        family.add_metric((), hits / (hits + misses) if hits + misses else 0.0)
+        for cache in _CACHES:
+            family.add_metric((cache,), hits[cache] / total[cache] if total[cache] else 0.0)
         yield family
 
     def _family(self) -> GaugeMetricFamily:
         return GaugeMetricFamily(
             self.NAME,
-            "CEL selector-result cache hits over lookups since start (0 before any lookup); "
-            "prefer a rate() of the hit and miss counters for recent behaviour.",
-            labels=(),
+            "CEL cache hits over lookups since start (0 before any lookup); prefer a rate() "
+            "of dra_operator_cel_cache_lookups_total for recent behaviour.",
+            labels=("cache",),
         )
-
-
-def _value(counter: Counter) -> float:
-    for metric in counter.collect():
-        for sample in metric.samples:
-            if sample.name.endswith("_total"):
-                return sample.value
-    return 0.0
 
 
 class _WithoutCreated:
@@ -179,35 +149,38 @@ class Metrics:
             registry=r,
             buckets=EVICTION_BUCKETS,
         )
-        # ours
+        self._eviction_failures = Counter(
+            "dra_operator_eviction_failures_total",
+            "Pod deletions for device taints that failed and will be retried, by reason.",
+            ("reason",),
+            registry=r,
+        )
+        # ours: allocation
         self._attempts = Counter(
             "dra_operator_allocation_attempts_total",
-            "Allocation decisions, by outcome and, when not allocated, the blocking reason.",
+            "Allocation attempts (a claim set on a candidate node, or a standalone claim), by "
+            "outcome and, when not allocated, the blocking reason.",
             ("outcome", "reason"),
             registry=r,
         )
-        self._decision = Histogram(
+        self._latency = Histogram(
             "dra_operator_allocation_duration_seconds",
-            "Seconds the allocator spent on one decision, by outcome.",
-            ("outcome",),
+            "Allocation latency: stage=decision is the allocator alone, stage=end_to_end is a "
+            "pod's creation to its binding.",
+            ("stage",),
             registry=r,
-            buckets=DECISION_BUCKETS,
+            buckets=LATENCY_BUCKETS,
         )
         self._steps = Histogram(
-            "dra_operator_allocation_search_steps",
-            "Search steps the allocator took for one decision.",
+            "dra_operator_search_steps",
+            "Search steps (devices tried) per allocation attempt.",
             registry=r,
             buckets=STEP_BUCKETS,
         )
-        self._binding = Histogram(
-            "dra_operator_pod_binding_duration_seconds",
-            "Seconds from a pod's creation to its binding by the operator's scheduler.",
-            registry=r,
-            buckets=BINDING_BUCKETS,
-        )
+        # ours: API
         self._conflicts = Counter(
             "dra_operator_api_conflicts_total",
-            "API writes refused with a conflict (409), by object kind.",
+            "API writes refused with a conflict (409) and decided again on fresh data, by kind.",
             ("kind",),
             registry=r,
         )
@@ -217,45 +190,37 @@ class Metrics:
             ("kind", "reason"),
             registry=r,
         )
+        # ours: CEL
         self._cel_compilations = Counter(
-            "dra_operator_cel_compilations_total", "CEL expressions compiled.", registry=r
-        )
-        self._cel_compilation_errors = Counter(
-            "dra_operator_cel_compilation_errors_total",
-            "CEL expressions that failed to compile.",
+            "dra_operator_cel_compilations_total",
+            "CEL selector compilations (misses of the compile cache), by result.",
+            ("result",),
             registry=r,
         )
         self._cel_evaluations = Counter(
             "dra_operator_cel_evaluations_total",
-            "CEL selector evaluations against a device (cache misses).",
+            "CEL selector evaluations against a device (misses of the result cache).",
             registry=r,
         )
-        self._cel_evaluation_errors = Counter(
-            "dra_operator_cel_evaluation_errors_total",
-            "CEL selector evaluations that ended in a runtime error.",
+        self._cel_errors = Counter(
+            "dra_operator_cel_errors_total",
+            "CEL errors, by stage: compile, runtime, cost (runtime cost limit).",
+            ("stage",),
             registry=r,
         )
-        self._cel_hits = Counter(
-            "dra_operator_cel_cache_hits_total",
-            "Selector results served from the CEL result cache.",
+        self._cel_lookups = Counter(
+            "dra_operator_cel_cache_lookups_total",
+            "CEL cache lookups, by cache (compile, result) and whether they hit.",
+            ("cache", "hit"),
             registry=r,
         )
-        self._cel_misses = Counter(
-            "dra_operator_cel_cache_misses_total",
-            "Selector results not in the CEL result cache.",
-            registry=r,
-        )
-        r.register(_CacheHitRatio(self._cel_hits, self._cel_misses))
+        r.register(_CacheHitRatio(self._cel_lookups))
+        # ours: hooks and controllers
         self._hook_calls = Counter(
             "dra_operator_hook_calls_total",
-            "Extension hook calls, by hook and hook point.",
-            ("hook", "point"),
-            registry=r,
-        )
-        self._hook_failures = Counter(
-            "dra_operator_hook_failures_total",
-            "Extension hook calls that raised or ran out of time, by hook, point and reason.",
-            ("hook", "point", "reason"),
+            "Extension hook calls, by hook, hook point and outcome (error and timeout are the "
+            "failures).",
+            ("hook", "point", "outcome"),
             registry=r,
         )
         self._reconciles = Counter(
@@ -296,21 +261,27 @@ class Metrics:
 
     # -- scheduler -------------------------------------------------------------------------
 
-    def allocation_decided(
-        self, outcome: AllocationOutcome, *, seconds: float, steps: int, reason: str = ""
+    def allocation_attempted(
+        self,
+        outcome: AllocationOutcome,
+        *,
+        seconds: float,
+        steps: int,
+        reason: BlockingReason | None = None,
     ) -> None:
-        """One allocation decision; `reason` (unschedulable, aborted) is a short constant.
-
-        Use the allocator's rejection reason values (`taint`, `in-use`, `capacity`...) or
-        `constraints`, never free text: each value is a time series.
-        """
-        label = "" if outcome is AllocationOutcome.ALLOCATED else reason
+        """One attempt; `reason` is required unless allocated, and ignored when allocated."""
+        if outcome is AllocationOutcome.ALLOCATED:
+            label = ""
+        elif reason is None:
+            raise ValueError(f"metrics: a {outcome.value} attempt needs a blocking reason")
+        else:
+            label = reason.value
         self._attempts.labels(outcome=outcome.value, reason=label).inc()
-        self._decision.labels(outcome=outcome.value).observe(seconds)
+        self._latency.labels(stage="decision").observe(seconds)
         self._steps.observe(steps)
 
     def pod_bound(self, *, seconds_since_creation: float) -> None:
-        self._binding.observe(seconds_since_creation)
+        self._latency.labels(stage="end_to_end").observe(seconds_since_creation)
 
     # -- eviction --------------------------------------------------------------------------
 
@@ -318,6 +289,9 @@ class Metrics:
         """A pod was deleted; `seconds_after_due` counts from its eviction time."""
         self._deletions.inc()
         self._deletion_latency.observe(seconds_after_due)
+
+    def eviction_failed(self, reason: EvictionFailure) -> None:
+        self._eviction_failures.labels(reason=reason.value).inc()
 
     # -- API writes ------------------------------------------------------------------------
 
@@ -331,20 +305,25 @@ class Metrics:
     # -- CEL, hooks, controllers -----------------------------------------------------------
 
     def record_cel(self, stats: CELStats) -> None:
-        """Add the CEL work of one allocator run (or compile) to the counters."""
-        self._cel_compilations.inc(stats.compilations)
-        self._cel_compilation_errors.inc(stats.compilation_errors)
+        """Add the CEL work of one allocator run (or one compile) to the counters."""
+        self._cel_compilations.labels(result="success").inc(stats.compiled)
+        self._cel_compilations.labels(result="error").inc(stats.compile_errors)
         self._cel_evaluations.inc(stats.evaluations)
-        self._cel_evaluation_errors.inc(stats.evaluation_errors)
-        self._cel_hits.inc(stats.cache_hits)
-        self._cel_misses.inc(stats.cache_misses)
+        self._cel_errors.labels(stage="compile").inc(stats.compile_errors)
+        self._cel_errors.labels(stage="runtime").inc(stats.runtime_errors)
+        self._cel_errors.labels(stage="cost").inc(stats.cost_errors)
+        lookups = (
+            ("compile", "true", stats.compile_cache_hits),
+            ("compile", "false", stats.compile_cache_misses),
+            ("result", "true", stats.result_cache_hits),
+            ("result", "false", stats.result_cache_misses),
+        )
+        for cache, hit, count in lookups:
+            self._cel_lookups.labels(cache=cache, hit=hit).inc(count)
 
-    def hook_called(self, hook: str, point: str) -> None:
+    def hook_called(self, hook: str, point: str, outcome: HookOutcome) -> None:
         """`hook` is the configured name (`module:attr`), `point` the method (`score_node`)."""
-        self._hook_calls.labels(hook=hook, point=point).inc()
-
-    def hook_failed(self, hook: str, point: str, reason: HookFailure) -> None:
-        self._hook_failures.labels(hook=hook, point=point, reason=reason.value).inc()
+        self._hook_calls.labels(hook=hook, point=point, outcome=outcome.value).inc()
 
     def reconciled(self, controller: str, result: str) -> None:
         """One reconcile ended; `result` is `controllers.Outcome`'s value."""

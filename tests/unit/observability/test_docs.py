@@ -13,8 +13,9 @@ from dra_operator.model import ObjectMeta, ResourceClaim
 from dra_operator.observability import (
     AllocationOutcome,
     CELStats,
+    EvictionFailure,
     Health,
-    HookFailure,
+    HookOutcome,
     Metrics,
     RetryReason,
 )
@@ -47,14 +48,14 @@ def exercised() -> Metrics:
     queue.done("k")
     queue.retried()
     metrics.claim_created(ok=True, admin_access=False)
-    metrics.allocation_decided(AllocationOutcome.ALLOCATED, seconds=0.001, steps=1)
+    metrics.allocation_attempted(AllocationOutcome.ALLOCATED, seconds=0.001, steps=1)
     metrics.pod_bound(seconds_since_creation=1.0)
     metrics.pod_evicted(seconds_after_due=1.0)
+    metrics.eviction_failed(EvictionFailure.TIMEOUT)
     metrics.api_conflict("Pod")
     metrics.api_retried("Pod", RetryReason.CONFLICT)
-    metrics.record_cel(CELStats(compilations=1))
-    metrics.hook_called("h", "score_node")
-    metrics.hook_failed("h", "score_node", HookFailure.ERROR)
+    metrics.record_cel(CELStats(compiled=1))
+    metrics.hook_called("h", "score_node", HookOutcome.OK)
     metrics.reconciled("claims", "success")
     return metrics
 

@@ -1,8 +1,9 @@
 """The Metrics facade.
 
 Covers: each typed call lands in the upstream-named or `dra_operator_` series with the right
-labels; upstream's buckets; registries of two operators stay apart; no `_created` series; the
-scrape-time gauges (leader status, cache sizes, CEL hit ratio) and a failing source.
+labels; a failed attempt needs a reason; upstream's buckets; registries of two operators stay
+apart; no `_created` series; the scrape-time gauges (leader, cache sizes, CEL hit ratio) and a
+failing source.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from tests.unit.observability.scrape import scrape, value
 
 from dra_operator.observability import (
     AllocationOutcome,
+    BlockingReason,
     CELStats,
+    EvictionFailure,
     Health,
-    HookFailure,
+    HookOutcome,
     Metrics,
     RetryReason,
     Role,
@@ -44,32 +47,37 @@ from dra_operator.observability import (
             id="pod-evicted",
         ),
         pytest.param(
-            lambda m: m.allocation_decided(
-                AllocationOutcome.UNSCHEDULABLE, seconds=0.01, steps=5, reason="taint"
+            lambda m: m.allocation_attempted(
+                AllocationOutcome.UNSCHEDULABLE, seconds=0.01, steps=5, reason=BlockingReason.TAINT
             ),
             "dra_operator_allocation_attempts_total",
             {"outcome": "unschedulable", "reason": "taint"},
             id="unschedulable-with-reason",
         ),
         pytest.param(
-            lambda m: m.allocation_decided(
-                AllocationOutcome.ALLOCATED, seconds=0.01, steps=5, reason="ignored"
+            lambda m: m.allocation_attempted(
+                AllocationOutcome.ALLOCATED, seconds=0.01, steps=5, reason=BlockingReason.TAINT
             ),
             "dra_operator_allocation_attempts_total",
             {"outcome": "allocated", "reason": ""},
             id="allocated-drops-the-reason",
         ),
         pytest.param(
-            lambda m: m.allocation_decided(AllocationOutcome.ABORTED, seconds=2.0, steps=10**6),
+            lambda m: m.allocation_attempted(
+                AllocationOutcome.ABORTED,
+                seconds=2.0,
+                steps=10**6,
+                reason=BlockingReason.SEARCH_BUDGET,
+            ),
             "dra_operator_allocation_duration_seconds_count",
-            {"outcome": "aborted"},
-            id="decision-latency-by-outcome",
+            {"stage": "decision"},
+            id="decision-latency",
         ),
         pytest.param(
             lambda m: m.pod_bound(seconds_since_creation=3.0),
-            "dra_operator_pod_binding_duration_seconds_count",
-            {},
-            id="pod-bound",
+            "dra_operator_allocation_duration_seconds_count",
+            {"stage": "end_to_end"},
+            id="pod-bound-end-to-end",
         ),
         pytest.param(
             lambda m: m.api_conflict("ResourceClaim"),
@@ -84,16 +92,22 @@ from dra_operator.observability import (
             id="api-retry",
         ),
         pytest.param(
-            lambda m: m.hook_called("example:Hook", "score_node"),
+            lambda m: m.hook_called("example:Hook", "score_node", HookOutcome.OK),
             "dra_operator_hook_calls_total",
-            {"hook": "example:Hook", "point": "score_node"},
+            {"hook": "example:Hook", "point": "score_node", "outcome": "ok"},
             id="hook-called",
         ),
         pytest.param(
-            lambda m: m.hook_failed("example:Hook", "filter_device", HookFailure.TIMEOUT),
-            "dra_operator_hook_failures_total",
-            {"hook": "example:Hook", "point": "filter_device", "reason": "timeout"},
+            lambda m: m.hook_called("example:Hook", "filter_device", HookOutcome.TIMEOUT),
+            "dra_operator_hook_calls_total",
+            {"hook": "example:Hook", "point": "filter_device", "outcome": "timeout"},
             id="hook-timed-out",
+        ),
+        pytest.param(
+            lambda m: m.eviction_failed(EvictionFailure.API_ERROR),
+            "dra_operator_eviction_failures_total",
+            {"reason": "api_error"},
+            id="eviction-failed",
         ),
         pytest.param(
             lambda m: m.reconciled("claims", "terminal_error"),
@@ -109,16 +123,26 @@ def test_each_call_counts_once_in_its_series(call, series, labels) -> None:
     assert value(metrics, series, **labels) == 1.0
 
 
-def test_allocation_decided_observes_latency_and_steps() -> None:
+def test_allocation_attempted_observes_latency_and_steps() -> None:
     metrics = Metrics()
-    metrics.allocation_decided(AllocationOutcome.ALLOCATED, seconds=0.003, steps=17)
-    metrics.allocation_decided(AllocationOutcome.ALLOCATED, seconds=0.001, steps=3)
+    metrics.allocation_attempted(AllocationOutcome.ALLOCATED, seconds=0.003, steps=17)
+    metrics.allocation_attempted(AllocationOutcome.ALLOCATED, seconds=0.001, steps=3)
     page = scrape(metrics)
-    assert page[("dra_operator_allocation_duration_seconds_sum", (("outcome", "allocated"),))] == (
+    assert page[("dra_operator_allocation_duration_seconds_sum", (("stage", "decision"),))] == (
         pytest.approx(0.004)
     )
-    assert page[("dra_operator_allocation_search_steps_sum", ())] == 20.0
-    assert page[("dra_operator_allocation_search_steps_bucket", (("le", "4.0"),))] == 1.0
+    assert page[("dra_operator_search_steps_sum", ())] == 20.0
+    assert page[("dra_operator_search_steps_bucket", (("le", "4.0"),))] == 1.0
+
+
+@pytest.mark.parametrize(
+    "outcome",
+    [AllocationOutcome.UNSCHEDULABLE, AllocationOutcome.ABORTED, AllocationOutcome.ERROR],
+    ids=lambda outcome: outcome.value,
+)
+def test_an_attempt_that_did_not_allocate_needs_a_reason(outcome: AllocationOutcome) -> None:
+    with pytest.raises(ValueError, match=f"a {outcome.value} attempt needs a blocking reason"):
+        Metrics().allocation_attempted(outcome, seconds=0.1, steps=1)
 
 
 def test_pod_evicted_observes_upstreams_buckets() -> None:
@@ -134,17 +158,27 @@ def test_pod_evicted_observes_upstreams_buckets() -> None:
     assert page[(f"{family}_bucket", (("le", "0.1"),))] == 1.0
 
 
-def test_record_cel_adds_counts_and_ratio() -> None:
+def test_record_cel_adds_counts_and_ratios() -> None:
     metrics = Metrics()
-    assert value(metrics, "dra_operator_cel_cache_hit_ratio") == 0.0
-    metrics.record_cel(CELStats(compilations=2, compilation_errors=1, cache_misses=1))
-    metrics.record_cel(CELStats(evaluations=4, evaluation_errors=1, cache_hits=3))
+    assert value(metrics, "dra_operator_cel_cache_hit_ratio", cache="result") == 0.0
+    metrics.record_cel(
+        CELStats(compiled=2, compile_errors=1, compile_cache_misses=3, result_cache_misses=1)
+    )
+    metrics.record_cel(
+        CELStats(evaluations=4, runtime_errors=1, cost_errors=2, result_cache_hits=3)
+    )
     page = scrape(metrics)
-    assert page[("dra_operator_cel_compilations_total", ())] == 2.0
-    assert page[("dra_operator_cel_compilation_errors_total", ())] == 1.0
+    assert page[("dra_operator_cel_compilations_total", (("result", "success"),))] == 2.0
+    assert page[("dra_operator_cel_compilations_total", (("result", "error"),))] == 1.0
     assert page[("dra_operator_cel_evaluations_total", ())] == 4.0
-    assert page[("dra_operator_cel_evaluation_errors_total", ())] == 1.0
-    assert page[("dra_operator_cel_cache_hit_ratio", ())] == 0.75
+    assert page[("dra_operator_cel_errors_total", (("stage", "compile"),))] == 1.0
+    assert page[("dra_operator_cel_errors_total", (("stage", "runtime"),))] == 1.0
+    assert page[("dra_operator_cel_errors_total", (("stage", "cost"),))] == 2.0
+    lookups = "dra_operator_cel_cache_lookups_total"
+    assert page[(lookups, (("cache", "result"), ("hit", "true")))] == 3.0
+    assert page[(lookups, (("cache", "compile"), ("hit", "false")))] == 3.0
+    assert page[("dra_operator_cel_cache_hit_ratio", (("cache", "result"),))] == 0.75
+    assert page[("dra_operator_cel_cache_hit_ratio", (("cache", "compile"),))] == 0.0
 
 
 @pytest.mark.parametrize(
@@ -159,11 +193,11 @@ def test_leader_status_follows_health(role: Role, expected: float) -> None:
     health = Health()
     metrics = Metrics(health=health)
     health.set_role(role)
-    assert value(metrics, "dra_operator_leader_status") == expected
+    assert value(metrics, "dra_operator_leader") == expected
 
 
 def test_leader_status_is_zero_without_health() -> None:
-    assert value(Metrics(), "dra_operator_leader_status") == 0.0
+    assert value(Metrics(), "dra_operator_leader") == 0.0
 
 
 def test_cache_sizes_are_read_at_scrape_time() -> None:

@@ -31,7 +31,7 @@ from dra_operator.observability._logging import (
     reconcile_scope,
 )
 from dra_operator.observability._metrics import CONTENT_TYPE, Metrics
-from dra_operator.observability._server import ProbeServer, make_app
+from dra_operator.observability._server import Address, ProbeServer, make_app, parse_bind_address
 from dra_operator.observability._workqueue import QueueMetrics
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "HEARTBEAT_INTERVAL",
     "LOG_FORMATS",
     "LOG_LEVELS",
+    "Address",
     "AllocationOutcome",
     "BlockingReason",
     "CELStats",
@@ -60,5 +61,6 @@ __all__ = [
     "get_logger",
     "has_admin_access",
     "make_app",
+    "parse_bind_address",
     "reconcile_scope",
 ]

@@ -17,8 +17,11 @@ __all__ = ["kubectl_main", "main"]
 
 # name -> module under dra_operator.cli that defines `command`
 _SUBCOMMANDS: dict[str, str] = {
+    "allocate": "_allocate",
+    "cel": "_cel",
     "controlplane": "_controlplane",
     "demo": "_demo",
+    "verify": "_verify",
 }
 _KUBECTL_SUBCOMMANDS: dict[str, str] = {}
 

@@ -22,14 +22,7 @@ from dra_operator.cluster._indexes import (
     slice_node,
     slice_pool,
 )
-from dra_operator.cluster._ledger import AllocatedState, Ledger, SharedDevice, Usage
-from dra_operator.cluster._pods import (
-    Pod,
-    PodResourceClaim,
-    PodResourceClaimStatus,
-    PodSpec,
-    PodStatus,
-)
+from dra_operator.cluster._ledger import DeviceLedger
 from dra_operator.cluster._store import (
     DELETED,
     Change,
@@ -50,23 +43,15 @@ __all__ = [
     "SLICES_BY_NODE",
     "SLICES_BY_POOL",
     "SLICE_INDEXERS",
-    "AllocatedState",
     "Change",
+    "DeviceLedger",
     "Entry",
     "IndexFunc",
-    "Ledger",
     "ObjectKey",
     "Parser",
-    "Pod",
-    "PodResourceClaim",
-    "PodResourceClaimStatus",
-    "PodSpec",
-    "PodStatus",
     "PoolKey",
     "RecentlyDeleted",
-    "SharedDevice",
     "Store",
-    "Usage",
     "claim_owner_pod_uids",
     "pod_claim_keys",
     "pod_template_keys",

@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final, NamedTuple
 
-from dra_operator.cluster._pods import Pod
 from dra_operator.cluster._store import IndexFunc, ObjectKey, Store
-from dra_operator.model import ResourceClaim, ResourceSlice
+from dra_operator.model import Pod, ResourceClaim, ResourceSlice
 
 PODS_BY_CLAIM: Final = "pod-resource-claim"
 PODS_BY_TEMPLATE: Final = "pod-resource-claim-template"

@@ -1,5 +1,8 @@
 """The ledger of allocated devices: what the allocator must treat as in use (rule 4).
 
+`snapshot()` hands the allocator its input type, `allocator.Ledger` (upstream's
+`AllocatedState`).
+
 It merges two sources, per claim UID:
 
 * *observed* allocations, from claim watch events (`claim_changed` / `claim_deleted`);
@@ -27,54 +30,38 @@ from __future__ import annotations
 
 import collections
 from collections.abc import Hashable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TypeVar
 
 from dra_operator import errors
+from dra_operator.allocator import Ledger, SharedDeviceID
+from dra_operator.cluster._store import Change
 from dra_operator.model import AllocationResult, DeviceID, FrozenMap, Quantity, ResourceClaim
 
 T = TypeVar("T", bound=Hashable)
 
-SharedDevice = tuple[DeviceID, str]
-"""One share of a multi-allocatable device: (device, shareID)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AllocatedState:
-    """An immutable snapshot of the ledger, as the allocator reads it.
-
-    Upstream's `AllocatedState`: exclusive devices, shares, and the consumed capacity of all
-    shares of each device summed up.
-    """
-
-    allocated_devices: frozenset[DeviceID] = frozenset()
-    allocated_shares: frozenset[SharedDevice] = frozenset()
-    aggregated_capacity: FrozenMap[DeviceID, FrozenMap[str, Quantity]] = field(
-        default_factory=FrozenMap
-    )
-
 
 @dataclass(frozen=True, slots=True)
-class Usage:
+class _Usage:
     """What one allocation puts in use."""
 
     exclusive: tuple[DeviceID, ...] = ()
-    shares: tuple[SharedDevice, ...] = ()
+    shares: tuple[SharedDeviceID, ...] = ()
     capacity: tuple[tuple[DeviceID, FrozenMap[str, Quantity]], ...] = ()
 
     @classmethod
-    def of(cls, allocation: AllocationResult | None, *, consumable_capacity: bool) -> Usage:
+    def of(cls, allocation: AllocationResult | None, *, consumable_capacity: bool) -> _Usage:
         if allocation is None:
             return _NOTHING
         exclusive: list[DeviceID] = []
-        shares: list[SharedDevice] = []
+        shares: list[SharedDeviceID] = []
         capacity: list[tuple[DeviceID, FrozenMap[str, Quantity]]] = []
         for result in allocation.devices.results:
             if result.admin_access:
                 continue
             device = DeviceID(result.driver, result.pool, result.device)
             if consumable_capacity and result.share_id is not None:
-                shares.append((device, result.share_id))
+                shares.append(SharedDeviceID(device, result.share_id))
                 if result.consumed_capacity:
                     capacity.append((device, result.consumed_capacity))
             else:
@@ -82,21 +69,23 @@ class Usage:
         return cls(tuple(exclusive), tuple(shares), tuple(capacity))
 
     def devices(self) -> set[DeviceID]:
-        return {*self.exclusive, *(device for device, _ in self.shares)} | {
-            device for device, _ in self.capacity
+        return {
+            *self.exclusive,
+            *(share.device for share in self.shares),
+            *(device for device, _ in self.capacity),
         }
 
 
-_NOTHING = Usage()
+_NOTHING = _Usage()
 
 
 @dataclass(slots=True)
 class _InFlight:
-    usage: Usage
+    usage: _Usage
     written_version: int | None = None
 
 
-class Ledger:
+class DeviceLedger:
     """Allocated devices from the watch plus our in-flight decisions; see the module docstring.
 
     `revision` grows on every change, so callers can tell whether a snapshot is still current.
@@ -104,23 +93,30 @@ class Ledger:
 
     def __init__(self, *, consumable_capacity: bool = True) -> None:
         self._consumable_capacity = consumable_capacity
-        self._observed: dict[str, Usage] = {}
+        self._observed: dict[str, _Usage] = {}
         self._seen_version: dict[str, int] = {}
         self._in_flight: dict[str, _InFlight] = {}
         self._exclusive: collections.Counter[DeviceID] = collections.Counter()
-        self._shares: collections.Counter[SharedDevice] = collections.Counter()
+        self._shares: collections.Counter[SharedDeviceID] = collections.Counter()
         self._capacity: dict[DeviceID, dict[str, Quantity]] = {}
         self._capacity_refs: collections.Counter[DeviceID] = collections.Counter()
         self._by_pool: dict[tuple[str, str], collections.Counter[DeviceID]] = {}
-        self._snapshot: AllocatedState | None = AllocatedState()
+        self._snapshot: Ledger | None = Ledger()
         self.revision = 0
 
     # -- the watch ------------------------------------------------------------------------------
 
+    def observe(self, change: Change[ResourceClaim]) -> None:
+        """Feed one claim store change (what the claim watch handler gets from `Store.apply`)."""
+        if change.new is not None:
+            self.claim_changed(change.new.obj)
+        elif change.old is not None:
+            self.claim_deleted(change.old.obj.metadata.uid)
+
     def claim_changed(self, claim: ResourceClaim) -> None:
         """A claim was added or updated in the watch (or listed at start)."""
         uid = claim.metadata.uid
-        usage = Usage.of(claim.status.allocation, consumable_capacity=self._consumable_capacity)
+        usage = _Usage.of(claim.status.allocation, consumable_capacity=self._consumable_capacity)
         self._set_observed(uid, usage)
         seen = _version(claim.metadata.resource_version)
         if seen is None:
@@ -142,7 +138,7 @@ class Ledger:
         """Count `allocation` of claim `uid` as in use from now on (decision time)."""
         if uid in self._in_flight:
             raise errors.TerminalError(f"claim {uid}: an allocation is already in flight")
-        usage = Usage.of(allocation, consumable_capacity=self._consumable_capacity)
+        usage = _Usage.of(allocation, consumable_capacity=self._consumable_capacity)
         self._in_flight[uid] = _InFlight(usage)
         self._add(usage, +1)
 
@@ -168,13 +164,13 @@ class Ledger:
 
     # -- reading -------------------------------------------------------------------------------
 
-    def snapshot(self) -> AllocatedState:
-        """The current state, immutable; shared until the next change."""
+    def snapshot(self) -> Ledger:
+        """The current state as the allocator reads it: immutable, shared until the next change."""
         if self._snapshot is None:
-            self._snapshot = AllocatedState(
-                allocated_devices=frozenset(self._exclusive),
-                allocated_shares=frozenset(self._shares),
-                aggregated_capacity=FrozenMap(
+            self._snapshot = Ledger(
+                exclusive=frozenset(self._exclusive),
+                shares=frozenset(self._shares),
+                consumed_capacity=FrozenMap(
                     {device: FrozenMap(totals) for device, totals in self._capacity.items()}
                 ),
             )
@@ -190,7 +186,7 @@ class Ledger:
 
     # -- bookkeeping ---------------------------------------------------------------------------
 
-    def _set_observed(self, uid: str, usage: Usage) -> None:
+    def _set_observed(self, uid: str, usage: _Usage) -> None:
         old = self._observed.pop(uid, _NOTHING)
         if usage != _NOTHING:
             self._observed[uid] = usage
@@ -209,7 +205,7 @@ class Ledger:
     def _drop_in_flight(self, uid: str) -> None:
         self._add(self._in_flight.pop(uid).usage, -1)
 
-    def _add(self, usage: Usage, sign: int) -> None:
+    def _add(self, usage: _Usage, sign: int) -> None:
         if usage == _NOTHING:
             return
         self.revision += 1

@@ -7,11 +7,6 @@ import pytest
 from dra_operator.cluster import (
     SLICE_INDEXERS,
     ObjectKey,
-    Pod,
-    PodResourceClaim,
-    PodResourceClaimStatus,
-    PodSpec,
-    PodStatus,
     PoolKey,
     Store,
     claim_owner_pod_uids,
@@ -22,6 +17,11 @@ from dra_operator.cluster import (
 from dra_operator.model import (
     ObjectMeta,
     OwnerReference,
+    Pod,
+    PodResourceClaim,
+    PodResourceClaimStatus,
+    PodSpec,
+    PodStatus,
     ResourceClaim,
     ResourcePool,
     ResourceSlice,

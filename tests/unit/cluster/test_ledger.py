@@ -21,7 +21,8 @@ from hypothesis.stateful import (
 )
 
 from dra_operator import errors
-from dra_operator.cluster import AllocatedState, Ledger
+from dra_operator.allocator import Ledger, SharedDeviceID
+from dra_operator.cluster import DeviceLedger, Store
 from dra_operator.model import (
     AllocationResult,
     DeviceAllocationResult,
@@ -77,51 +78,51 @@ def mem(**sums: str) -> FrozenMap[str, Quantity]:
     [
         pytest.param(
             [result(GPU0), result(NIC0)],
-            AllocatedState(allocated_devices=frozenset({GPU0, NIC0})),
+            Ledger(exclusive=frozenset({GPU0, NIC0})),
             id="exclusive-devices",
         ),
-        pytest.param([result(GPU0, admin=True)], AllocatedState(), id="admin-access-is-not-use"),
+        pytest.param([result(GPU0, admin=True)], Ledger(), id="admin-access-is-not-use"),
         pytest.param(
             [result(GPU0, share="s1", memory="4Gi"), result(GPU0, share="s2", memory="2Gi")],
-            AllocatedState(
-                allocated_shares=frozenset({(GPU0, "s1"), (GPU0, "s2")}),
-                aggregated_capacity=FrozenMap({GPU0: mem(memory="6Gi")}),
+            Ledger(
+                shares=frozenset({SharedDeviceID(GPU0, "s1"), SharedDeviceID(GPU0, "s2")}),
+                consumed_capacity=FrozenMap({GPU0: mem(memory="6Gi")}),
             ),
             id="shares-sum-their-capacity",
         ),
         pytest.param(
             [result(GPU0, share="s1")],
-            AllocatedState(allocated_shares=frozenset({(GPU0, "s1")})),
+            Ledger(shares=frozenset({SharedDeviceID(GPU0, "s1")})),
             id="share-without-capacity",
         ),
     ],
 )
 def test_what_an_allocation_puts_in_use(
-    results: list[DeviceRequestAllocationResult], expected: AllocatedState
+    results: list[DeviceRequestAllocationResult], expected: Ledger
 ) -> None:
-    ledger = Ledger()
+    ledger = DeviceLedger()
     ledger.claim_changed(claim("a", allocation(*results)))
     assert ledger.snapshot() == expected
 
 
 def test_shares_are_exclusive_devices_without_consumable_capacity() -> None:
-    ledger = Ledger(consumable_capacity=False)
+    ledger = DeviceLedger(consumable_capacity=False)
     ledger.claim_changed(claim("a", allocation(result(GPU0, share="s1", memory="1Gi"))))
-    assert ledger.snapshot() == AllocatedState(allocated_devices=frozenset({GPU0}))
+    assert ledger.snapshot() == Ledger(exclusive=frozenset({GPU0}))
 
 
 def test_deallocation_and_deletion_free_devices() -> None:
-    ledger = Ledger()
+    ledger = DeviceLedger()
     ledger.claim_changed(claim("a", allocation(result(GPU0))))
     ledger.claim_changed(claim("b", allocation(result(GPU1))))
     ledger.claim_changed(claim("a", None, rv="2"))
     ledger.claim_deleted("b")
-    assert ledger.snapshot() == AllocatedState()
+    assert ledger.snapshot() == Ledger()
     assert ledger.in_use_in_pool("gpu.example.com", "node-a") == frozenset()
 
 
 def test_in_flight_counts_until_the_watch_shows_the_written_version() -> None:
-    ledger = Ledger()
+    ledger = DeviceLedger()
     ledger.claim_changed(claim("a", None, rv="10"))
     ledger.reserve("a", allocation(result(GPU0)))
     assert ledger.is_in_use(GPU0)
@@ -131,11 +132,11 @@ def test_in_flight_counts_until_the_watch_shows_the_written_version() -> None:
     assert ledger.is_in_flight("a")
     ledger.claim_changed(claim("a", allocation(result(GPU0)), rv="12"))
     assert not ledger.is_in_flight("a")
-    assert ledger.snapshot().allocated_devices == {GPU0}  # now held by the observed claim
+    assert ledger.snapshot().exclusive == {GPU0}  # now held by the observed claim
 
 
 def test_a_watch_event_that_overtook_the_write_response_confirms_at_once() -> None:
-    ledger = Ledger()
+    ledger = DeviceLedger()
     ledger.reserve("a", allocation(result(GPU0)))
     ledger.claim_changed(claim("a", allocation(result(GPU0)), rv="7"))
     ledger.written("a", "7")
@@ -144,32 +145,32 @@ def test_a_watch_event_that_overtook_the_write_response_confirms_at_once() -> No
 
 
 def test_rollback_frees_only_what_the_decision_added() -> None:
-    ledger = Ledger()
+    ledger = DeviceLedger()
     ledger.claim_changed(claim("a", allocation(result(GPU0, share="s1", memory="1Gi"))))
     before = ledger.snapshot()
     ledger.reserve("b", allocation(result(GPU0, share="s2", memory="3Gi"), result(GPU1)))
-    assert ledger.snapshot().aggregated_capacity == {GPU0: mem(memory="4Gi")}
+    assert ledger.snapshot().consumed_capacity == {GPU0: mem(memory="4Gi")}
     ledger.rollback("b")
     assert ledger.snapshot() == before
 
 
 def test_deleting_a_claim_drops_its_in_flight_allocation() -> None:
-    ledger = Ledger()
+    ledger = DeviceLedger()
     ledger.reserve("a", allocation(result(GPU0)))
     ledger.claim_deleted("a")
     assert not ledger.is_in_flight("a")
-    assert ledger.snapshot() == AllocatedState()
+    assert ledger.snapshot() == Ledger()
 
 
 def test_a_claim_cannot_have_two_decisions_in_flight() -> None:
-    ledger = Ledger()
+    ledger = DeviceLedger()
     ledger.reserve("a", allocation(result(GPU0)))
     with pytest.raises(errors.TerminalError, match="claim a: an allocation is already in flight"):
         ledger.reserve("a", allocation(result(GPU1)))
 
 
 def test_in_use_in_pool_lists_each_device_once_however_it_is_used() -> None:
-    ledger = Ledger()
+    ledger = DeviceLedger()
     ledger.claim_changed(claim("a", allocation(result(GPU0, share="s1", memory="1Gi"))))
     ledger.claim_changed(claim("b", allocation(result(GPU0, share="s2", memory="1Gi"))))
     ledger.reserve("c", allocation(result(GPU1), result(NIC0, admin=True)))
@@ -177,8 +178,20 @@ def test_in_use_in_pool_lists_each_device_once_however_it_is_used() -> None:
     assert ledger.in_use_in_pool("nic.example.com", "node-b") == frozenset()
 
 
+def test_claim_store_changes_feed_the_ledger() -> None:
+    claims: Store[ResourceClaim] = Store("resourceclaims", lambda raw: raw["parsed"])
+    ledger = DeviceLedger()
+    allocated = claim("a", allocation(result(GPU0)), rv="2")
+    body = {"metadata": {"namespace": "ns", "name": "claim-a", "resourceVersion": "2"}}
+    for event, parsed in (("ADDED", allocated), ("DELETED", allocated)):
+        change = claims.apply(event, {**body, "parsed": parsed})
+        assert change is not None
+        ledger.observe(change)
+        assert ledger.is_in_use(GPU0) is (event == "ADDED")
+
+
 def test_snapshot_is_shared_until_something_changes() -> None:
-    ledger = Ledger()
+    ledger = DeviceLedger()
     first = ledger.snapshot()
     assert ledger.snapshot() is first
     revision = ledger.revision
@@ -208,10 +221,10 @@ allocations = st.one_of(
 UIDS = st.sampled_from(["u0", "u1", "u2", "u3"])
 
 
-def recompute(allocs: list[AllocationResult]) -> AllocatedState:
+def recompute(allocs: list[AllocationResult]) -> Ledger:
     """The state from scratch, straight from the definition."""
     exclusive: set[DeviceID] = set()
-    shares: set[tuple[DeviceID, str]] = set()
+    shares: set[SharedDeviceID] = set()
     capacity: dict[DeviceID, dict[str, Quantity]] = {}
     for alloc in allocs:
         for r in alloc.devices.results:
@@ -221,15 +234,15 @@ def recompute(allocs: list[AllocationResult]) -> AllocatedState:
             if r.share_id is None:
                 exclusive.add(device)
                 continue
-            shares.add((device, r.share_id))
+            shares.add(SharedDeviceID(device, r.share_id))
             if r.consumed_capacity:
                 totals = capacity.setdefault(device, {})
                 for name, q in r.consumed_capacity.items():
                     totals[name] = totals[name] + q if name in totals else q
-    return AllocatedState(
-        allocated_devices=frozenset(exclusive),
-        allocated_shares=frozenset(shares),
-        aggregated_capacity=FrozenMap({d: FrozenMap(t) for d, t in capacity.items()}),
+    return Ledger(
+        exclusive=frozenset(exclusive),
+        shares=frozenset(shares),
+        consumed_capacity=FrozenMap({d: FrozenMap(t) for d, t in capacity.items()}),
     )
 
 
@@ -238,7 +251,7 @@ class LedgerMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.ledger = Ledger()
+        self.ledger = DeviceLedger()
         self.observed: dict[str, AllocationResult | None] = {}
         self.version: dict[str, int] = {}
         self.in_flight: dict[str, tuple[AllocationResult, int | None]] = {}
@@ -303,9 +316,7 @@ class LedgerMachine(RuleBasedStateMachine):
         allocs += [a for a, _ in self.in_flight.values()]
         expected = recompute(allocs)
         snapshot = self.ledger.snapshot()
-        assert snapshot.allocated_devices == expected.allocated_devices
-        assert snapshot.allocated_shares == expected.allocated_shares
-        assert snapshot.aggregated_capacity == expected.aggregated_capacity
+        assert snapshot == expected
 
     @invariant()
     def no_device_in_use_is_free(self) -> None:
@@ -328,7 +339,7 @@ TestLedgerMachine.settings = settings(max_examples=80, stateful_step_count=30, d
 
 @given(st.lists(allocations, max_size=6))
 def test_watch_order_does_not_matter(allocs: list[AllocationResult | None]) -> None:
-    forward, backward = Ledger(), Ledger()
+    forward, backward = DeviceLedger(), DeviceLedger()
     for i, alloc in enumerate(allocs):
         forward.claim_changed(claim(f"u{i}", alloc))
     for i, alloc in reversed(list(enumerate(allocs))):

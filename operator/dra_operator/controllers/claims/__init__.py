@@ -12,6 +12,7 @@ from dra_operator.controllers.claims._events import (
     keys_for_pod,
     keys_for_template,
 )
+from dra_operator.controllers.claims._reconcile import ClaimsReconciler, ClaimsWriter, StoreView
 from dra_operator.controllers.claims._resolve import (
     MAX_GENERATE_NAME,
     ClaimsView,
@@ -46,6 +47,7 @@ from dra_operator.controllers.claims._writes import (
     RemoveFinalizer,
     ReserveClaim,
     Write,
+    render_consumer,
 )
 
 __all__ = [
@@ -53,7 +55,9 @@ __all__ = [
     "MAX_GENERATE_NAME",
     "ApplyPodClaimStatuses",
     "ClaimsFeatures",
+    "ClaimsReconciler",
     "ClaimsView",
+    "ClaimsWriter",
     "CreateClaim",
     "CreatedFor",
     "DeleteClaim",
@@ -65,6 +69,7 @@ __all__ = [
     "RemoveFinalizer",
     "ReserveClaim",
     "Resolved",
+    "StoreView",
     "Unresolved",
     "WorkKey",
     "Write",
@@ -80,6 +85,7 @@ __all__ = [
     "owning_pod",
     "pod_needs_claims",
     "pod_needs_work",
+    "render_consumer",
     "resolve",
     "sync_claim",
     "sync_pod",

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal, NamedTuple, Protocol
 
-from dra_operator.cluster import Pod
 from dra_operator.controllers.claims._resolve import (
     ClaimsView,
     Resolved,
@@ -19,7 +18,7 @@ from dra_operator.controllers.claims._resolve import (
     pod_needs_work,
     resolve,
 )
-from dra_operator.model import ResourceClaim, ResourceClaimTemplate
+from dra_operator.model import Pod, ResourceClaim, ResourceClaimTemplate
 
 
 class WorkKey(NamedTuple):
@@ -42,8 +41,13 @@ class PodsByClaim(Protocol):
 
 
 def keys_for_pod(pod: Pod, view: ClaimsView, *, deleted: bool = False) -> list[WorkKey]:
-    """The claims a finished pod releases, and the pod itself if it needs work."""
-    if not pod.spec.resource_claims:
+    """The claims a finished pod releases, and the pod itself if it needs work.
+
+    The claim the scheduler generated for DRA-backed extended resources is released too: it is
+    named in the pod status, not the spec (upstream since 1.34).
+    """
+    extended = pod.status.extended_resource_claim_status
+    if not pod.spec.resource_claims and extended is None:
         return []
     namespace = pod.metadata.namespace
     keys: list[WorkKey] = []
@@ -53,6 +57,8 @@ def keys_for_pod(pod: Pod, view: ClaimsView, *, deleted: bool = False) -> list[W
             resolved = resolve(pod, entry)
             if isinstance(resolved, Resolved) and resolved.name is not None:
                 keys.append(WorkKey("claim", namespace, resolved.name))
+        if extended is not None:
+            keys.append(WorkKey("claim", namespace, extended.resource_claim_name))
     if not deleted:
         needs_work, _ = pod_needs_work(pod, view)
         if needs_work:

@@ -11,9 +11,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from dra_operator.cluster import Entry, Pod, PodResourceClaim
+from dra_operator.cluster import Entry
 from dra_operator.model import (
     OwnerReference,
+    Pod,
+    PodResourceClaim,
     ResourceClaim,
     ResourceClaimConsumerReference,
     ResourceClaimTemplate,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from dra_operator import names
-from dra_operator.cluster import ObjectKey, Pod, PodResourceClaim
+from dra_operator.cluster import ObjectKey
 from dra_operator.controllers.claims._resolve import (
     ClaimsView,
     Unresolved,
@@ -42,7 +42,13 @@ from dra_operator.controllers.claims._writes import (
     ReserveClaim,
     Write,
 )
-from dra_operator.model import FrozenMap, ResourceClaim, ResourceClaimTemplate
+from dra_operator.model import (
+    FrozenMap,
+    Pod,
+    PodResourceClaim,
+    ResourceClaim,
+    ResourceClaimTemplate,
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

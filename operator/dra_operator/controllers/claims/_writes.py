@@ -12,6 +12,7 @@ server; `kube/` only sends them.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -104,6 +105,13 @@ class ReserveClaim:
     resource_version: str
     consumer: ResourceClaimConsumerReference
 
+    def status_body(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+        """The claim as read, with the consumer appended to `status.reservedFor`."""
+        body = _copy(raw, self.resource_version)
+        status = body.setdefault("status", {})
+        status["reservedFor"] = [*status.get("reservedFor", ()), render_consumer(self.consumer)]
+        return body
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PruneReservedFor:
@@ -117,6 +125,33 @@ class PruneReservedFor:
     reserved_for: tuple[ResourceClaimConsumerReference, ...]
     deallocate: bool
 
+    def status_body(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+        """The claim as read, keeping only the still-valid `reservedFor` entries.
+
+        Kept entries are the raw ones, so fields a newer API added to them survive.
+        """
+        body = _copy(raw, self.resource_version)
+        status = body.setdefault("status", {})
+        keep = {(ref.api_group, ref.resource, ref.name, ref.uid) for ref in self.reserved_for}
+        kept = [
+            entry
+            for entry in status.get("reservedFor", ())
+            if (
+                entry.get("apiGroup", ""),
+                entry.get("resource", ""),
+                entry.get("name", ""),
+                entry.get("uid", ""),
+            )
+            in keep
+        ]
+        if kept:
+            status["reservedFor"] = kept
+        else:
+            status.pop("reservedFor", None)
+        if self.deallocate:
+            status.pop("allocation", None)
+        return body
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RemoveFinalizer:
@@ -125,6 +160,12 @@ class RemoveFinalizer:
     claim: ObjectKey
     resource_version: str | None
     finalizer: str = names.DELETE_PROTECTION_FINALIZER
+
+    def body(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+        body = _copy(raw, self.resource_version)
+        metadata = body["metadata"]
+        metadata["finalizers"] = [f for f in metadata.get("finalizers", ()) if f != self.finalizer]
+        return body
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -181,3 +222,20 @@ class NeedPods:
 
     namespace: str
     names: tuple[str, ...] = field(default=())
+
+
+def render_consumer(ref: ResourceClaimConsumerReference) -> dict[str, str]:
+    """A `reservedFor` entry as JSON (`apiGroup` omitted when empty, as the API does)."""
+    rendered = {"resource": ref.resource, "name": ref.name, "uid": ref.uid}
+    return {"apiGroup": ref.api_group, **rendered} if ref.api_group else rendered
+
+
+def _copy(raw: Mapping[str, Any], resource_version: str | None) -> dict[str, Any]:
+    """A private copy of a raw object, conditional on `resource_version` when given.
+
+    None keeps the version in `raw`: the answer of the previous write in the same plan.
+    """
+    body: dict[str, Any] = copy.deepcopy(dict(raw))
+    if resource_version is not None:
+        body.setdefault("metadata", {})["resourceVersion"] = resource_version
+    return body

@@ -9,17 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dra_operator import names
-from dra_operator.cluster import (
-    Entry,
-    ObjectKey,
-    Pod,
-    PodResourceClaim,
-    PodResourceClaimStatus,
-    PodSpec,
-    PodStatus,
-    pod_claim_keys,
-    pod_template_keys,
-)
+from dra_operator.cluster import Entry, ObjectKey, pod_claim_keys, pod_template_keys
 from dra_operator.model import (
     AllocationResult,
     DeviceAllocationResult,
@@ -30,6 +20,11 @@ from dra_operator.model import (
     FrozenMap,
     ObjectMeta,
     OwnerReference,
+    Pod,
+    PodResourceClaim,
+    PodResourceClaimStatus,
+    PodSpec,
+    PodStatus,
     ResourceClaim,
     ResourceClaimConsumerReference,
     ResourceClaimStatus,

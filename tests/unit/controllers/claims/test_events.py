@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from dra_operator.controllers.claims import (
     WorkKey,
     keys_for_claim,
     keys_for_pod,
     keys_for_template,
 )
+from dra_operator.model import PodExtendedResourceClaimStatus
 
 from .builders import (
     GENERATED,
@@ -57,3 +60,12 @@ def test_a_claim_event_enqueues_the_claim_and_pods_needing_work() -> None:
 def test_a_template_event_enqueues_the_pods_waiting_for_it() -> None:
     view = View(pods=[POD_WITH_RESOURCE, TEST_POD])
     assert keys_for_template(template().obj, view, view) == [POD_KEY]
+
+
+def test_a_finished_pod_releases_its_extended_resource_claim() -> None:
+    status = PodExtendedResourceClaimStatus(request_mappings=(), resource_claim_name="ext-claim")
+    done = pod(phase="Failed")
+    done = replace(done, status=replace(done.status, extended_resource_claim_status=status))
+    assert keys_for_pod(done, View()) == [WorkKey("claim", NS, "ext-claim")]
+    running = replace(done, status=replace(done.status, phase="Running"))
+    assert keys_for_pod(running, View()) == []

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from dra_operator.cluster import Pod
 from dra_operator.controllers.claims import (
     MAX_GENERATE_NAME,
     Resolved,
@@ -16,6 +17,7 @@ from dra_operator.controllers.claims import (
     pod_needs_work,
     resolve,
 )
+from dra_operator.model import Pod
 
 from .builders import (
     GENERATED,
@@ -46,6 +48,33 @@ def test_generate_name_truncates_proportionally(
     name = generate_name(pod_name, claim_name)
     assert name == expected
     assert len(name) <= MAX_GENERATE_NAME
+
+
+names_ = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=253)
+
+
+@given(names_, names_.filter(lambda n: len(n) <= 63))
+def test_generate_name_is_a_prefix_of_each_part_within_57(pod_name: str, claim: str) -> None:
+    name = generate_name(pod_name, claim)
+    assert len(name) <= MAX_GENERATE_NAME
+    if len(pod_name) + len(claim) + 2 <= MAX_GENERATE_NAME:
+        assert name == f"{pod_name}-{claim}-"
+        return
+    splits = [
+        i
+        for i in range(len(pod_name) + 1)
+        if name[:i] == pod_name[:i] and name[i : i + 1] == "-" and claim.startswith(name[i + 1 :])
+    ]
+    whole = len(pod_name) + len(claim) + 2
+
+    def proportional(i: int) -> bool:
+        """Both parts shrank by the same factor, to within rounding down."""
+        j = len(name) - i - 1
+        pod_share = len(pod_name) * MAX_GENERATE_NAME / whole
+        claim_share = len(claim) * MAX_GENERATE_NAME / whole
+        return 0 <= pod_share - i < 1 and 0 <= claim_share - j < 1
+
+    assert any(proportional(i) for i in splits)  # pod prefix, one dash, claim prefix
 
 
 def test_resolution_of_each_kind_of_entry() -> None:

@@ -15,7 +15,7 @@ from dataclasses import replace
 import pytest
 
 from dra_operator import names
-from dra_operator.cluster import ObjectKey, Pod
+from dra_operator.cluster import ObjectKey
 from dra_operator.controllers.claims import (
     ApplyPodClaimStatuses,
     ClaimsFeatures,
@@ -33,7 +33,7 @@ from dra_operator.controllers.claims import (
     sync_claim,
     sync_pod,
 )
-from dra_operator.model import FrozenMap, ResourceClaimConsumerReference
+from dra_operator.model import FrozenMap, Pod, ResourceClaimConsumerReference
 
 from .builders import (
     GENERATED,
@@ -317,7 +317,7 @@ def test_a_pod_claim_not_needed_creates_nothing() -> None:
 
 
 def test_an_entry_with_no_known_field_fails() -> None:
-    from dra_operator.cluster import PodResourceClaim, PodSpec
+    from dra_operator.model import PodResourceClaim, PodSpec
 
     odd = replace(TEST_POD, spec=PodSpec(resource_claims=(PodResourceClaim(name="x"),)))
     plan = sync_pod(odd, View())

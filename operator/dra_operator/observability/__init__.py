@@ -31,6 +31,7 @@ from dra_operator.observability._logging import (
     reconcile_scope,
 )
 from dra_operator.observability._metrics import CONTENT_TYPE, Metrics
+from dra_operator.observability._reconcile import ReconcileObserver, reconcile_observer
 from dra_operator.observability._server import Address, ProbeServer, make_app, parse_bind_address
 from dra_operator.observability._workqueue import QueueMetrics
 
@@ -54,6 +55,7 @@ __all__ = [
     "Metrics",
     "ProbeServer",
     "QueueMetrics",
+    "ReconcileObserver",
     "RetryReason",
     "Role",
     "claim_source",
@@ -62,5 +64,6 @@ __all__ = [
     "has_admin_access",
     "make_app",
     "parse_bind_address",
+    "reconcile_observer",
     "reconcile_scope",
 ]

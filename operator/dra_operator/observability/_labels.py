@@ -11,6 +11,11 @@ import enum
 from dataclasses import dataclass
 
 
+def bool_label(value: bool) -> str:
+    """Go's spelling of a boolean label value, as upstream's metrics use it."""
+    return "true" if value else "false"
+
+
 class AllocationOutcome(enum.Enum):
     """How one allocation attempt (a claim set on a candidate node, or a standalone claim) ended."""
 

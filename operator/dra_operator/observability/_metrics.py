@@ -36,6 +36,7 @@ from dra_operator.observability._labels import (
     EvictionFailure,
     HookOutcome,
     RetryReason,
+    bool_label,
 )
 from dra_operator.observability._workqueue import QueueMetrics, WorkQueues
 
@@ -56,10 +57,6 @@ STEP_BUCKETS: Final = tuple(float(4**power) for power in range(13))
 """Search steps per attempt, powers of four from 1 to about 16.8 million."""
 
 _CACHES: Final = ("compile", "result")
-
-
-def _bool_label(value: bool) -> str:
-    return "true" if value else "false"
 
 
 class _CacheHitRatio:
@@ -257,7 +254,7 @@ class Metrics:
     def claim_created(self, *, ok: bool, admin_access: bool) -> None:
         """A create request for a claim from a template returned (`ok`) or failed."""
         status = "success" if ok else "failure"
-        self._creates.labels(status=status, admin_access=_bool_label(admin_access)).inc()
+        self._creates.labels(status=status, admin_access=bool_label(admin_access)).inc()
 
     # -- scheduler -------------------------------------------------------------------------
 

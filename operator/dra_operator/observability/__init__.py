@@ -17,8 +17,7 @@ from dra_operator.observability._labels import (
     AllocationOutcome,
     BlockingReason,
     CELStats,
-    EvictionFailure,
-    HookOutcome,
+    HookFailure,
     RetryReason,
 )
 from dra_operator.observability._logging import (
@@ -47,9 +46,8 @@ __all__ = [
     "CELStats",
     "Check",
     "ClaimSource",
-    "EvictionFailure",
     "Health",
-    "HookOutcome",
+    "HookFailure",
     "LogEvent",
     "LogFormat",
     "Metrics",

@@ -123,9 +123,9 @@ class CacheSizes:
 
 
 class LeaderStatus:
-    """`dra_operator_leader`: 1 while this replica leads, read from `Health`."""
+    """`dra_operator_leader_status`: 1 while this replica leads, read from `Health`."""
 
-    NAME = "dra_operator_leader"
+    NAME = "dra_operator_leader_status"
 
     def __init__(self, health: Health | None) -> None:
         self.health = health

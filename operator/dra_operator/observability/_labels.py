@@ -1,8 +1,7 @@
 """The label vocabularies of our metrics, as enums, so callers cannot invent a label value.
 
-Every value is a time series, so each set is small and closed. The values are the ones
-deploy/monitoring's alerts and dashboard are written against (docs/metrics.md); renaming one
-means changing those too.
+Every value is a time series, so each set is small and closed. deploy/monitoring's alerts and
+dashboard select on some of them (docs/metrics.md); renaming one means changing those too.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ class AllocationOutcome(enum.Enum):
     ALLOCATED = "allocated"
     UNSCHEDULABLE = "unschedulable"  # no fit; the BlockingReason says why
     ABORTED = "aborted"  # the search budget ran out
-    ERROR = "error"  # a CEL runtime error or an invalid object
+    ERROR = "error"  # bad input: a missing DeviceClass, a broken selector, an invalid object
 
 
 class BlockingReason(enum.Enum):
@@ -58,36 +57,23 @@ class RetryReason(enum.Enum):
     TIMEOUT = "timeout"
 
 
-class HookOutcome(enum.Enum):
-    """How a hook call ended; `ERROR` and `TIMEOUT` are the failures."""
+class HookFailure(enum.Enum):
+    """How a hook call failed."""
 
-    OK = "ok"
-    REFUSED = "refused"  # before_allocate said no, or filter_device vetoed
     ERROR = "error"  # raised
     TIMEOUT = "timeout"  # ran past its time limit
-
-
-class EvictionFailure(enum.Enum):
-    """Why deleting a pod on a tainted device failed (it is retried)."""
-
-    API_ERROR = "api_error"
-    TIMEOUT = "timeout"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CELStats:
     """CEL work done since the last report: counts to add, never running totals.
 
-    `compiled` counts successful compilations, `compile_errors` failed ones; the two caches are
-    the compiled-expression cache and the per-device result cache.
+    The cache is the per-device selector-result cache; an evaluation is a miss of it.
     """
 
-    compiled: int = 0
-    compile_errors: int = 0
+    compilations: int = 0
+    compilation_errors: int = 0
     evaluations: int = 0
-    runtime_errors: int = 0
-    cost_errors: int = 0
-    compile_cache_hits: int = 0
-    compile_cache_misses: int = 0
-    result_cache_hits: int = 0
-    result_cache_misses: int = 0
+    evaluation_errors: int = 0
+    cache_hits: int = 0
+    cache_misses: int = 0

@@ -7,8 +7,8 @@ maps it to the metrics upstream dashboards know, or to ours under `dra_operator_
 
 Names, labels, types and buckets are upstream's where upstream has the metric (v1.36.4:
 kube-controller-manager's resourceclaim and device-taint-eviction controllers, client-go's
-workqueue). Ours follow the names deploy/monitoring's alerts and dashboard use. docs/metrics.md
-lists every metric; a unit test keeps it equal to the registry.
+workqueue). deploy/monitoring's alerts and dashboard are written against these names.
+docs/metrics.md lists every metric; a unit test keeps it equal to the registry.
 
 Not done here: deciding when something happened, timing it (callers pass seconds), or exposing
 the page (`_server`). prometheus-client's metrics are thread-safe; the work-queue recorders and
@@ -33,8 +33,7 @@ from dra_operator.observability._labels import (
     AllocationOutcome,
     BlockingReason,
     CELStats,
-    EvictionFailure,
-    HookOutcome,
+    HookFailure,
     RetryReason,
     bool_label,
 )
@@ -46,52 +45,52 @@ CONTENT_TYPE: Final = CONTENT_TYPE_PLAIN_0_0_4
 EVICTION_BUCKETS: Final = (0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 30, 60, 120, 180, 240)
 """Upstream's `pod_deletion_duration_seconds` buckets: 5 ms to 4 min."""
 
-LATENCY_BUCKETS: Final = (
+DECISION_BUCKETS: Final = (
     *(1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5),
-    *(1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0),
+    *(1.0, 2.5, 5.0, 10.0),
 )
-"""Allocation latency, both stages in one histogram: 100 µs (the allocator on one small claim)
-to 10 min (pod creation to binding), past which a pod is stuck, not slow."""
+"""Allocator run time: 100 µs (one small claim) to 10 s (a search budget running out)."""
+
+BINDING_BUCKETS: Final = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
+"""Pod creation to binding: 10 ms to 10 min, past which a pod is stuck, not slow."""
 
 STEP_BUCKETS: Final = tuple(float(4**power) for power in range(13))
-"""Search steps per attempt, powers of four from 1 to about 16.8 million."""
-
-_CACHES: Final = ("compile", "result")
+"""Search steps per decision, powers of four from 1 to about 16.8 million."""
 
 
 class _CacheHitRatio:
-    """`dra_operator_cel_cache_hit_ratio{cache}`, from the lookup counter at scrape time."""
+    """`dra_operator_cel_cache_hit_ratio`, from the hit and miss counters at scrape time."""
 
     NAME = "dra_operator_cel_cache_hit_ratio"
 
-    def __init__(self, lookups: Counter) -> None:
-        self._lookups = lookups
+    def __init__(self, hits: Counter, misses: Counter) -> None:
+        self._hits = hits
+        self._misses = misses
 
     def describe(self) -> list[GaugeMetricFamily]:
         return [self._family()]
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        hits = dict.fromkeys(_CACHES, 0.0)
-        total = dict.fromkeys(_CACHES, 0.0)
-        for metric in self._lookups.collect():
-            for sample in metric.samples:
-                if sample.name.endswith("_total"):
-                    cache = sample.labels["cache"]
-                    total[cache] += sample.value
-                    if sample.labels["hit"] == "true":
-                        hits[cache] += sample.value
+        hits, misses = _value(self._hits), _value(self._misses)
         family = self._family()
-        for cache in _CACHES:
-            family.add_metric((cache,), hits[cache] / total[cache] if total[cache] else 0.0)
+        family.add_metric((), hits / (hits + misses) if hits + misses else 0.0)
         yield family
 
     def _family(self) -> GaugeMetricFamily:
         return GaugeMetricFamily(
             self.NAME,
-            "CEL cache hits over lookups since start (0 before any lookup); prefer a rate() "
-            "of dra_operator_cel_cache_lookups_total for recent behaviour.",
-            labels=("cache",),
+            "CEL selector-result cache hits over lookups since start (0 before any lookup); "
+            "prefer a rate() of the hit and miss counters for recent behaviour.",
+            labels=(),
         )
+
+
+def _value(counter: Counter) -> float:
+    for metric in counter.collect():
+        for sample in metric.samples:
+            if sample.name.endswith("_total"):
+                return sample.value
+    return 0.0
 
 
 class _WithoutCreated:
@@ -146,13 +145,7 @@ class Metrics:
             registry=r,
             buckets=EVICTION_BUCKETS,
         )
-        self._eviction_failures = Counter(
-            "dra_operator_eviction_failures_total",
-            "Pod deletions for device taints that failed and will be retried, by reason.",
-            ("reason",),
-            registry=r,
-        )
-        # ours: allocation
+        # ours
         self._attempts = Counter(
             "dra_operator_allocation_attempts_total",
             "Allocation attempts (a claim set on a candidate node, or a standalone claim), by "
@@ -160,24 +153,28 @@ class Metrics:
             ("outcome", "reason"),
             registry=r,
         )
-        self._latency = Histogram(
+        self._decision = Histogram(
             "dra_operator_allocation_duration_seconds",
-            "Allocation latency: stage=decision is the allocator alone, stage=end_to_end is a "
-            "pod's creation to its binding.",
-            ("stage",),
+            "Seconds the allocator spent on one decision, by outcome.",
+            ("outcome",),
             registry=r,
-            buckets=LATENCY_BUCKETS,
+            buckets=DECISION_BUCKETS,
         )
         self._steps = Histogram(
-            "dra_operator_search_steps",
-            "Search steps (devices tried) per allocation attempt.",
+            "dra_operator_allocation_search_steps",
+            "Search steps the allocator took for one decision.",
             registry=r,
             buckets=STEP_BUCKETS,
         )
-        # ours: API
+        self._binding = Histogram(
+            "dra_operator_pod_binding_duration_seconds",
+            "Seconds from a pod's creation to its binding by the operator's scheduler.",
+            registry=r,
+            buckets=BINDING_BUCKETS,
+        )
         self._conflicts = Counter(
             "dra_operator_api_conflicts_total",
-            "API writes refused with a conflict (409) and decided again on fresh data, by kind.",
+            "API writes refused with a conflict (409), by object kind.",
             ("kind",),
             registry=r,
         )
@@ -187,37 +184,45 @@ class Metrics:
             ("kind", "reason"),
             registry=r,
         )
-        # ours: CEL
         self._cel_compilations = Counter(
-            "dra_operator_cel_compilations_total",
-            "CEL selector compilations (misses of the compile cache), by result.",
-            ("result",),
+            "dra_operator_cel_compilations_total", "CEL expressions compiled.", registry=r
+        )
+        self._cel_compilation_errors = Counter(
+            "dra_operator_cel_compilation_errors_total",
+            "CEL expressions that failed to compile.",
             registry=r,
         )
         self._cel_evaluations = Counter(
             "dra_operator_cel_evaluations_total",
-            "CEL selector evaluations against a device (misses of the result cache).",
+            "CEL selector evaluations against a device (cache misses).",
             registry=r,
         )
-        self._cel_errors = Counter(
-            "dra_operator_cel_errors_total",
-            "CEL errors, by stage: compile, runtime, cost (runtime cost limit).",
-            ("stage",),
+        self._cel_evaluation_errors = Counter(
+            "dra_operator_cel_evaluation_errors_total",
+            "CEL selector evaluations that ended in a runtime error.",
             registry=r,
         )
-        self._cel_lookups = Counter(
-            "dra_operator_cel_cache_lookups_total",
-            "CEL cache lookups, by cache (compile, result) and whether they hit.",
-            ("cache", "hit"),
+        self._cel_hits = Counter(
+            "dra_operator_cel_cache_hits_total",
+            "Selector results served from the CEL result cache.",
             registry=r,
         )
-        r.register(_CacheHitRatio(self._cel_lookups))
-        # ours: hooks and controllers
+        self._cel_misses = Counter(
+            "dra_operator_cel_cache_misses_total",
+            "Selector results not in the CEL result cache.",
+            registry=r,
+        )
+        r.register(_CacheHitRatio(self._cel_hits, self._cel_misses))
         self._hook_calls = Counter(
             "dra_operator_hook_calls_total",
-            "Extension hook calls, by hook, hook point and outcome (error and timeout are the "
-            "failures).",
-            ("hook", "point", "outcome"),
+            "Extension hook calls, by hook and hook point.",
+            ("hook", "point"),
+            registry=r,
+        )
+        self._hook_failures = Counter(
+            "dra_operator_hook_failures_total",
+            "Extension hook calls that raised or ran out of time, by hook, point and reason.",
+            ("hook", "point", "reason"),
             registry=r,
         )
         self._reconciles = Counter(
@@ -274,11 +279,11 @@ class Metrics:
         else:
             label = reason.value
         self._attempts.labels(outcome=outcome.value, reason=label).inc()
-        self._latency.labels(stage="decision").observe(seconds)
+        self._decision.labels(outcome=outcome.value).observe(seconds)
         self._steps.observe(steps)
 
     def pod_bound(self, *, seconds_since_creation: float) -> None:
-        self._latency.labels(stage="end_to_end").observe(seconds_since_creation)
+        self._binding.observe(seconds_since_creation)
 
     # -- eviction --------------------------------------------------------------------------
 
@@ -286,9 +291,6 @@ class Metrics:
         """A pod was deleted; `seconds_after_due` counts from its eviction time."""
         self._deletions.inc()
         self._deletion_latency.observe(seconds_after_due)
-
-    def eviction_failed(self, reason: EvictionFailure) -> None:
-        self._eviction_failures.labels(reason=reason.value).inc()
 
     # -- API writes ------------------------------------------------------------------------
 
@@ -302,25 +304,20 @@ class Metrics:
     # -- CEL, hooks, controllers -----------------------------------------------------------
 
     def record_cel(self, stats: CELStats) -> None:
-        """Add the CEL work of one allocator run (or one compile) to the counters."""
-        self._cel_compilations.labels(result="success").inc(stats.compiled)
-        self._cel_compilations.labels(result="error").inc(stats.compile_errors)
+        """Add the CEL work of one allocator run (or compile) to the counters."""
+        self._cel_compilations.inc(stats.compilations)
+        self._cel_compilation_errors.inc(stats.compilation_errors)
         self._cel_evaluations.inc(stats.evaluations)
-        self._cel_errors.labels(stage="compile").inc(stats.compile_errors)
-        self._cel_errors.labels(stage="runtime").inc(stats.runtime_errors)
-        self._cel_errors.labels(stage="cost").inc(stats.cost_errors)
-        lookups = (
-            ("compile", "true", stats.compile_cache_hits),
-            ("compile", "false", stats.compile_cache_misses),
-            ("result", "true", stats.result_cache_hits),
-            ("result", "false", stats.result_cache_misses),
-        )
-        for cache, hit, count in lookups:
-            self._cel_lookups.labels(cache=cache, hit=hit).inc(count)
+        self._cel_evaluation_errors.inc(stats.evaluation_errors)
+        self._cel_hits.inc(stats.cache_hits)
+        self._cel_misses.inc(stats.cache_misses)
 
-    def hook_called(self, hook: str, point: str, outcome: HookOutcome) -> None:
+    def hook_called(self, hook: str, point: str) -> None:
         """`hook` is the configured name (`module:attr`), `point` the method (`score_node`)."""
-        self._hook_calls.labels(hook=hook, point=point, outcome=outcome.value).inc()
+        self._hook_calls.labels(hook=hook, point=point).inc()
+
+    def hook_failed(self, hook: str, point: str, reason: HookFailure) -> None:
+        self._hook_failures.labels(hook=hook, point=point, reason=reason.value).inc()
 
     def reconciled(self, controller: str, result: str) -> None:
         """One reconcile ended; `result` is `controllers.Outcome`'s value."""

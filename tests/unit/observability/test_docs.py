@@ -13,9 +13,8 @@ from dra_operator.model import ObjectMeta, ResourceClaim
 from dra_operator.observability import (
     AllocationOutcome,
     CELStats,
-    EvictionFailure,
     Health,
-    HookOutcome,
+    HookFailure,
     Metrics,
     RetryReason,
 )
@@ -51,11 +50,11 @@ def exercised() -> Metrics:
     metrics.allocation_attempted(AllocationOutcome.ALLOCATED, seconds=0.001, steps=1)
     metrics.pod_bound(seconds_since_creation=1.0)
     metrics.pod_evicted(seconds_after_due=1.0)
-    metrics.eviction_failed(EvictionFailure.TIMEOUT)
     metrics.api_conflict("Pod")
     metrics.api_retried("Pod", RetryReason.CONFLICT)
-    metrics.record_cel(CELStats(compiled=1))
-    metrics.hook_called("h", "score_node", HookOutcome.OK)
+    metrics.record_cel(CELStats(compilations=1))
+    metrics.hook_called("h", "score_node")
+    metrics.hook_failed("h", "score_node", HookFailure.ERROR)
     metrics.reconciled("claims", "success")
     return metrics
 

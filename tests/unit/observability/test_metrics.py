@@ -2,8 +2,8 @@
 
 Covers: each typed call lands in the upstream-named or `dra_operator_` series with the right
 labels; a failed attempt needs a reason; upstream's buckets; registries of two operators stay
-apart; no `_created` series; the scrape-time gauges (leader, cache sizes, CEL hit ratio) and a
-failing source.
+apart; no `_created` series; the scrape-time gauges (leader status, cache sizes, CEL hit ratio)
+and a failing source.
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ from dra_operator.observability import (
     AllocationOutcome,
     BlockingReason,
     CELStats,
-    EvictionFailure,
     Health,
-    HookOutcome,
+    HookFailure,
     Metrics,
     RetryReason,
     Role,
@@ -70,14 +69,14 @@ from dra_operator.observability import (
                 reason=BlockingReason.SEARCH_BUDGET,
             ),
             "dra_operator_allocation_duration_seconds_count",
-            {"stage": "decision"},
-            id="decision-latency",
+            {"outcome": "aborted"},
+            id="decision-latency-by-outcome",
         ),
         pytest.param(
             lambda m: m.pod_bound(seconds_since_creation=3.0),
-            "dra_operator_allocation_duration_seconds_count",
-            {"stage": "end_to_end"},
-            id="pod-bound-end-to-end",
+            "dra_operator_pod_binding_duration_seconds_count",
+            {},
+            id="pod-bound",
         ),
         pytest.param(
             lambda m: m.api_conflict("ResourceClaim"),
@@ -92,22 +91,16 @@ from dra_operator.observability import (
             id="api-retry",
         ),
         pytest.param(
-            lambda m: m.hook_called("example:Hook", "score_node", HookOutcome.OK),
+            lambda m: m.hook_called("example:Hook", "score_node"),
             "dra_operator_hook_calls_total",
-            {"hook": "example:Hook", "point": "score_node", "outcome": "ok"},
+            {"hook": "example:Hook", "point": "score_node"},
             id="hook-called",
         ),
         pytest.param(
-            lambda m: m.hook_called("example:Hook", "filter_device", HookOutcome.TIMEOUT),
-            "dra_operator_hook_calls_total",
-            {"hook": "example:Hook", "point": "filter_device", "outcome": "timeout"},
+            lambda m: m.hook_failed("example:Hook", "filter_device", HookFailure.TIMEOUT),
+            "dra_operator_hook_failures_total",
+            {"hook": "example:Hook", "point": "filter_device", "reason": "timeout"},
             id="hook-timed-out",
-        ),
-        pytest.param(
-            lambda m: m.eviction_failed(EvictionFailure.API_ERROR),
-            "dra_operator_eviction_failures_total",
-            {"reason": "api_error"},
-            id="eviction-failed",
         ),
         pytest.param(
             lambda m: m.reconciled("claims", "terminal_error"),
@@ -128,11 +121,11 @@ def test_allocation_attempted_observes_latency_and_steps() -> None:
     metrics.allocation_attempted(AllocationOutcome.ALLOCATED, seconds=0.003, steps=17)
     metrics.allocation_attempted(AllocationOutcome.ALLOCATED, seconds=0.001, steps=3)
     page = scrape(metrics)
-    assert page[("dra_operator_allocation_duration_seconds_sum", (("stage", "decision"),))] == (
+    assert page[("dra_operator_allocation_duration_seconds_sum", (("outcome", "allocated"),))] == (
         pytest.approx(0.004)
     )
-    assert page[("dra_operator_search_steps_sum", ())] == 20.0
-    assert page[("dra_operator_search_steps_bucket", (("le", "4.0"),))] == 1.0
+    assert page[("dra_operator_allocation_search_steps_sum", ())] == 20.0
+    assert page[("dra_operator_allocation_search_steps_bucket", (("le", "4.0"),))] == 1.0
 
 
 @pytest.mark.parametrize(
@@ -158,27 +151,17 @@ def test_pod_evicted_observes_upstreams_buckets() -> None:
     assert page[(f"{family}_bucket", (("le", "0.1"),))] == 1.0
 
 
-def test_record_cel_adds_counts_and_ratios() -> None:
+def test_record_cel_adds_counts_and_ratio() -> None:
     metrics = Metrics()
-    assert value(metrics, "dra_operator_cel_cache_hit_ratio", cache="result") == 0.0
-    metrics.record_cel(
-        CELStats(compiled=2, compile_errors=1, compile_cache_misses=3, result_cache_misses=1)
-    )
-    metrics.record_cel(
-        CELStats(evaluations=4, runtime_errors=1, cost_errors=2, result_cache_hits=3)
-    )
+    assert value(metrics, "dra_operator_cel_cache_hit_ratio") == 0.0
+    metrics.record_cel(CELStats(compilations=2, compilation_errors=1, cache_misses=1))
+    metrics.record_cel(CELStats(evaluations=4, evaluation_errors=1, cache_hits=3))
     page = scrape(metrics)
-    assert page[("dra_operator_cel_compilations_total", (("result", "success"),))] == 2.0
-    assert page[("dra_operator_cel_compilations_total", (("result", "error"),))] == 1.0
+    assert page[("dra_operator_cel_compilations_total", ())] == 2.0
+    assert page[("dra_operator_cel_compilation_errors_total", ())] == 1.0
     assert page[("dra_operator_cel_evaluations_total", ())] == 4.0
-    assert page[("dra_operator_cel_errors_total", (("stage", "compile"),))] == 1.0
-    assert page[("dra_operator_cel_errors_total", (("stage", "runtime"),))] == 1.0
-    assert page[("dra_operator_cel_errors_total", (("stage", "cost"),))] == 2.0
-    lookups = "dra_operator_cel_cache_lookups_total"
-    assert page[(lookups, (("cache", "result"), ("hit", "true")))] == 3.0
-    assert page[(lookups, (("cache", "compile"), ("hit", "false")))] == 3.0
-    assert page[("dra_operator_cel_cache_hit_ratio", (("cache", "result"),))] == 0.75
-    assert page[("dra_operator_cel_cache_hit_ratio", (("cache", "compile"),))] == 0.0
+    assert page[("dra_operator_cel_evaluation_errors_total", ())] == 1.0
+    assert page[("dra_operator_cel_cache_hit_ratio", ())] == 0.75
 
 
 @pytest.mark.parametrize(
@@ -193,11 +176,11 @@ def test_leader_status_follows_health(role: Role, expected: float) -> None:
     health = Health()
     metrics = Metrics(health=health)
     health.set_role(role)
-    assert value(metrics, "dra_operator_leader") == expected
+    assert value(metrics, "dra_operator_leader_status") == expected
 
 
 def test_leader_status_is_zero_without_health() -> None:
-    assert value(Metrics(), "dra_operator_leader") == 0.0
+    assert value(Metrics(), "dra_operator_leader_status") == 0.0
 
 
 def test_cache_sizes_are_read_at_scrape_time() -> None:

@@ -248,21 +248,21 @@ async def test_probes_and_metrics_are_served(
     run_operator: Any,
     control_plane: controlplane.ControlPlaneState,
 ) -> None:
-    handle = await run_operator(health_address="127.0.0.1:0")
-    port = handle.operator.probe_ports[0]
+    handle = await run_operator(metrics_address="127.0.0.1:0", health_address="127.0.0.1:0")
+    probes = handle.operator.probes
     await admin_api.create(TEMPLATES, template("tmpl"), namespace=namespace)
     await admin_api.create(PODS, pod("p", template="tmpl"), namespace=namespace)
     await wait_for(lambda: claim_of(admin_api, namespace, "p"), what="the claim")
 
     async with aiohttp.ClientSession() as http:
 
-        async def get(path: str) -> tuple[int, str]:
+        async def get(port: int, path: str) -> tuple[int, str]:
             async with http.get(f"http://127.0.0.1:{port}{path}") as resp:
                 return resp.status, await resp.text()
 
-        assert await get("/healthz") == (200, "ok\n")
-        assert await get("/readyz") == (200, "ok\n")
-        status, metrics = await get("/metrics")
+        assert await get(probes.health_port, "/healthz") == (200, "ok\n")
+        assert await get(probes.health_port, "/readyz") == (200, "ok\n")
+        status, metrics = await get(probes.metrics_port, "/metrics")
     assert status == 200
     assert 'dra_operator_reconciles_total{controller="resource_claim",result="success"}' in metrics
     assert 'dra_operator_cache_objects{kind="pods"} 1.0' in metrics

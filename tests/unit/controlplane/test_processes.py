@@ -8,7 +8,7 @@ state.json round-trips, and `down` on an empty directory stops nothing.
 
 from __future__ import annotations
 
-import shutil
+import sys
 from pathlib import Path
 
 from dra_operator.controlplane import Component, ControlPlaneState, down, read_state
@@ -21,11 +21,12 @@ from dra_operator.controlplane._processes import (
     stop_process,
 )
 
-SLEEP = shutil.which("sleep") or "/bin/sleep"
+SLEEP = sys.executable
+SLEEPER = [SLEEP, "-c", "import time; time.sleep(300)  # dra-operator process test"]
 
 
 def test_start_and_stop_by_pid(tmp_path: Path) -> None:
-    pid = start_process([SLEEP, "300"], tmp_path / "logs" / "sleep.log")
+    pid = start_process(SLEEPER, tmp_path / "logs" / "sleep.log")
     assert is_running(pid, SLEEP)
     assert not is_running(pid, "/usr/bin/not-sleep")
     assert not stop_process(pid, "/usr/bin/not-sleep")
@@ -47,7 +48,7 @@ def test_probe_of_a_closed_port_fails() -> None:
 
 
 def test_state_round_trip_and_down(tmp_path: Path) -> None:
-    pid = start_process([SLEEP, "300"], tmp_path / "logs" / "sleep.log")
+    pid = start_process(SLEEPER, tmp_path / "logs" / "sleep.log")
     component = Component(name="sleeper", pid=pid, binary=SLEEP, log=str(tmp_path / "x.log"))
     state = ControlPlaneState(
         state_dir=tmp_path, version="v1.36.4", server="https://127.0.0.1:1", components=(component,)

@@ -48,6 +48,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.controlplane)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Iterator[None] | Any:
+    """Attach the apiserver's last log lines to a failed test that used the control plane."""
+    report = yield
+    state = getattr(item, "funcargs", {}).get("control_plane")
+    if report.failed and isinstance(state, controlplane.ControlPlaneState):
+        for component in state.components:
+            if component.name == "kube-apiserver":
+                lines = Path(component.log).read_text(errors="replace").splitlines()
+                tail = "\n".join(lines[-40:])
+                report.sections.append(("kube-apiserver log (last lines)", tail))
+    return report
+
+
 def _missing_binaries(message: str) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(f"{message} (CI=true: failing instead of skipping)", pytrace=False)

@@ -19,6 +19,7 @@ under CI=true, where they fail: a broken build must not pass as skipped tests.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import dataclasses
 import os
@@ -85,7 +86,10 @@ def control_plane(
         pytest.fail(f"{exc}\n{exc.log_tail}", pytrace=False)
     try:
         roles = controlplane.load_cluster_roles(RBAC_DIR, binaries.path("kubectl"))
-        asyncio.run(_bind(state, roles))
+        # In a thread of its own: asyncio.run here would detach the session loop that
+        # pytest-asyncio set on this thread, leaving it unclosed.
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            pool.submit(asyncio.run, _bind(state, roles)).result()
         yield state
     finally:
         controlplane.down(state_dir)

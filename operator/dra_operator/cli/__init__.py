@@ -11,12 +11,17 @@ import importlib
 
 import click
 
+from dra_operator.cli._logging import log_options
+
 __all__ = ["kubectl_main", "main"]
 
 # name -> module under dra_operator.cli that defines `command`
 _SUBCOMMANDS: dict[str, str] = {
+    "allocate": "_allocate",
+    "cel": "_cel",
     "controlplane": "_controlplane",
     "demo": "_demo",
+    "verify": "_verify",
 }
 _KUBECTL_SUBCOMMANDS: dict[str, str] = {}
 
@@ -39,6 +44,7 @@ class _LazyGroup(click.Group):
 
 @click.group(cls=_LazyGroup, lazy=_SUBCOMMANDS)
 @click.version_option(package_name="dra-operator")
+@log_options
 def main() -> None:
     """dra-operator: the Kubernetes DRA control plane."""
 

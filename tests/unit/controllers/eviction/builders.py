@@ -120,6 +120,7 @@ def rule(
 
 class Stores:
     def __init__(self) -> None:
+        self._version = 0
         self.pods: Store[model.Pod] = Store("Pod", model.parse_pod, POD_INDEXERS)
         self.claims: Store[model.ResourceClaim] = Store(
             "ResourceClaim", model.parse_resource_claim, CLAIM_INDEXERS
@@ -139,4 +140,6 @@ class Stores:
             "DeviceTaintRule": self.rules,
         }
         for raw in objs:
+            self._version += 1  # every add is a new version, as the server would write it
+            raw["metadata"]["resourceVersion"] = str(self._version)
             stores[raw["kind"]].apply("MODIFIED", raw)

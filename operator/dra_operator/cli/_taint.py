@@ -115,7 +115,8 @@ async def _pool_slices(api: Client, slices: Resource, driver: str, pool: str) ->
     return [s for s in mine if s["spec"]["pool"]["generation"] == newest]
 
 
-async def _run(options: dict[str, Any], *, add: bool) -> str:
+async def change_taint(options: Mapping[str, Any], *, add: bool) -> str:
+    """Put the taint on (`add`) or off as `options` (the command line's) say; what was done."""
     async with Client.from_kubeconfig(options["kubeconfig"]) as api:
         rules = await _served(api, "devicetaintrules")
         via = options["via"]
@@ -202,7 +203,7 @@ def _finish(coro: Any) -> None:
 @click.option("--effect", type=click.Choice(_EFFECTS), default="NoExecute", show_default=True)
 def command(**options: Any) -> None:
     """Taint a device (or a pool) through its ResourceSlice or a DeviceTaintRule."""
-    _finish(_run(options, add=True))
+    _finish(change_taint(options, add=True))
 
 
 @click.command("untaint")
@@ -216,4 +217,4 @@ def command(**options: Any) -> None:
 )
 def untaint(**options: Any) -> None:
     """Remove a taint that `taint` put on (deletes the DeviceTaintRule, or edits the slice)."""
-    _finish(_run(options, add=False))
+    _finish(change_taint(options, add=False))

@@ -6,6 +6,7 @@ without it only slice taints evict.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from dra_operator import names
@@ -22,12 +23,13 @@ from dra_operator.controllers.eviction import (
     keys_for_rule,
     keys_for_slice,
 )
+from dra_operator.observability import Metrics
 
 
 class EvictionPlugin:
     name = "eviction"
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, metrics: Metrics | None = None) -> None:
         caches = ctx.caches
         self._caches = caches
         serves_rules = ctx.server.serves(Kind.TAINT_RULES)
@@ -41,6 +43,7 @@ class EvictionPlugin:
             writer=KubeEvictionWriter(ctx.api, rules=rules),
             schedule=lambda key, delay: self.controller.queue.add_after(key, delay),
             rule_api_version=rules.api_version if rules is not None else "",
+            on_evicted=_deletions(metrics),
         )
         self.controller = Controller(
             names.EVICTION_QUEUE,
@@ -79,5 +82,14 @@ class EvictionPlugin:
         self.controller.shut_down()
 
 
+def _deletions(metrics: Metrics | None) -> Callable[[float], None] | None:
+    """`device_taint_eviction_controller_pod_deletion*` through `Metrics.pod_evicted`."""
+    if metrics is None:
+        return None
+    return lambda seconds: metrics.pod_evicted(seconds_after_due=seconds)
+
+
 def build_eviction(ctx: Context) -> EvictionPlugin:
+    # The assembly has no Metrics object to hand over yet (Context carries none); when it
+    # does, pass it here and the deletion metrics count.
     return EvictionPlugin(ctx)

@@ -54,7 +54,7 @@ MARKING_FOR_DELETION = "Marking for deletion"
 CANCELLING_DELETION = "Cancelling deletion"
 DISRUPTION_MESSAGE = "Device Taint manager: deleting due to NoExecute taint"
 RULE_STATUS_DELAY = 10.0
-"""Seconds after an eviction before the rule's status is recomputed (upstream's)."""
+"""Seconds after a pod change or an eviction before the rule's status is recomputed."""
 
 
 class EvictionKey(NamedTuple):
@@ -184,9 +184,9 @@ class EvictionReconciler:
                     await self._writer.emit(pod, CANCELLING_DELETION)
             return Result()
         self.pending[key] = Pending(pod.metadata.uid, eviction)
-        if previous is None or previous.eviction.rules != eviction.rules:
-            for rule in eviction.rules:
-                self._schedule(EvictionKey("rule", "", rule.name), 0.0)
+        # As upstream: a rule's status follows pod changes, but not at once (more may come).
+        for rule in eviction.rules:
+            self._schedule(EvictionKey("rule", "", rule.name), RULE_STATUS_DELAY)
         delay = (eviction.at - self._clock()).total_seconds()
         if delay > 0:
             return Result(requeue_after=delay)

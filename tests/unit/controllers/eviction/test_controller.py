@@ -30,6 +30,7 @@ from dra_operator.controllers.eviction import (
     keys_for_rule,
     keys_for_slice,
 )
+from dra_operator.observability import Metrics
 
 from .builders import DRIVER, T0, Stores, claim, pod, rule, slice_, taint, toleration
 
@@ -205,3 +206,18 @@ async def test_rule_evicts_and_its_status_moves_to_completed() -> None:
         assert first["message"] == "1 pod needs to be evicted in 1 namespace."
         assert last["message"] == "1 pod evicted since starting the controller."
         assert h.writer.calls[-1][0] == 30  # ten seconds after the eviction
+
+
+async def test_deletion_is_counted_in_upstream_metrics() -> None:
+    metrics = Metrics()
+    stores = _scene([toleration(seconds=5)])
+    async with running(stores) as h:
+        h.reconciler._on_evicted = lambda s: metrics.pod_evicted(seconds_after_due=s)
+        h.enqueue([EvictionKey("pod", "default", "p1")])
+        await h.writer.wait_for("delete")
+    text = metrics.render().decode()
+    assert "device_taint_eviction_controller_pod_deletions_total 1.0" in text
+    assert (
+        'device_taint_eviction_controller_pod_deletion_duration_seconds_bucket{le="0.005"} 1.0'
+        in text
+    )

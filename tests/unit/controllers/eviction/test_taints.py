@@ -6,6 +6,8 @@ import datetime
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dra_operator import model
 from dra_operator.controllers.eviction import (
@@ -147,3 +149,32 @@ def test_pod_eviction_takes_the_earliest_claim() -> None:
     assert found is not None
     assert found.at == T0
     assert found.reasons == (SliceTaint(DeviceID(DRIVER, POOL, "dev-1"), 0),)
+
+
+_tolerations = st.lists(
+    st.builds(
+        lambda effect, seconds: toleration(effect=effect, seconds=seconds),
+        st.sampled_from(["NoExecute", "NoSchedule", ""]),
+        st.one_of(st.none(), st.integers(-10, 600)),
+    ),
+    max_size=3,
+)
+
+
+@given(tolerations=_tolerations, extra=_tolerations, added=st.integers(0, 600))
+def test_eviction_time_is_time_added_plus_the_least_no_execute_seconds(
+    tolerations: list[Any], extra: list[Any], added: int
+) -> None:
+    """Only NoExecute tolerations count; one without seconds keeps the pod; otherwise the
+    least of their seconds (negatives as 0) after timeAdded, timeAdded itself with none."""
+    published = slice_taints([model.parse_resource_slice(slice_({"dev-0": [taint(at=at(added))]}))])
+    all_tolerations = tolerations + extra
+    c = model.parse_resource_claim(claim(tolerations=all_tolerations or None))
+    eviction = claim_eviction(c, lambda d: published.get(d, ()), [], now=at(10_000))
+    counting = [t for t in all_tolerations if t["effect"] == "NoExecute"]
+    if any("tolerationSeconds" not in t for t in counting):
+        assert eviction is None
+        return
+    assert eviction is not None
+    delays = [max(t["tolerationSeconds"], 0) for t in counting]
+    assert eviction.at == at(added + min(delays, default=0))

@@ -4,7 +4,8 @@ Covers: a pod's template claim is generated (generateName, pod-claim-name annota
 controller owner reference, template labels and annotations) and published in
 `pod.status.resourceClaimStatuses`; kopf leaves no trace on the objects it watches; a pod bound
 without us gets its allocated claim reserved; deleting the pod prunes the reservation,
-deallocates, removes the finalizer and deletes the generated claim.
+deallocates, removes the finalizer and deletes the generated claim; /healthz, /readyz and
+/metrics are served; a follower keeps its caches warm and writes nothing.
 
 Every expectation is a condition polled with a timeout (`wait_for`), never a sleep. The
 operator runs in-process here; tests/integration/test_operator_process.py runs it as a process.
@@ -14,11 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import aiohttp
 import pytest
 from tests.support.controlplane import NodeFactory
-from tests.support.operator import wait_for
+from tests.support.operator import verify_clean, wait_for
 
-from dra_operator import names
+from dra_operator import controlplane, names
+from dra_operator.cluster import ObjectKey
 from dra_operator.errors import APINotFoundError
 from dra_operator.kube import PODS, Client, dra
 
@@ -26,6 +29,7 @@ pytestmark = pytest.mark.controlplane
 
 CLAIMS = dra("resourceclaims")
 TEMPLATES = dra("resourceclaimtemplates")
+SLICES = dra("resourceslices")
 DRIVER = "gpu.example.com"
 
 
@@ -69,15 +73,36 @@ def standalone_claim(name: str) -> dict[str, Any]:
     }
 
 
+async def publish(api: Client, namespace: str, node: str) -> str:
+    """A ResourceSlice on `node` with devices gpu-0 and gpu-1, in a pool named after the test."""
+    await api.create(
+        SLICES,
+        {
+            "apiVersion": SLICES.api_version,
+            "kind": "ResourceSlice",
+            "metadata": {"name": namespace},
+            "spec": {
+                "driver": DRIVER,
+                "nodeName": node,
+                "pool": {"name": namespace, "generation": 1, "resourceSliceCount": 1},
+                "devices": [{"name": "gpu-0"}, {"name": "gpu-1"}],
+            },
+        },
+    )
+    return namespace
+
+
 async def allocate(api: Client, namespace: str, name: str, device: str) -> dict[str, Any]:
-    """What a scheduler does: the finalizer first, then status.allocation."""
+    """What a scheduler does: the finalizer first, then status.allocation (pool: `publish`)."""
     claim = await api.get(CLAIMS, name, namespace=namespace)
     claim["metadata"]["finalizers"] = [names.DELETE_PROTECTION_FINALIZER]
     claim = await api.update(CLAIMS, claim)
     claim["status"] = {
         "allocation": {
             "devices": {
-                "results": [{"request": "gpu", "driver": DRIVER, "pool": "pool", "device": device}]
+                "results": [
+                    {"request": "gpu", "driver": DRIVER, "pool": namespace, "device": device}
+                ]
             }
         }
     }
@@ -108,7 +133,10 @@ async def gone(api: Client, namespace: str, name: str) -> bool:
 
 
 async def test_template_claim_is_generated_and_published(
-    admin_api: Client, namespace: str, run_operator: Any
+    admin_api: Client,
+    namespace: str,
+    run_operator: Any,
+    control_plane: controlplane.ControlPlaneState,
 ) -> None:
     await run_operator()
     tmpl = await admin_api.create(TEMPLATES, template("tmpl"), namespace=namespace)
@@ -135,10 +163,14 @@ async def test_template_claim_is_generated_and_published(
     ]
     assert claim["spec"] == tmpl["spec"]["spec"]  # as the server defaulted it
     assert len(await generated_claims(admin_api, namespace)) == 1
+    await verify_clean(control_plane, namespace)
 
 
 async def test_the_watch_writes_nothing_on_watched_objects(
-    admin_api: Client, namespace: str, run_operator: Any
+    admin_api: Client,
+    namespace: str,
+    run_operator: Any,
+    control_plane: controlplane.ControlPlaneState,
 ) -> None:
     await run_operator()
     await admin_api.create(TEMPLATES, template("tmpl"), namespace=namespace)
@@ -156,12 +188,18 @@ async def test_the_watch_writes_nothing_on_watched_objects(
     assert names.CLAIMS_FIELD_MANAGER in pod_managers
     assert not [m for m in pod_managers if "kopf" in m]
     assert len(tmpl["metadata"]["managedFields"]) == 1  # only the test's create
+    await verify_clean(control_plane, namespace)
 
 
 async def test_pod_bound_without_us_gets_its_allocated_claim_reserved(
-    admin_api: Client, namespace: str, run_operator: Any, make_node: NodeFactory
+    admin_api: Client,
+    namespace: str,
+    run_operator: Any,
+    make_node: NodeFactory,
+    control_plane: controlplane.ControlPlaneState,
 ) -> None:
     node = (await make_node())["metadata"]["name"]
+    await publish(admin_api, namespace, node)
     await admin_api.create(CLAIMS, standalone_claim("shared"), namespace=namespace)
     await allocate(admin_api, namespace, "shared", "gpu-0")
     await run_operator()
@@ -175,12 +213,18 @@ async def test_pod_bound_without_us_gets_its_allocated_claim_reserved(
 
     entries = await wait_for(reserved, what="the reservation")
     assert entries == [{"resource": "pods", "name": "bound", "uid": created["metadata"]["uid"]}]
+    await verify_clean(control_plane, namespace)
 
 
 async def test_pod_deletion_releases_and_deletes_its_generated_claim(
-    admin_api: Client, namespace: str, run_operator: Any, make_node: NodeFactory
+    admin_api: Client,
+    namespace: str,
+    run_operator: Any,
+    make_node: NodeFactory,
+    control_plane: controlplane.ControlPlaneState,
 ) -> None:
     node = (await make_node())["metadata"]["name"]
+    await publish(admin_api, namespace, node)
     await admin_api.create(TEMPLATES, template("tmpl"), namespace=namespace)
     await run_operator()
     await admin_api.create(PODS, pod("p", template="tmpl", node=node), namespace=namespace)
@@ -196,3 +240,53 @@ async def test_pod_deletion_releases_and_deletes_its_generated_claim(
     await admin_api.delete(PODS, "p", namespace=namespace, grace_period_seconds=0)
 
     await wait_for(lambda: gone(admin_api, namespace, claim_name), what="the claim's deletion")
+    await verify_clean(control_plane, namespace)
+
+
+async def test_probes_and_metrics_are_served(
+    admin_api: Client,
+    namespace: str,
+    run_operator: Any,
+    control_plane: controlplane.ControlPlaneState,
+) -> None:
+    handle = await run_operator(metrics_address="127.0.0.1:0", health_address="127.0.0.1:0")
+    probes = handle.operator.probes
+    await admin_api.create(TEMPLATES, template("tmpl"), namespace=namespace)
+    await admin_api.create(PODS, pod("p", template="tmpl"), namespace=namespace)
+    await wait_for(lambda: claim_of(admin_api, namespace, "p"), what="the claim")
+
+    async with aiohttp.ClientSession() as http:
+
+        async def get(port: int, path: str) -> tuple[int, str]:
+            async with http.get(f"http://127.0.0.1:{port}{path}") as resp:
+                return resp.status, await resp.text()
+
+        assert await get(probes.health_port, "/healthz") == (200, "ok\n")
+        assert await get(probes.health_port, "/readyz") == (200, "ok\n")
+        status, metrics = await get(probes.metrics_port, "/metrics")
+    assert status == 200
+    assert 'dra_operator_reconciles_total{controller="resource_claim",result="success"}' in metrics
+    assert 'dra_operator_cache_objects{kind="pods"} 1.0' in metrics
+    await verify_clean(control_plane, namespace)
+
+
+async def test_a_follower_keeps_its_caches_warm_and_does_nothing(
+    admin_api: Client,
+    namespace: str,
+    run_operator: Any,
+    control_plane: controlplane.ControlPlaneState,
+) -> None:
+    leader = await run_operator("leader")
+    follower = await run_operator("follower", wait_leading=False)
+    await admin_api.create(TEMPLATES, template("tmpl"), namespace=namespace)
+    await admin_api.create(PODS, pod("p", template="tmpl"), namespace=namespace)
+    claim_name = await wait_for(lambda: claim_of(admin_api, namespace, "p"), what="the claim")
+
+    def follower_saw_the_claim() -> bool:
+        return follower.operator.caches.claims.get(ObjectKey(namespace, claim_name)) is not None
+
+    await wait_for(follower_saw_the_claim, what="the follower's cache to hold the claim")
+    assert leader.operator.leading.is_set()
+    assert not follower.operator.leading.is_set()
+    assert follower.operator.plugins == []
+    await verify_clean(control_plane, namespace)

@@ -14,10 +14,8 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,19 +26,21 @@ from tests.integration.test_operator_claims import (
     pod,
     template,
 )
-from tests.support.operator import wait_for
+from tests.support.controlplane import Spawned
+from tests.support.operator import verify_clean, wait_for
 
+from dra_operator import controlplane
 from dra_operator.errors import APINotFoundError
 from dra_operator.kube import LEASES, PODS, Client
 
 pytestmark = pytest.mark.controlplane
 
-Start = Callable[..., subprocess.Popen[bytes]]
+Start = Callable[..., Spawned]
 
 
-def kill(proc: subprocess.Popen[bytes]) -> None:
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=10)
+def kill(spawned: Spawned) -> None:
+    os.killpg(spawned.proc.pid, signal.SIGKILL)
+    spawned.wait(timeout=10)
 
 
 async def holder(api: Client, namespace: str) -> str | None:
@@ -62,6 +62,7 @@ async def test_sigkill_mid_burst_and_restart_leaves_one_claim_per_pod(
     namespace: str,
     operator_process: Start,
     record_property: Callable[[str, object], None],
+    control_plane: controlplane.ControlPlaneState,
 ) -> None:
     first = operator_process("first")
     await wait_for(lambda: holder(admin_api, namespace), what="the first operator to lead")
@@ -98,26 +99,28 @@ async def test_sigkill_mid_burst_and_restart_leaves_one_claim_per_pod(
         name = await claim_of(admin_api, namespace, p["metadata"]["name"])
         claim = next(c for c in claims if c["metadata"]["name"] == name)
         assert claim["metadata"]["ownerReferences"][0]["uid"] == p["metadata"]["uid"]
+    await verify_clean(control_plane, namespace)
 
 
-def leader_log(tmp_path: Path) -> list[str]:
-    """The spawn fixture's log files that say their process acquired the Lease."""
+def leaders(replicas: dict[str, Spawned]) -> list[str]:
+    """The replicas whose log says they acquired the Lease."""
     return sorted(
-        log.name
-        for log in tmp_path.glob("dra-operator-*.log")
-        if "leader.acquired" in log.read_text()
+        name for name, spawned in replicas.items() if "leader.acquired" in spawned.output()
     )
 
 
 async def test_two_replicas_one_leads_and_the_other_takes_over(
-    admin_api: Client, namespace: str, operator_process: Start, tmp_path: Path
+    admin_api: Client,
+    namespace: str,
+    operator_process: Start,
+    control_plane: controlplane.ControlPlaneState,
 ) -> None:
     replicas = {"alpha": operator_process("alpha"), "beta": operator_process("beta")}
     leader = await wait_for(lambda: holder(admin_api, namespace), what="a leader")
     await admin_api.create(TEMPLATES, template("tmpl"), namespace=namespace)
     await admin_api.create(PODS, pod("before", template="tmpl"), namespace=namespace)
     await wait_for(lambda: claim_of(admin_api, namespace, "before"), what="the leader's work")
-    assert len(leader_log(tmp_path)) == 1
+    assert leaders(replicas) == [leader]
 
     kill(replicas[leader])
     await admin_api.create(PODS, pod("after", template="tmpl"), namespace=namespace)
@@ -130,5 +133,6 @@ async def test_two_replicas_one_leads_and_the_other_takes_over(
     await wait_for(lambda: claim_of(admin_api, namespace, "after"), what="the successor's work")
 
     assert successor == ({"alpha", "beta"} - {leader}).pop()
-    assert len(leader_log(tmp_path)) == 2
+    assert leaders(replicas) == ["alpha", "beta"]
     assert len(await generated_claims(admin_api, namespace)) == 2
+    await verify_clean(control_plane, namespace)

@@ -7,7 +7,10 @@ Fixtures:
   operator_process  factory: `dra-operator run --kubeconfig <operator.kubeconfig> ...` as a
                     subprocess (SIGTERM after the test, SIGKILL if it hangs)
 
-Both scope the operator to the test's namespace (`--namespace`) and put its Lease there, so
+Helpers: `wait_for(probe)` polls a condition with a timeout (never a bare sleep), and
+`verify_clean(control_plane, namespace)` runs `dra-operator verify` on the namespace.
+
+Both fixtures scope the operator to the test's namespace (`--namespace`) and put its Lease there, so
 operators of earlier tests, still draining, never see this test's objects.
 """
 
@@ -20,11 +23,14 @@ import inspect
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from tests.support.controlplane import Spawned
 
 from dra_operator import app, controlplane, kube
 
@@ -52,6 +58,20 @@ async def wait_for(
             pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}", pytrace=False)
         await asyncio.sleep(delay)
         delay = min(delay * 2, 0.5)
+
+
+async def verify_clean(control_plane: controlplane.ControlPlaneState, namespace: str) -> None:
+    """`dra-operator verify -n <namespace>` as the admin: exit 0, no violation."""
+    proc = await asyncio.create_subprocess_exec(
+        str(Path(sys.executable).with_name("dra-operator")),
+        "verify",
+        f"--kubeconfig={control_plane.admin_kubeconfig}",
+        f"--namespace={namespace}",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    out, _ = await proc.communicate()
+    assert proc.returncode == 0, out.decode()
 
 
 class InProcessOperator:
@@ -143,18 +163,16 @@ def operator_args(kubeconfig: str, namespace: str, identity: str) -> list[str]:
 
 @pytest.fixture
 def operator_process(
-    spawn: Callable[..., subprocess.Popen[bytes]],
-    control_plane: controlplane.ControlPlaneState,
-    namespace: str,
-) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
+    spawn: Callable[..., Spawned], control_plane: controlplane.ControlPlaneState, namespace: str
+) -> Iterator[Callable[..., Spawned]]:
     """Start `dra-operator run` subprocesses; SIGTERM (then SIGKILL) after the test."""
     started: list[subprocess.Popen[bytes]] = []
 
-    def start(identity: str, *extra: str) -> subprocess.Popen[bytes]:
+    def start(identity: str, *extra: str) -> Spawned:
         args = operator_args(str(control_plane.operator_kubeconfig), namespace, identity)
-        proc = spawn("dra-operator", *args, *extra)
-        started.append(proc)
-        return proc
+        spawned = spawn("dra-operator", *args, *extra)
+        started.append(spawned.proc)
+        return spawned
 
     yield start
     for proc in started:

@@ -16,7 +16,12 @@ from dra_operator.app._discovery import (
     release_minor,
     upstream_controllers_running,
 )
-from dra_operator.app._kopf import build_operator, connection_info, kopf_settings, serve
+from dra_operator.app._kopf import (
+    build_operator,
+    connection_info,
+    kopf_settings,
+    serve,
+)
 from dra_operator.app._leader import LeaseElector
 from dra_operator.app._operator import Operator
 from dra_operator.app._plugin import Builder, Context, Plugin

@@ -20,7 +20,6 @@ from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 import kopf
-import structlog
 
 from dra_operator import kube
 from dra_operator.app._caches import Kind
@@ -32,8 +31,9 @@ from dra_operator.app._settings import (
     Settings,
     choose_controllers,
 )
+from dra_operator.observability import ProbeServer, get_logger, parse_bind_address
 
-_log = structlog.get_logger("dra_operator.run")
+_log = get_logger(__name__)
 
 EventHandler = Callable[..., Coroutine[Any, Any, None]]
 
@@ -119,36 +119,59 @@ async def serve(
         if started is not None:
             started(operator)
         registry = kopf_registry(operator, config)
-        kopf_stop = asyncio.Event()
-        logging.getLogger("kopf").setLevel(logging.WARNING)
-        # spawn_tasks, not kopf.operator: the latter cancels every task of the loop created
-        # after it started (its own sub-tasks, it assumes), ours and a test's included.
-        watching = await kopf.spawn_tasks(
-            registry=registry,
-            settings=kopf_settings(),
-            standalone=True,
-            clusterwide=not settings.namespaces,
-            namespaces=settings.namespaces,
-            stop_flag=kopf_stop,
-        )
-        controlling = asyncio.create_task(operator.run(), name="operator")
-        stopping = asyncio.create_task(stop.wait(), name="stop")
-        try:
-            done, _ = await asyncio.wait(
-                {*watching, controlling, stopping}, return_when=asyncio.FIRST_COMPLETED
-            )
-        finally:
-            controlling.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await controlling  # releases the Lease on the way out
-            kopf_stop.set()
-            for task in (*watching, stopping):
-                task.cancel()
-            await asyncio.gather(*watching, stopping, return_exceptions=True)
-            _forget_signal_handlers()
-        if controlling in done and not controlling.cancelled():
-            controlling.result()  # surface why the controllers stopped on their own
+        async with contextlib.AsyncExitStack() as stack:
+            probes = probe_server(settings, operator)
+            if probes is not None:
+                operator.probes = await stack.enter_async_context(probes)
+            await _watch_and_control(operator, registry, settings, stop)
         _log.info("operator.stopped", identity=settings.identity)
+
+
+def probe_server(settings: Settings, operator: Operator) -> ProbeServer | None:
+    """/metrics on --metrics-bind-address, the probes on --health-bind-address (next to the
+    metrics when only that is given); None when neither is."""
+    metrics = parse_bind_address(settings.metrics_address or "0")
+    health = parse_bind_address(settings.health_address or "0")
+    if metrics is None and health is None:
+        return None
+    return ProbeServer(
+        operator.metrics, operator.health, metrics_address=metrics, health_address=health
+    )
+
+
+async def _watch_and_control(
+    operator: Operator, registry: kopf.OperatorRegistry, settings: Settings, stop: asyncio.Event
+) -> None:
+    """kopf's watches and the operator side by side, until `stop` or either ends."""
+    kopf_stop = asyncio.Event()
+    logging.getLogger("kopf").setLevel(logging.WARNING)
+    # spawn_tasks, not kopf.operator: the latter cancels every task of the loop created
+    # after it started (its own sub-tasks, it assumes), ours and a test's included.
+    watching = await kopf.spawn_tasks(
+        registry=registry,
+        settings=kopf_settings(),
+        standalone=True,
+        clusterwide=not settings.namespaces,
+        namespaces=settings.namespaces,
+        stop_flag=kopf_stop,
+    )
+    controlling = asyncio.create_task(operator.run(), name="operator")
+    stopping = asyncio.create_task(stop.wait(), name="stop")
+    try:
+        done, _ = await asyncio.wait(
+            {*watching, controlling, stopping}, return_when=asyncio.FIRST_COMPLETED
+        )
+    finally:
+        controlling.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await controlling  # releases the Lease on the way out
+        kopf_stop.set()
+        for task in (*watching, stopping):
+            task.cancel()
+        await asyncio.gather(*watching, stopping, return_exceptions=True)
+        _forget_signal_handlers()
+    if controlling in done and not controlling.cancelled():
+        controlling.result()  # surface why the controllers stopped on their own
 
 
 def _forget_signal_handlers() -> None:

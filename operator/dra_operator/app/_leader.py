@@ -19,12 +19,11 @@ import random
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
-import structlog
-
 from dra_operator import errors, kube
 from dra_operator.app._settings import LeaderElection
+from dra_operator.observability import LogEvent, get_logger
 
-_log = structlog.get_logger("dra_operator.leader")
+_log = get_logger(__name__)
 
 
 def _now() -> str:
@@ -48,7 +47,7 @@ class LeaseElector:
         try:
             while True:
                 await self._acquire()
-                _log.info("leader.acquired", identity=self.identity, lease=self._config.name)
+                _log.info(LogEvent.LEADER_ACQUIRED, identity=self.identity, lease=self._config.name)
                 leading = asyncio.create_task(lead(), name="leading")
                 renewing = asyncio.create_task(self._keep_renewing(), name="renewing")
                 try:
@@ -63,7 +62,7 @@ class LeaseElector:
                 if leading in done:
                     leading.result()  # re-raise what stopped the controllers
                     return
-                _log.warning("leader.lost", identity=self.identity, lease=self._config.name)
+                _log.warning(LogEvent.LEADER_LOST, identity=self.identity, lease=self._config.name)
         finally:
             # Not shielded: the caller awaits us after cancelling, and closes the client after.
             if self._holds():

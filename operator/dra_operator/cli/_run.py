@@ -9,31 +9,23 @@ kube-system (architecture §1, "Living beside upstream").
 from __future__ import annotations
 
 import asyncio
-import logging
 import signal
 import socket
 import uuid
 from pathlib import Path
 
 import click
-import structlog
 
 from dra_operator import app, errors, kube, names
+from dra_operator.cli._logging import log_options
+from dra_operator.observability import parse_bind_address
 
 __all__ = ["command"]
-
-_LEVELS = ("debug", "info", "warning", "error")
 
 
 def _identity() -> str:
     """client-go's default holder identity: the host name plus a unique suffix."""
     return f"{socket.gethostname()}_{uuid.uuid4()}"
-
-
-def _configure_logging(level: str) -> None:
-    numeric = logging.getLevelNamesMapping()[level.upper()]
-    logging.basicConfig(level=numeric, format="%(levelname)s %(name)s %(message)s")
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(numeric))
 
 
 def _controllers(value: str | None) -> frozenset[str] | None:
@@ -48,6 +40,7 @@ def _controllers(value: str | None) -> frozenset[str] | None:
 
 
 @click.command("run")
+@log_options
 @click.option(
     "--kubeconfig",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -76,15 +69,34 @@ def _controllers(value: str | None) -> frozenset[str] | None:
 )
 @click.option("--workers", type=click.IntRange(min=1), default=50, show_default=True)
 @click.option("--leader-elect/--no-leader-elect", default=True, show_default=True)
-@click.option("--leader-election-namespace", default="kube-system", show_default=True)
+@click.option(
+    "--leader-election-namespace",
+    envvar="POD_NAMESPACE",
+    default="kube-system",
+    show_default=True,
+    help="Namespace of the Lease [env POD_NAMESPACE, as deploy/ sets it].",
+)
 @click.option("--lease-name", default="dra-operator", show_default=True)
 @click.option("--leader-elect-lease-duration", type=float, default=15.0, show_default=True)
 @click.option("--leader-elect-renew-deadline", type=float, default=10.0, show_default=True)
 @click.option("--leader-elect-retry-period", type=float, default=2.0, show_default=True)
-@click.option("--identity", default=None, help="Lease holder identity [default: host_uuid].")
-@click.option("--metrics-bind-address", default=None, help="host:port for /metrics.")
-@click.option("--health-bind-address", default=None, help="host:port for /healthz, /readyz.")
-@click.option("--log-level", type=click.Choice(_LEVELS), default="info", show_default=True)
+@click.option(
+    "--identity",
+    envvar="POD_NAME",
+    default=None,
+    help="Lease holder identity [env POD_NAME, as deploy/ sets it; else <host>_<uuid>].",
+)
+@click.option(
+    "--metrics-bind-address",
+    default=None,
+    help="host:port or :port serving /metrics (and the probes when no health address is "
+    "given); 0 or unset: off.",
+)
+@click.option(
+    "--health-bind-address",
+    default=None,
+    help="host:port or :port serving /healthz and /readyz; unset: next to the metrics.",
+)
 def command(
     kubeconfig: Path | None,
     controllers: str | None,
@@ -100,14 +112,12 @@ def command(
     identity: str | None,
     metrics_bind_address: str | None,
     health_bind_address: str | None,
-    log_level: str,
 ) -> None:
     """Run the DRA operator until SIGTERM or SIGINT."""
     if leader_elect_renew_deadline >= leader_elect_lease_duration:
         raise click.BadParameter(
             "must be shorter than the lease duration", param_hint="--leader-elect-renew-deadline"
         )
-    _configure_logging(log_level)
     settings = app.Settings(
         controllers=_controllers(controllers),
         scheduler_names=scheduler_names,
@@ -125,6 +135,14 @@ def command(
         metrics_address=metrics_bind_address,
         health_address=health_bind_address,
     )
+    for flag, value in (
+        ("--metrics-bind-address", metrics_bind_address),
+        ("--health-bind-address", health_bind_address),
+    ):
+        try:
+            parse_bind_address(value or "0")
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint=flag) from exc
     try:
         config = kube.load_config(kubeconfig)
         asyncio.run(_main(settings, config))

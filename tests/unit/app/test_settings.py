@@ -1,7 +1,8 @@
 """Which controllers run (architecture §1, "Living beside upstream").
 
-Covers: all three on a bare control plane; claims and eviction left to kube-controller-manager
-when it runs; an explicit --controllers list wins either way and keeps the start order.
+Covers: all three controllers on a bare control plane; claims and eviction left to
+kube-controller-manager when it runs; an explicit --controllers list wins either way and keeps
+the start order.
 """
 
 from __future__ import annotations

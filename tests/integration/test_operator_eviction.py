@@ -51,6 +51,7 @@ class Scene:
         self.node = node
         self.pool = f"pool-{namespace}"
         self.kubeconfig = kubeconfig
+        self.operator: Any = None  # tests.support.operator.InProcessOperator
 
     async def publish(self) -> None:
         devices = [{"name": "dev-0"}, {"name": "dev-1"}]
@@ -170,7 +171,7 @@ async def scene(
     node = await make_node()
     s = Scene(admin_api, namespace, node["metadata"]["name"], str(control_plane.admin_kubeconfig))
     await s.publish()
-    await run_operator(controllers=frozenset({"claims", "eviction"}))
+    s.operator = await run_operator(controllers=frozenset({"claims", "eviction"}))
     yield s
     for name in ("a", "b"):
         await s.release(name)
@@ -203,6 +204,8 @@ async def test_untolerated_taint_evicts_at_once_and_frees_the_claim(scene: Scene
 
     await wait_for(deallocated, what="claim a deallocated")
     await assert_verified(scene.api, scene.namespace)
+    metrics = scene.operator.operator.metrics.render().decode()
+    assert "device_taint_eviction_controller_pod_deletions_total 1.0" in metrics
 
 
 async def test_toleration_seconds_delay_the_eviction(scene: Scene) -> None:

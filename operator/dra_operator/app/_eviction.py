@@ -29,7 +29,7 @@ from dra_operator.observability import Metrics
 class EvictionPlugin:
     name = "eviction"
 
-    def __init__(self, ctx: Context, metrics: Metrics | None = None) -> None:
+    def __init__(self, ctx: Context) -> None:
         caches = ctx.caches
         self._caches = caches
         serves_rules = ctx.server.serves(Kind.TAINT_RULES)
@@ -43,7 +43,7 @@ class EvictionPlugin:
             writer=KubeEvictionWriter(ctx.api, rules=rules),
             schedule=lambda key, delay: self.controller.queue.add_after(key, delay),
             rule_api_version=rules.api_version if rules is not None else "",
-            on_evicted=_deletions(metrics),
+            on_evicted=_deletions(ctx.metrics),
         )
         self.controller = Controller(
             names.EVICTION_QUEUE,
@@ -82,14 +82,10 @@ class EvictionPlugin:
         self.controller.shut_down()
 
 
-def _deletions(metrics: Metrics | None) -> Callable[[float], None] | None:
+def _deletions(metrics: Metrics) -> Callable[[float], None]:
     """`device_taint_eviction_controller_pod_deletion*` through `Metrics.pod_evicted`."""
-    if metrics is None:
-        return None
     return lambda seconds: metrics.pod_evicted(seconds_after_due=seconds)
 
 
 def build_eviction(ctx: Context) -> EvictionPlugin:
-    # The assembly has no Metrics object to hand over yet (Context carries none); when it
-    # does, pass it here and the deletion metrics count.
     return EvictionPlugin(ctx)

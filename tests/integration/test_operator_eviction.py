@@ -9,7 +9,8 @@ Covers: an untolerated NoExecute slice taint evicts at once; tolerationSeconds d
 much (condition time against the taint's timeAdded, second granularity); a toleration without
 seconds keeps the pod while an untolerated neighbour goes; removing the taint before the
 deadline cancels (event "Cancelling deletion") while a still-tainted neighbour goes; a
-DeviceTaintRule evicts and its status goes PodsPendingEviction -> Completed; the evicted pod's
+DeviceTaintRule evicts and its status goes PodsPendingEviction -> Completed; a NoSchedule taint
+evicts nobody; the evicted pod's
 claim is deallocated; `verify` finds nothing wrong in the namespace afterwards. A recreated
 pod getting the other device needs the scheduler controller (not on this branch).
 """
@@ -269,3 +270,13 @@ async def test_device_taint_rule_evicts_and_reports_progress(scene: Scene) -> No
         assert seen == ["PodsPendingEviction", "Completed"]
     finally:
         await scene.taint(add=False, via="rule", name=name)
+
+
+async def test_no_schedule_taint_does_not_evict(scene: Scene) -> None:
+    await scene.consumer("a", "dev-0", [])
+    await scene.consumer("b", "dev-1", [])
+    await scene.taint(device="dev-0", effect="NoSchedule")
+    await scene.taint(device="dev-1")
+    await wait_for(lambda: scene.terminating("b"), what="NoExecute neighbour b evicted")
+    assert await scene.terminating("a") is None
+    assert await scene.events("a") == []

@@ -221,3 +221,22 @@ async def test_deletion_is_counted_in_upstream_metrics() -> None:
         'device_taint_eviction_controller_pod_deletion_duration_seconds_bucket{le="0.005"} 1.0'
         in text
     )
+
+
+async def test_rule_with_effect_none_reports_a_dry_run_and_evicts_nothing() -> None:
+    stores = Stores()
+    stores.add(slice_({"dev-0": [], "dev-1": []}), claim(), pod())
+    stores.add(rule(effect="None", selector={"driver": DRIVER}))
+    async with running(stores) as h:
+        new = stores.rules.get(ObjectKey("", "r1"))
+        assert new is not None
+        h.enqueue(keys_for_rule(None, new.obj, stores.claims))
+        await h.writer.wait_for("status")
+        await asyncio.sleep(60)
+    condition = h.writer.statuses[0]["status"]["conditions"][0]
+    assert condition["reason"] == "NoEffect"
+    assert condition["message"].startswith(
+        "2 published devices selected. 1 allocated device selected."
+        " 1 pod would be evicted in 1 namespace if the effect was NoExecute."
+    )
+    assert h.kinds() == ["status:NoEffect"]

@@ -10,9 +10,9 @@ much (condition time against the taint's timeAdded, second granularity); a toler
 seconds keeps the pod while an untolerated neighbour goes; removing the taint before the
 deadline cancels (event "Cancelling deletion") while a still-tainted neighbour goes; a
 DeviceTaintRule evicts and its status goes PodsPendingEviction -> Completed; a NoSchedule taint
-evicts nobody; the evicted pod's
-claim is deallocated; `verify` finds nothing wrong in the namespace afterwards. A recreated
-pod getting the other device needs the scheduler controller (not on this branch).
+evicts nobody; the evicted pod's claim is deallocated and the deletion counted in the metrics;
+`verify` finds nothing wrong in the namespace afterwards. A recreated pod getting the other
+device needs the scheduler controller (not on this branch).
 """
 
 from __future__ import annotations

@@ -110,7 +110,12 @@ def _deadline(
         seconds.append(max(toleration.toleration_seconds, 0))
     # The server defaults timeAdded; an object without one is treated as tainted just now.
     added = taint.time_added or now
-    return added + datetime.timedelta(seconds=min(seconds)) if seconds else added
+    if not seconds:
+        return added
+    try:
+        return added + datetime.timedelta(seconds=min(seconds))
+    except OverflowError:  # int64 seconds reach past year 9999: that is never, too
+        return None
 
 
 def claim_eviction(

@@ -81,6 +81,7 @@ def test_slice_taints_keep_only_no_execute_of_the_newest_generation() -> None:
         pytest.param([taint("None")], None, None, id="none-never"),
         pytest.param([taint(at=LATER), taint(key="b", at=T0)], None, at(0), id="earliest-taint"),
         pytest.param([], None, None, id="no-taint"),
+        pytest.param([taint()], [toleration(seconds=2**62)], None, id="past-year-9999"),
     ],
 )
 def test_slice_taint_eviction_time(

@@ -10,9 +10,11 @@ from __future__ import annotations
 from typing import Final
 
 from dra_operator.app._claims import build_claims
+from dra_operator.app._eviction import build_eviction
 from dra_operator.app._plugin import Builder
-from dra_operator.app._settings import CLAIMS
+from dra_operator.app._settings import CLAIMS, EVICTION
 
 BUILDERS: Final[dict[str, Builder]] = {
     CLAIMS: build_claims,
+    EVICTION: build_eviction,
 }

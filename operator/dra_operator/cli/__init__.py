@@ -22,6 +22,8 @@ _SUBCOMMANDS: dict[str, str] = {
     "controlplane": "_controlplane",
     "demo": "_demo",
     "run": "_run",
+    "taint": "_taint",
+    "untaint": "_untaint",
     "verify": "_verify",
 }
 _KUBECTL_SUBCOMMANDS: dict[str, str] = {}

@@ -1,10 +1,12 @@
 """Allocation policies: the seam through which callers steer *which* fitting devices are used.
 
 The allocator consumes this Protocol (hooks implement more). A policy orders the candidate
-devices of each request (the search then takes the first fitting combination in that order)
-and scores a node's complete allocation, so callers choosing among feasible nodes can rank
-them (higher is better). `FirstFit` keeps upstream's order exactly and scores every node alike,
-which makes the allocator answer as upstream does.
+devices of each request (the search then takes the first fitting combination in that order),
+may leave devices out (a veto: the search and `All` requests never take them, explanations
+count them as vetoed; it can never add a device or skip a check) and scores a node's complete
+allocation, so callers choosing among feasible nodes can rank them (higher is better).
+`FirstFit` keeps upstream's order exactly and scores every node alike, which makes the
+allocator answer as upstream does.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ class Policy(Protocol):
     def order_candidates(
         self, request: RequestData, candidates: Sequence[Candidate], ledger: Ledger
     ) -> Sequence[Candidate]:
-        """The search order for `request` (a permutation of `candidates`, upstream order in)."""
+        """The search order for `request`: `candidates` (upstream order) permuted, or a subset."""
         ...
 
     def score(self, results: Sequence[AllocationResult], ledger: Ledger) -> float:

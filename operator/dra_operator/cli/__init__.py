@@ -20,9 +20,10 @@ _SUBCOMMANDS: dict[str, str] = {
     "cel": "_cel",
     "controlplane": "_controlplane",
     "demo": "_demo",
+    "explain": "_explain",
     "verify": "_verify",
 }
-_KUBECTL_SUBCOMMANDS: dict[str, str] = {}
+_KUBECTL_SUBCOMMANDS: dict[str, str] = {"devices": "_devices", "explain": "_explain"}
 
 
 class _LazyGroup(click.Group):

@@ -146,6 +146,8 @@ def _funnel(request: RequestExplanation, constraint_summary: str) -> RequestFunn
     wanted = max(request.needed, 1)
     stages: list[Stage] = []
     blocking = ""
+    if request.considered < wanted:
+        blocking = f"considered: only {request.considered} devices on this node"
     for name, reasons in STAGES:
         groups = [g for g in request.rejected if g.reason in reasons]
         remaining -= sum(g.count for g in groups)

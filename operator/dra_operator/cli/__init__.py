@@ -22,6 +22,7 @@ _SUBCOMMANDS: dict[str, str] = {
     "controlplane": "_controlplane",
     "demo": "_demo",
     "explain": "_explain",
+    "run": "_run",
     "verify": "_verify",
 }
 _KUBECTL_SUBCOMMANDS: dict[str, str] = {"devices": "_devices", "explain": "_explain"}

@@ -23,6 +23,7 @@ from dra_operator.allocator._requests import (
     Candidate,
     Eligibility,
     RequestData,
+    RequestKey,
     candidates_of,
 )
 from dra_operator.allocator._result import build_results
@@ -94,8 +95,19 @@ def allocate(
         claim_list, by_name, pools, upstream_order, features, eligibility, capacity_check
     )
 
+    orders: dict[RequestKey, Sequence[Candidate]] = {}
+
     def order_for(data: RequestData) -> Sequence[Candidate]:
-        return policy.order_candidates(data, upstream_order, ledger)
+        found = orders.get(data.key)
+        if found is None:
+            found = orders[data.key] = policy.order_candidates(data, upstream_order, ledger)
+        return found
+
+    for data in prepared.requests.values():
+        if data.all_devices and data.devices:
+            allowed = {candidate.index for candidate in order_for(data)}
+            if any(candidate.index not in allowed for candidate in data.devices):
+                data.devices = []  # the policy vetoed a device the request must take
 
     node_name = node.name if node is not None else ""
     best: list[tuple[float, tuple[AllocationResult, ...]]] = []
@@ -156,6 +168,7 @@ def allocate(
         features=features,
         ledger=ledger,
         eligibility=eligibility,
+        orders=order_for,
         steps=search.steps,
         aborted=outcome is Outcome.ABORTED,
     )

@@ -1,12 +1,14 @@
 """Allocation policies: the seam through which callers steer *which* fitting devices are used.
 
 The allocator consumes this Protocol (hooks implement more). A policy orders the candidate
-devices of each request (the search takes the first fitting combination in that order),
-scores a complete allocation from the devices it picked (higher is better; callers rank
-candidate nodes by `Allocation.score`), and may ask the search to look at up to
-`alternatives` further complete allocations within the budget, keeping the best-scored one.
-`FirstFit` keeps upstream's order, scores everything alike and explores nothing, which makes
-the allocator answer exactly as upstream does.
+devices of each request (the search takes the first fitting combination in that order) and
+may leave devices out (a veto: the search and `All` requests never take them, explanations
+count them as vetoed; it can never add a device or skip a check). It scores a complete
+allocation from the devices it picked (higher is better; callers rank candidate nodes by
+`Allocation.score`), and may ask the search to look at up to `alternatives` further complete
+allocations within the budget, keeping the best-scored one. `FirstFit` keeps upstream's order,
+scores everything alike and explores nothing, which makes the allocator answer exactly as
+upstream does.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ class Policy(Protocol):
     def order_candidates(
         self, request: RequestData, candidates: Sequence[Candidate], ledger: Ledger
     ) -> Sequence[Candidate]:
-        """The search order for `request` (a permutation of `candidates`, upstream order in)."""
+        """The search order for `request`: `candidates` (upstream order) permuted, or a subset."""
         ...
 
     def score(self, picked: Sequence[Candidate], ledger: Ledger) -> float:

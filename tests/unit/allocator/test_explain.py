@@ -31,11 +31,21 @@ def _gpus(n: int, model: str, start: int = 0):
 
 
 def test_the_issue_example_line() -> None:
-    """`request gpu: 0/16 devices usable: 12 in use, 4 rejected by selector #0 of class ...`"""
+    """`request gpu: 0/16 devices usable: 12 in use, 4 rejected by selector #0 of class ...`
+
+    The funnel checks selectors before use: the 12 devices in use match the class, the 4 free
+    ones (another driver's) do not.
+    """
+    other = "other.example.com"
     case = Case(
         claims=[claim("claim-0", request("gpu", GPU))],
-        classes=[device_class(GPU, "other.example.com")],  # the four free ones do not match
-        slices=[slice_with_devices("s", NODE1, "pool", GPU, *_gpus(16, "a100"))],
+        classes=[device_class(GPU, GPU)],
+        slices=[
+            slice_with_devices("s", NODE1, "pool", GPU, *_gpus(12, "a100")),
+            slice_with_devices(
+                "t", NODE1, "pool", other, *(device(f"x-{i}", driver=other) for i in range(4))
+            ),
+        ],
         allocated=[allocated_claim(*(result("gpu", GPU, "pool", f"gpu-{i}") for i in range(12)))],
     )
     got = run(case)

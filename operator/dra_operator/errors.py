@@ -16,7 +16,8 @@ A leaf module: it imports nothing from the package, so every layer can raise the
     │   ├── APIForbiddenError
     │   ├── APITooManyRequestsError
     │   └── APIServerError
-    └── TerminalError             retrying cannot help; log, count and drop the work item
+    ├── TerminalError             retrying cannot help; log, count and drop the work item
+    └── ControlPlaneError         the local etcd + kube-apiserver could not start or stop
 
 Messages are lowercase, without a final period, and name a path from the outer object inward.
 """
@@ -99,3 +100,12 @@ class APIServerError(APIError):
 
 class TerminalError(DRAOperatorError):
     """Retrying this work item cannot succeed."""
+
+
+class ControlPlaneError(DRAOperatorError):
+    """The local control plane (etcd, kube-apiserver, ...) failed; `log_tail` shows why."""
+
+    def __init__(self, message: str, *, log_tail: str = "") -> None:
+        self.message = message
+        self.log_tail = log_tail
+        super().__init__(message)

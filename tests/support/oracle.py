@@ -10,6 +10,7 @@ where a skipped differential test would hide a disagreement.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -36,16 +37,38 @@ class Oracle:
     """One running `dra-oracle serve`; a lock serialises requests, so threads may share it."""
 
     def __init__(self, binary: Path) -> None:
+        self.binary = binary
         self._lock = threading.Lock()
+        self._closed = False
+        self._start()
+
+    def _start(self) -> None:
         # stderr goes to a file, not a pipe: a chatty crash must not block the process, and
         # its text is what makes an OracleError useful.
-        self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
+        self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in _stop())
         self._process = subprocess.Popen(
-            [str(binary), "serve"],
+            [str(self.binary), "serve"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
         )
+
+    def _stop(self, *, kill: bool) -> None:
+        stdin, stdout = self._process.stdin, self._process.stdout
+        if kill:
+            self._process.kill()
+        if stdin is not None:
+            # A dead process leaves unflushed bytes behind; closing must not raise for them.
+            with contextlib.suppress(BrokenPipeError):
+                stdin.close()
+        try:
+            self._process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        if stdout is not None:
+            stdout.close()
+        self._stderr.close()
 
     def __enter__(self) -> Oracle:
         return self
@@ -61,22 +84,16 @@ class Oracle:
     def close(self) -> None:
         """End the process by closing its input, as a finished session does."""
         with self._lock:
-            stdin, stdout = self._process.stdin, self._process.stdout
-            if stdin is not None and not stdin.closed:
-                stdin.close()
-            try:
-                self._process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
-            if stdout is not None:
-                stdout.close()
-            self._stderr.close()
+            if not self._closed:
+                self._closed = True
+                self._stop(kill=False)
 
     def request(self, request: Mapping[str, Any]) -> JSON:
         """Send one request and return its response; a protocol error raises OracleError."""
         line = json.dumps(request, separators=(",", ":")).encode() + b"\n"
         with self._lock:
+            if self._closed:
+                raise OracleError("oracle is not running: the client was closed")
             stdin, stdout = self._process.stdin, self._process.stdout
             assert stdin is not None and stdout is not None
             try:
@@ -85,6 +102,12 @@ class Oracle:
                 answer = stdout.readline()
             except (BrokenPipeError, ValueError) as err:
                 raise OracleError(f"oracle is not running: {self._crash_text()}") from err
+            except BaseException:
+                # Interrupted between question and answer (a test timeout, ^C): the next
+                # request would read this answer, so continue with a fresh process instead.
+                self._stop(kill=True)
+                self._start()
+                raise
             if not answer:
                 raise OracleError(f"oracle exited: {self._crash_text()}")
         response: JSON = json.loads(answer)
@@ -143,9 +166,14 @@ class Oracle:
         return self.request(request)
 
     def _crash_text(self) -> str:
+        # Its stdout has ended, so the process is exiting: wait for its status and last words.
+        try:
+            status: int | None = self._process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            status = None
         self._stderr.seek(0)
         text = self._stderr.read().decode(errors="replace").strip()
-        return text[-4000:] or f"exit status {self._process.poll()}"
+        return text[-4000:] or f"exit status {status}"
 
 
 def build_oracle() -> Path | None:

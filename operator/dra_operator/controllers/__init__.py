@@ -1,1 +1,27 @@
-"""controllers."""
+"""Controllers: work queues with workers, and the reconcile logic of each controller.
+
+The claims, scheduler and eviction controllers live in sub-packages and never import each other;
+this facade offers what they share.
+"""
+
+from dra_operator.controllers._queue import (
+    SHUTDOWN,
+    Controller,
+    Observer,
+    Outcome,
+    RateLimiter,
+    Reconciler,
+    Result,
+    WorkQueue,
+)
+
+__all__ = [
+    "SHUTDOWN",
+    "Controller",
+    "Observer",
+    "Outcome",
+    "RateLimiter",
+    "Reconciler",
+    "Result",
+    "WorkQueue",
+]

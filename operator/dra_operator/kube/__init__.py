@@ -1,1 +1,44 @@
-"""kube."""
+"""kube: the only place that talks to the API server.
+
+A raw-JSON async client (`Client`) built from a kubeconfig or the in-cluster service account,
+the names of the resources the operator uses, and the translation of every HTTP failure into
+`dra_operator.errors.APIError`. Objects are plain dicts, never typed models.
+"""
+
+from dra_operator.kube._client import Client, JSONObject, PatchType
+from dra_operator.kube._config import (
+    ClusterConfig,
+    load_config,
+    load_incluster_config,
+    load_kubeconfig,
+)
+from dra_operator.kube._resources import (
+    CORE_EVENTS,
+    EVENTS,
+    LEASES,
+    NAMESPACES,
+    NODES,
+    PODS,
+    RESOURCE_GROUP,
+    Resource,
+    dra,
+)
+
+__all__ = [
+    "CORE_EVENTS",
+    "EVENTS",
+    "LEASES",
+    "NAMESPACES",
+    "NODES",
+    "PODS",
+    "RESOURCE_GROUP",
+    "Client",
+    "ClusterConfig",
+    "JSONObject",
+    "PatchType",
+    "Resource",
+    "dra",
+    "load_config",
+    "load_incluster_config",
+    "load_kubeconfig",
+]

@@ -63,6 +63,7 @@ from dra_operator.model._tolerations import (
     tolerates_node_taint,
 )
 from dra_operator.model._types import (
+    AllocatedDeviceStatus,
     AllocationMode,
     AllocationResult,
     AttributeKind,
@@ -70,6 +71,7 @@ from dra_operator.model._types import (
     CapacityRequestPolicy,
     CapacityRequestPolicyRange,
     CapacityRequirements,
+    Condition,
     ConfigSource,
     CounterSet,
     Device,
@@ -92,6 +94,7 @@ from dra_operator.model._types import (
     DeviceTaintSelector,
     DeviceToleration,
     ExactDeviceRequest,
+    NetworkDeviceData,
     NodeSelector,
     NodeSelectorRequirement,
     NodeSelectorTerm,
@@ -107,6 +110,7 @@ from dra_operator.model._types import (
 )
 
 __all__ = [
+    "AllocatedDeviceStatus",
     "AllocationMode",
     "AllocationResult",
     "AttributeKind",
@@ -114,6 +118,7 @@ __all__ = [
     "CapacityRequestPolicy",
     "CapacityRequestPolicyRange",
     "CapacityRequirements",
+    "Condition",
     "ConfigSource",
     "Container",
     "ContainerExtendedResourceRequest",
@@ -141,6 +146,7 @@ __all__ = [
     "ExactDeviceRequest",
     "FrozenMap",
     "ModelObject",
+    "NetworkDeviceData",
     "Node",
     "NodeSelector",
     "NodeSelectorRequirement",

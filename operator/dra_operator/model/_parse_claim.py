@@ -17,6 +17,7 @@ from dra_operator.model._parse_common import (
     as_object,
     check_version,
     child,
+    condition,
     list_of,
     metadata,
     object_meta,
@@ -35,6 +36,7 @@ from dra_operator.model._parse_common import (
     str_or_empty,
 )
 from dra_operator.model._types import (
+    AllocatedDeviceStatus,
     AllocationMode,
     AllocationResult,
     CapacityRequirements,
@@ -51,6 +53,7 @@ from dra_operator.model._types import (
     DeviceSubRequest,
     DeviceToleration,
     ExactDeviceRequest,
+    NetworkDeviceData,
     OpaqueDeviceConfiguration,
     ResourceClaim,
     ResourceClaimConsumerReference,
@@ -251,6 +254,32 @@ def _consumer(value: object, path: str) -> ResourceClaimConsumerReference:
     )
 
 
+def _network_data(raw: Raw | None, path: str) -> NetworkDeviceData | None:
+    if raw is None:
+        return None
+    return NetworkDeviceData(
+        interface_name=str_or_empty(raw, "interfaceName", path),
+        ips=str_list(raw, "ips", path),
+        hardware_address=str_or_empty(raw, "hardwareAddress", path),
+    )
+
+
+def _device_status(value: object, path: str) -> AllocatedDeviceStatus:
+    raw = as_object(value, path)
+    data = raw.get("data")
+    return AllocatedDeviceStatus(
+        driver=req_str(raw, "driver", path),
+        pool=req_str(raw, "pool", path),
+        device=req_str(raw, "device", path),
+        share_id=opt_str(raw, "shareID", path),
+        conditions=list_of(raw, "conditions", path, condition),
+        data=None if data is None else raw_json(data, child(path, "data")),
+        network_data=_network_data(
+            opt_object(raw, "networkData", path), child(path, "networkData")
+        ),
+    )
+
+
 def claim_status(raw: Raw, path: str) -> ResourceClaimStatus:
     allocation = opt_object(raw, "allocation", path)
     return ResourceClaimStatus(
@@ -258,6 +287,7 @@ def claim_status(raw: Raw, path: str) -> ResourceClaimStatus:
         if allocation is None
         else allocation_result(allocation, child(path, "allocation")),
         reserved_for=list_of(raw, "reservedFor", path, _consumer),
+        devices=list_of(raw, "devices", path, _device_status),
     )
 
 

@@ -17,6 +17,7 @@ from dra_operator.errors import InvalidObjectError
 from dra_operator.model._frozen import FrozenMap
 from dra_operator.model._quantity import Quantity
 from dra_operator.model._types import (
+    Condition,
     NodeSelector,
     NodeSelectorRequirement,
     NodeSelectorTerm,
@@ -49,7 +50,9 @@ def index(path: str, i: int) -> str:
 
 
 def key(path: str, k: str) -> str:
-    return f"{path}[{json.dumps(k)}]"
+    if '"' in k or "\\" in k or not (k.isascii() and k.isprintable()):
+        return f"{path}[{json.dumps(k)}]"
+    return f'{path}["{k}"]'
 
 
 def _type_name(value: object) -> str:
@@ -73,6 +76,8 @@ def wrong_type(path: str, expected: str, value: object) -> InvalidObjectError:
 
 
 def as_object(value: object, path: str) -> Raw:
+    if type(value) is dict:  # the common case, without the slower ABC check
+        return value
     if not isinstance(value, Mapping):
         raise wrong_type(path, "an object", value)
     return value
@@ -294,3 +299,16 @@ def node_selector(value: object, path: str) -> NodeSelector:
 def opt_node_selector(raw: Raw, name: str, path: str) -> NodeSelector | None:
     value = _get(raw, name)
     return None if value is _MISSING else node_selector(value, child(path, name))
+
+
+def condition(value: object, path: str) -> Condition:
+    """A metav1.Condition."""
+    raw = as_object(value, path)
+    return Condition(
+        type=req_str(raw, "type", path),
+        status=req_str(raw, "status", path),
+        observed_generation=opt_int(raw, "observedGeneration", path) or 0,
+        last_transition_time=opt_timestamp(raw, "lastTransitionTime", path),
+        reason=str_or_empty(raw, "reason", path),
+        message=str_or_empty(raw, "message", path),
+    )

@@ -22,6 +22,7 @@ from dra_operator.model._parse_common import (
     as_str,
     check_version,
     child,
+    condition,
     list_of,
     map_of,
     metadata,
@@ -74,14 +75,19 @@ _LIST: dict[str, tuple[AttributeKind, _Reader]] = {
 def device_attribute(value: object, path: str) -> DeviceAttribute:
     """Exactly one member may be set; none set gives kind None (CEL sees no value)."""
     raw = as_object(value, path)
+    # Look only at the members present: a hot path when a slice has thousands of devices.
     found: list[DeviceAttribute] = []
-    for name, (kind, read) in _SCALAR.items():
-        if raw.get(name) is not None:
-            found.append(DeviceAttribute(kind=kind, value=read(raw[name], child(path, name))))
-    for name, (kind, read) in _LIST.items():
-        items = list_of(raw, name, path, read)
-        if items:
-            found.append(DeviceAttribute(kind=kind, value=items))  # type: ignore[arg-type]
+    for name, member in raw.items():
+        if member is None:
+            continue
+        if name in _SCALAR:
+            kind, read = _SCALAR[name]
+            found.append(DeviceAttribute(kind=kind, value=read(member, child(path, name))))
+        elif name in _LIST:
+            kind, read = _LIST[name]
+            items = list_of(raw, name, path, read)
+            if items:
+                found.append(DeviceAttribute(kind=kind, value=items))  # type: ignore[arg-type]
     if len(found) > 1:
         raise InvalidObjectError(path, "must have exactly one value")
     return found[0] if found else DeviceAttribute(kind=None)
@@ -217,6 +223,7 @@ def parse_device_taint_rule(raw: Raw, version: str = "v1") -> DeviceTaintRule:
     check_version(version)
     spec = req_object(raw, "spec", "")
     selector = opt_object(spec, "deviceSelector", "spec")
+    status = opt_object(raw, "status", "") or {}
     path = "spec.deviceSelector"
     return DeviceTaintRule(
         metadata=metadata(raw),
@@ -228,4 +235,5 @@ def parse_device_taint_rule(raw: Raw, version: str = "v1") -> DeviceTaintRule:
             device=opt_str(selector, "device", path),
         ),
         taint=device_taint(required(spec, "taint", "spec"), "spec.taint"),
+        conditions=list_of(status, "conditions", "status", condition),
     )

@@ -18,6 +18,7 @@ carried as a huge number, so a hostile object cannot make us compute 10^(2^31).
 from __future__ import annotations
 
 import enum
+import functools
 import math
 from fractions import Fraction
 from functools import total_ordering
@@ -89,17 +90,14 @@ class Quantity:
 
     @classmethod
     def parse(cls, text: str) -> Quantity:
-        """`resource.ParseQuantity`; raises InvalidObjectError with upstream's message."""
+        """`resource.ParseQuantity`; raises InvalidObjectError with upstream's message.
+
+        Results are cached by text (quantities are immutable and slices repeat the same few
+        spellings thousands of times).
+        """
         if not isinstance(text, str) or not text:
             raise InvalidObjectError("", ERR_FORMAT_WRONG)
-        if text == "0":
-            return cls._with_text(Fraction(0), QuantityFormat.DECIMAL_SI, "0")
-        positive, value, num, denom, suffix = _split(text)
-        base, exponent, fmt = _interpret(suffix)
-        fast = _fast_path(text, positive, num, denom, base, exponent, fmt)
-        if fast is not None:
-            return fast
-        return _slow_path(positive, value, base, exponent, fmt)
+        return _parse(text)
 
     # -- arithmetic and comparison -------------------------------------------------------------
     # Like upstream, a zero left operand takes the other operand's format.
@@ -176,6 +174,18 @@ class Quantity:
 
 
 # -- parsing ---------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse(text: str) -> Quantity:
+    if text == "0":
+        return Quantity._with_text(Fraction(0), QuantityFormat.DECIMAL_SI, "0")
+    positive, value, num, denom, suffix = _split(text)
+    base, exponent, fmt = _interpret(suffix)
+    fast = _fast_path(text, positive, num, denom, base, exponent, fmt)
+    if fast is not None:
+        return fast
+    return _slow_path(positive, value, base, exponent, fmt)
 
 
 def _split(text: str) -> tuple[bool, str, str, str, str]:

@@ -2,16 +2,19 @@
 
 Allocation results and claim status render for every version that serves claims (their shape
 is the same in v1, v1beta2, v1beta1 and v1alpha3). DeviceClass, ResourceSlice, ResourceClaim,
-ResourceClaimTemplate and DeviceTaintRule render whole in the v1 shape (identical in v1beta2),
-for tests, fixtures and the CLI. Attribute and capacity names of a device are written back
-without their driver's domain, the form drivers publish.
+ResourceClaimTemplate and DeviceTaintRule render whole in any version's shape, for tests,
+fixtures and the CLI: the v1 JSON is built here and `_render_versions` reshapes it.
+Attribute and capacity names of a device are written back without their driver's domain, the
+form drivers publish.
 """
 
 from __future__ import annotations
 
+from dra_operator.model import _render_versions as versions
 from dra_operator.model._parse_common import check_version
 from dra_operator.model._render_common import (
     Json,
+    condition,
     node_selector,
     object_meta,
     opt_node_selector,
@@ -22,6 +25,7 @@ from dra_operator.model._render_common import (
     raw_parameters,
 )
 from dra_operator.model._types import (
+    AllocatedDeviceStatus,
     AllocationMode,
     AllocationResult,
     CapacityRequestPolicy,
@@ -50,7 +54,7 @@ from dra_operator.model._types import (
     ResourceSlice,
 )
 
-API_VERSION = "resource.k8s.io/v1"
+GROUP = "resource.k8s.io"
 
 # -- shared pieces ---------------------------------------------------------------------------
 
@@ -129,6 +133,23 @@ def render_claim_status(status: ResourceClaimStatus, version: str = "v1") -> Jso
     if status.allocation is not None:
         out["allocation"] = render_allocation_result(status.allocation, version)
     put(out, "reservedFor", [_consumer(c) for c in status.reserved_for])
+    put(out, "devices", [_device_status(d) for d in status.devices])
+    return out
+
+
+def _device_status(d: AllocatedDeviceStatus) -> Json:
+    out: Json = {"driver": d.driver, "pool": d.pool, "device": d.device}
+    put_pointer(out, "shareID", d.share_id)
+    # conditions has no omitempty: none is written as null.
+    out["conditions"] = [condition(c) for c in d.conditions] or None
+    if d.data is not None:
+        out["data"] = raw_parameters(d.data)
+    if d.network_data is not None:
+        network: Json = {}
+        put(network, "interfaceName", d.network_data.interface_name)
+        put(network, "ips", list(d.network_data.ips))
+        put(network, "hardwareAddress", d.network_data.hardware_address)
+        out["networkData"] = network
     return out
 
 
@@ -194,38 +215,41 @@ def _claim_spec(spec: DeviceClaim) -> Json:
     return {"devices": devices}
 
 
-def render_resource_claim(claim: ResourceClaim) -> Json:
-    """A whole ResourceClaim in the v1 shape."""
+def render_resource_claim(claim: ResourceClaim, version: str = "v1") -> Json:
+    """A whole ResourceClaim in the shape of `version`."""
+    check_version(version)
     return {
-        "apiVersion": API_VERSION,
+        "apiVersion": f"{GROUP}/{version}",
         "kind": "ResourceClaim",
         "metadata": object_meta(claim.metadata),
-        "spec": _claim_spec(claim.spec),
-        "status": render_claim_status(claim.status),
+        "spec": versions.claim_spec(_claim_spec(claim.spec), version),
+        "status": render_claim_status(claim.status, version),
     }
 
 
-def render_resource_claim_template(template: ResourceClaimTemplate) -> Json:
-    """A whole ResourceClaimTemplate in the v1 shape."""
+def render_resource_claim_template(template: ResourceClaimTemplate, version: str = "v1") -> Json:
+    """A whole ResourceClaimTemplate in the shape of `version`."""
+    check_version(version)
     return {
-        "apiVersion": API_VERSION,
+        "apiVersion": f"{GROUP}/{version}",
         "kind": "ResourceClaimTemplate",
         "metadata": object_meta(template.metadata),
         "spec": {
             "metadata": object_meta(template.template_metadata),
-            "spec": _claim_spec(template.spec),
+            "spec": versions.claim_spec(_claim_spec(template.spec), version),
         },
     }
 
 
-def render_device_class(device_class: DeviceClass) -> Json:
-    """A whole DeviceClass in the v1 shape."""
+def render_device_class(device_class: DeviceClass, version: str = "v1") -> Json:
+    """A whole DeviceClass (the same shape in every version)."""
+    check_version(version)
     spec: Json = {}
     put(spec, "selectors", [_selector(s) for s in device_class.selectors])
     put(spec, "config", [_opaque({}, c) for c in device_class.config])
     put_pointer(spec, "extendedResourceName", device_class.extended_resource_name)
     return {
-        "apiVersion": API_VERSION,
+        "apiVersion": f"{GROUP}/{version}",
         "kind": "DeviceClass",
         "metadata": object_meta(device_class.metadata),
         "spec": spec,
@@ -296,8 +320,9 @@ def _device(d: Device, driver: str) -> Json:
     return out
 
 
-def render_resource_slice(resource_slice: ResourceSlice) -> Json:
-    """A whole ResourceSlice in the v1 shape."""
+def render_resource_slice(resource_slice: ResourceSlice, version: str = "v1") -> Json:
+    """A whole ResourceSlice in the shape of `version`."""
+    check_version(version)
     s = resource_slice
     spec: Json = {
         "driver": s.driver,
@@ -320,10 +345,10 @@ def render_resource_slice(resource_slice: ResourceSlice) -> Json:
         shared.append(entry)
     put(spec, "sharedCounters", shared)
     return {
-        "apiVersion": API_VERSION,
+        "apiVersion": f"{GROUP}/{version}",
         "kind": "ResourceSlice",
         "metadata": object_meta(s.metadata),
-        "spec": spec,
+        "spec": versions.slice_spec(spec, version),
     }
 
 
@@ -338,9 +363,12 @@ def render_device_taint_rule(rule: DeviceTaintRule, version: str = "v1") -> Json
         put_pointer(selector, "device", rule.device_selector.device)
         spec["deviceSelector"] = selector
     spec["taint"] = _taint(rule.taint)
+    status: Json = {}
+    put(status, "conditions", [condition(c) for c in rule.conditions])
     return {
-        "apiVersion": f"resource.k8s.io/{version}",
+        "apiVersion": f"{GROUP}/{version}",
         "kind": "DeviceTaintRule",
         "metadata": object_meta(rule.metadata),
         "spec": spec,
+        "status": status,
     }

@@ -15,6 +15,7 @@ from typing import Any
 from dra_operator.model._frozen import FrozenMap
 from dra_operator.model._quantity import Quantity
 from dra_operator.model._types import (
+    Condition,
     NodeSelector,
     NodeSelectorRequirement,
     NodeSelectorTerm,
@@ -102,3 +103,13 @@ def node_selector(selector: NodeSelector) -> Json:
 
 def opt_node_selector(selector: NodeSelector | None) -> Json | None:
     return None if selector is None else node_selector(selector)
+
+
+def condition(c: Condition) -> Json:
+    """metav1.Condition: reason, message and lastTransitionTime have no omitempty."""
+    out: Json = {"type": c.type, "status": c.status}
+    put(out, "observedGeneration", c.observed_generation)
+    out["lastTransitionTime"] = opt_time(c.last_transition_time)
+    out["reason"] = c.reason
+    out["message"] = c.message
+    return out

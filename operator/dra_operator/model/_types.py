@@ -316,9 +316,42 @@ class ResourceClaimConsumerReference:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Condition:
+    """metav1.Condition (claim device status, DeviceTaintRule status)."""
+
+    type: str
+    status: str  # True, False, Unknown
+    observed_generation: int = 0
+    last_transition_time: datetime.datetime | None = None
+    reason: str = ""
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NetworkDeviceData:
+    interface_name: str = ""
+    ips: tuple[str, ...] = ()
+    hardware_address: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AllocatedDeviceStatus:
+    """`status.devices[]`, written by drivers; binding conditions are read from here."""
+
+    driver: str
+    pool: str
+    device: str
+    share_id: str | None = None
+    conditions: tuple[Condition, ...] = ()
+    data: str | None = None  # the JSON text of the RawExtension, compact, key order kept
+    network_data: NetworkDeviceData | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ResourceClaimStatus:
     allocation: AllocationResult | None = None
     reserved_for: tuple[ResourceClaimConsumerReference, ...] = ()
+    devices: tuple[AllocatedDeviceStatus, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -350,6 +383,7 @@ class DeviceTaintRule:
     metadata: ObjectMeta
     device_selector: DeviceTaintSelector | None  # None matches no device
     taint: DeviceTaint
+    conditions: tuple[Condition, ...] = ()  # status.conditions (EvictionInProgress)
 
 
 # -- identity of a device --------------------------------------------------------------------

@@ -97,7 +97,8 @@ def test_parse_gives_upstream_value_and_format(text: str, value: Fraction, fmt: 
 
 
 STRING_TABLE = [
-    # (input, what the API server writes back)
+    # (input, what the API server writes back). The quirky rows (kept text, "1000E", "9Ei",
+    # "1e400", "0.000000000001Ki") were confirmed against kube-apiserver v1.36.4.
     ("1Gi", "1Gi"),
     ("1024Mi", "1Gi"),
     ("307200Ki", "300Mi"),
@@ -148,6 +149,14 @@ STRING_TABLE = [
     ("12E", "12E"),
     ("1025Ki", "1025Ki"),
     ("300M", "300M"),
+    ("99Ti", "99Ti"),
+    ("1023Ki", "1023Ki"),
+    ("0.0Ki", "0"),
+    ("-0", "0"),
+    (".5", "500m"),
+    ("1000e0", "1e3"),
+    ("3.001n", "4n"),
+    ("0.000000000001Ki", "2n"),
 ]
 
 
@@ -257,6 +266,12 @@ def test_integer_views_round_away_from_zero() -> None:
     assert Quantity.parse("2Ki").int_value() == 2048
 
 
+def test_parse_caps_binary_values_that_arithmetic_may_exceed() -> None:
+    big = Quantity(2**64, BIN)
+    assert str(big) == "16Ei"
+    assert Quantity.parse(str(big)) == Quantity(2**63 - 1)
+
+
 def test_quantity_is_immutable_and_pickles_with_its_text() -> None:
     q = Quantity.parse("1.500")
     with pytest.raises(AttributeError):
@@ -284,7 +299,8 @@ def test_parse_of_str_is_the_same_quantity(text: str) -> None:
 
 
 @given(
-    st.fractions(max_denominator=10**6).filter(lambda f: abs(f) < 10**20),
+    # Parsing caps BinarySI at 2^63-1 (arithmetic does not), so stay below it.
+    st.fractions(max_denominator=10**6).filter(lambda f: abs(f) < 2**63),
     st.sampled_from(list(QuantityFormat)),
 )
 def test_canonical_form_is_idempotent(value: Fraction, fmt: QuantityFormat) -> None:

@@ -269,14 +269,15 @@ def test_allocate_missing_class_is_fatal(oracle: Oracle) -> None:
 
 
 @pytest.mark.parametrize(
-    ("in_use", "fits"),
+    ("in_use", "features", "fits"),
     [
-        pytest.param("4Gi", True, id="room-left"),
-        pytest.param("8Gi", False, id="capacity-used-up"),
+        pytest.param("4Gi", {"consumableCapacity": True}, True, id="room-left"),
+        pytest.param("8Gi", {"consumableCapacity": True}, False, id="capacity-used-up"),
+        pytest.param("4Gi", {}, False, id="share-is-exclusive-without-the-feature"),
     ],
 )
 def test_allocate_counts_consumed_capacity_of_shares(
-    oracle: Oracle, in_use: str, fits: bool
+    oracle: Oracle, in_use: str, features: dict[str, bool], fits: bool
 ) -> None:
     shared = {
         "name": "gpu-0",
@@ -294,7 +295,7 @@ def test_allocate_counts_consumed_capacity_of_shares(
         slices=[_slice(shared)],
         claims=[_claim(capacity={"requests": {"memory": "10Gi"}})],
         allocated=[earlier],
-        features={"consumableCapacity": True},
+        features=features,
     )
     assert response["error"] is None
     assert response["allocated"] is fits

@@ -1,0 +1,129 @@
+"""`allocate`: one allocation attempt for a set of claims on one candidate node.
+
+The pure entry point (architecture rule 3): gather the node's pools, prepare the claims, search
+in the policy's order, then build the results or explain the failure. Fatal input problems
+raise `AllocationInputError` with upstream's texts; "does not fit" (including an exhausted
+budget) is an `Explanation`, never an exception. Inputs are never mutated.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from dra_operator.allocator._capacity import fits_capacity, qualify
+from dra_operator.allocator._explain import Explanation, explain
+from dra_operator.allocator._features import Features
+from dra_operator.allocator._inputs import Budget, Ledger, Node, SelectorEvaluator
+from dra_operator.allocator._policies import FirstFit, Policy
+from dra_operator.allocator._pools import gather_pools
+from dra_operator.allocator._prepare import prepare
+from dra_operator.allocator._requests import (
+    Candidate,
+    Eligibility,
+    RequestData,
+    candidates_of,
+)
+from dra_operator.allocator._result import build_results
+from dra_operator.allocator._search import Outcome, Search
+from dra_operator.model import AllocationResult, DeviceClass, ResourceClaim, ResourceSlice
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Allocation:
+    """The answer for one node: claim-aligned `results`, or an `explanation` of why not."""
+
+    results: tuple[AllocationResult, ...] | None
+    explanation: Explanation | None
+    steps: int  # search steps taken (upstream's allocateOne invocations, plus pruning)
+
+    @property
+    def is_allocated(self) -> bool:
+        return self.results is not None
+
+
+def _new_share_id() -> str:
+    return str(uuid.uuid4())
+
+
+def allocate(
+    claims: Sequence[ResourceClaim],
+    *,
+    classes: Mapping[str, DeviceClass] | Sequence[DeviceClass],
+    slices: Sequence[ResourceSlice],
+    node: Node | None,
+    features: Features,
+    selectors: SelectorEvaluator,
+    ledger: Ledger | None = None,
+    policy: Policy | None = None,
+    budget: Budget | None = None,
+    new_share_id: Callable[[], str] = _new_share_id,
+) -> Allocation:
+    """Allocate `claims` (all unallocated, in order) together on `node`.
+
+    Raises AllocationInputError for input upstream rejects as fatal. Thread-safe: all state
+    lives in this call. Cost: one selector evaluation per (request, device) reached, plus the
+    search, bounded by `budget`.
+    """
+    ledger = ledger if ledger is not None else Ledger()
+    policy = policy if policy is not None else FirstFit()
+    budget = budget if budget is not None else Budget()
+    by_name = (
+        dict(classes) if isinstance(classes, Mapping) else {c.metadata.name: c for c in classes}
+    )
+    claim_list = list(claims)
+    pools = gather_pools(slices, node, features)
+    eligibility = Eligibility(claim_list, selectors, features, node)
+
+    def capacity_check(data: RequestData, candidate: Candidate) -> bool:
+        if not features.consumable_capacity:
+            return True
+        return bool(
+            fits_capacity(
+                ledger.consumed_capacity.get(candidate.id),
+                qualify(data.capacity, candidate.id.driver),
+                candidate.device.capacity,
+                None,
+            )
+        )
+
+    upstream_order = candidates_of(pools)
+    prepared = prepare(
+        claim_list, by_name, pools, upstream_order, features, eligibility, capacity_check
+    )
+
+    def order_for(data: RequestData) -> Sequence[Candidate]:
+        return policy.order_candidates(data, upstream_order, ledger)
+
+    search = Search(
+        claims=claim_list,
+        prepared=prepared,
+        candidates=upstream_order,
+        orders=order_for,
+        features=features,
+        ledger=ledger,
+        eligibility=eligibility,
+        budget=budget,
+        new_share_id=new_share_id,
+    )
+    outcome = search.run()
+    node_name = node.name if node is not None else ""
+    if outcome is Outcome.FOUND:
+        results = build_results(
+            claim_list, search.picks, prepared, search.selected_sub, node_name, features
+        )
+        return Allocation(results=results, explanation=None, steps=search.steps)
+    explanation = explain(
+        claims=claim_list,
+        prepared=prepared,
+        pools=pools,
+        candidates=upstream_order,
+        node=node_name,
+        features=features,
+        ledger=ledger,
+        eligibility=eligibility,
+        steps=search.steps,
+        aborted=outcome is Outcome.ABORTED,
+    )
+    return Allocation(results=None, explanation=explanation, steps=search.steps)

@@ -1,0 +1,93 @@
+"""The allocator's feature set, mirroring upstream's `structured.Features`.
+
+Each flag switches one DRA behaviour the way the matching kube-scheduler feature gate does, so
+one allocator can answer exactly as a given Kubernetes release would. The defaults per minor come
+from the versioned feature-gate table (upstream-dra.md section 7.3); DeviceBindingAndStatus needs
+both DRADeviceBindingConditions and DRAResourceClaimDeviceStatus, as upstream's `Set()` says.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dra_operator.errors import AllocationInputError
+
+# minor -> flags on by default in kube-scheduler of that release
+_DEFAULTS: dict[int, frozenset[str]] = {
+    32: frozenset(),
+    33: frozenset(),
+    34: frozenset({"admin_access", "prioritized_list"}),
+    35: frozenset({"admin_access", "prioritized_list"}),
+    36: frozenset(
+        {
+            "admin_access",
+            "prioritized_list",
+            "partitionable_devices",
+            "device_taints",
+            "device_binding_and_status",
+            "consumable_capacity",
+        }
+    ),
+    37: frozenset(
+        {
+            "admin_access",
+            "prioritized_list",
+            "partitionable_devices",
+            "device_taints",
+            "device_binding_and_status",
+            "consumable_capacity",
+        }
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Features:
+    """Which gated DRA behaviours are on; everything off is the 1.32/1.33 GA core."""
+
+    admin_access: bool = False
+    prioritized_list: bool = False
+    partitionable_devices: bool = False
+    device_taints: bool = False
+    device_binding_and_status: bool = False
+    consumable_capacity: bool = False
+    list_type_attributes: bool = False
+
+    @property
+    def is_stable_tier(self) -> bool:
+        """Whether upstream would pick its "stable" allocator for these features.
+
+        Upstream picks the first of stable, incubating, experimental that supports every
+        requested feature; stable lacks consumable capacity, binding conditions and list-typed
+        attributes. Stable ignores capacity requests, rejects distinctAttribute as an empty
+        constraint and ignores bindsToNode; its pool order is Go map order (random), for
+        which our (sorted) order is one valid outcome.
+        """
+        return not (
+            self.consumable_capacity or self.device_binding_and_status or self.list_type_attributes
+        )
+
+    @classmethod
+    def for_kubernetes(cls, version: str) -> Features:
+        """The default gates of kube-scheduler for a minor such as ``"1.36"`` or ``"v1.36.4"``."""
+        parts = version.removeprefix("v").split(".")
+        if len(parts) < 2 or parts[0] != "1" or not parts[1].isdigit():
+            raise AllocationInputError(f"kubernetes version {version}: expected 1.<minor>")
+        minor = int(parts[1])
+        if minor not in _DEFAULTS:
+            known = ", ".join(f"1.{m}" for m in sorted(_DEFAULTS))
+            raise AllocationInputError(f"kubernetes version {version}: not one of {known}")
+        return cls(**{name: True for name in _DEFAULTS[minor]})
+
+    @classmethod
+    def everything(cls) -> Features:
+        """Every behaviour on, including the alpha list-typed attributes."""
+        return cls(
+            admin_access=True,
+            prioritized_list=True,
+            partitionable_devices=True,
+            device_taints=True,
+            device_binding_and_status=True,
+            consumable_capacity=True,
+            list_type_attributes=True,
+        )

@@ -1,0 +1,179 @@
+"""Per-claim preparation before the search, and device eligibility per request.
+
+Upstream's `validateDeviceRequest` and `isSelectable`: every request (or subrequest) gets a
+`RequestData` with its class, count and, for `All`, the devices it must take; shapes upstream
+cannot handle are fatal `AllocationInputError`s with upstream's texts. Eligibility (binding
+conditions, class selectors, request selectors, per-device node selection) is memoised per
+(request, device) for the call; a CEL error is remembered and raised only when the search
+reaches that device, so looking ahead (for pruning) never raises what upstream would not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from dra_operator.allocator._features import Features
+from dra_operator.allocator._inputs import Node, SelectorEvaluator
+from dra_operator.allocator._nodes import node_matches
+from dra_operator.allocator._pools import Pool
+from dra_operator.errors import AllocationInputError, CELCompileError, CELError
+from dra_operator.model import (
+    Device,
+    DeviceClass,
+    DeviceID,
+    DeviceSelector,
+    DeviceToleration,
+    Quantity,
+    ResourceClaim,
+    ResourceSlice,
+)
+
+MAX_RESULTS = 32  # resource.k8s.io AllocationResultsMaxSize
+
+RequestKey = tuple[int, int, int]  # claim, request, subrequest (0 without subrequests)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One device at its place in upstream's search order (`index`, unique per call)."""
+
+    id: DeviceID
+    device: Device
+    slice: ResourceSlice
+    pool: Pool
+    index: int
+
+
+def candidates_of(pools: Sequence[Pool]) -> list[Candidate]:
+    """Every device of the usable pools, in upstream's order: pools, slices, devices."""
+    found: list[Candidate] = []
+    for pool in pools:
+        if not pool.is_usable:
+            continue
+        for piece in pool.slices:
+            for device in piece.devices:
+                device_id = DeviceID(pool.id.driver, pool.id.pool, device.name)
+                found.append(Candidate(device_id, device, piece, pool, len(found)))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """Why a device cannot serve a request; `kind` groups explanations."""
+
+    kind: str  # binding-conditions, class-selector, request-selector, node
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SelectorFailure:
+    """A selector that could not be compiled or evaluated for one device (fatal if reached)."""
+
+    error: CELError
+    class_name: str  # empty for a request selector
+    index: int
+
+
+@dataclass(slots=True, kw_only=True)
+class RequestData:
+    key: RequestKey
+    name: str  # request name, or subrequest name when `parent` is set
+    parent: str
+    device_class: DeviceClass
+    selectors: tuple[DeviceSelector, ...]
+    tolerations: tuple[DeviceToleration, ...]
+    admin_access: bool
+    capacity: Mapping[str, Quantity] | None
+    all_devices: bool
+    num_devices: int
+    devices: list[Candidate] = field(default_factory=list)  # All mode, in search order
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.parent}/{self.name}" if self.parent else self.name
+
+
+def claim_ref(claim: ResourceClaim) -> str:
+    """klog.KObj: ``namespace/name``, or just the name when cluster-scoped."""
+    meta = claim.metadata
+    return f"{meta.namespace}/{meta.name}" if meta.namespace else meta.name
+
+
+class Eligibility:
+    """Memoised `isSelectable` for one allocation call."""
+
+    __slots__ = ("_claims", "_evaluate", "_features", "_memo", "_node")
+
+    def __init__(
+        self,
+        claims: list[ResourceClaim],
+        evaluate: SelectorEvaluator,
+        features: Features,
+        node: Node | None,
+    ) -> None:
+        self._claims = claims
+        self._evaluate = evaluate
+        self._features = features
+        self._node = node
+        self._memo: dict[tuple[RequestKey, int], Rejection | SelectorFailure | None] = {}
+
+    def check(self, request: RequestData, candidate: Candidate) -> Rejection | None:
+        """None when selectable; raises the remembered fatal error for this device."""
+        found = self.peek(request, candidate)
+        if isinstance(found, SelectorFailure):
+            raise self._fatal(request, found)
+        return found
+
+    def peek(
+        self, request: RequestData, candidate: Candidate
+    ) -> Rejection | SelectorFailure | None:
+        """Like `check`, but returns a selector error instead of raising it."""
+        device = candidate.device
+        if not self._features.device_binding_and_status and device.binding_conditions:
+            return Rejection("binding-conditions")
+        key = (request.key, candidate.index)
+        try:
+            return self._memo[key]
+        except KeyError:
+            pass
+        found = self._compute(request, candidate)
+        self._memo[key] = found
+        return found
+
+    def _compute(
+        self, request: RequestData, candidate: Candidate
+    ) -> Rejection | SelectorFailure | None:
+        cls = request.device_class
+        device = candidate.device
+        if self._features.is_stable_tier and device.allow_multiple_allocations is not None:
+            # upstream's stable tier builds the CEL device without allowMultipleAllocations
+            device = replace(device, allow_multiple_allocations=None)
+        for class_name, selectors in (
+            (cls.metadata.name, cls.selectors),
+            ("", request.selectors),
+        ):
+            for index, selector in enumerate(selectors):
+                try:
+                    matched = self._evaluate(selector.cel or "", candidate.id.driver, device)
+                except CELError as err:
+                    return SelectorFailure(err, class_name, index)
+                if not matched:
+                    if class_name:
+                        return Rejection("class-selector", f"#{index} of class {class_name}")
+                    return Rejection("request-selector", f"#{index}")
+        if candidate.slice.per_device_node_selection and not node_matches(
+            self._node, device.node_name, device.all_nodes, device.node_selector
+        ):
+            return Rejection("node")
+        return None
+
+    def _fatal(self, request: RequestData, failure: SelectorFailure) -> AllocationInputError:
+        what = "compile" if isinstance(failure.error, CELCompileError) else "runtime"
+        if failure.class_name:
+            where = f"class {failure.class_name}"
+        else:
+            where = f"claim {claim_ref(self._claims[request.key[0]])}"
+        return AllocationInputError(
+            f"{where}: selector #{failure.index}: CEL {what} error: {failure.error}"
+        )

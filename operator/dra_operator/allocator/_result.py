@@ -1,0 +1,154 @@
+"""Building each claim's AllocationResult from the search's picks (upstream's v1.36 rules).
+
+Results in pick order; config: the classes' configs first (one entry set per class, listing
+every request that used it, with the chosen subrequest's class), then the claim's configs that
+apply (v1.36 appends a config once per matching request: duplicates are upstream's behaviour
+in that release); node selector: `metadata.name` of the target node as soon as one device is
+node-local or binds to the node, else the merged single term of the slices' node selectors,
+else none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from dra_operator.allocator._capacity import unqualify
+from dra_operator.allocator._features import Features
+from dra_operator.allocator._prepare import Prepared
+from dra_operator.allocator._search import Pick
+from dra_operator.errors import AllocationInputError
+from dra_operator.model import (
+    AllocationResult,
+    ConfigSource,
+    DeviceAllocationConfiguration,
+    DeviceAllocationResult,
+    DeviceRequestAllocationResult,
+    FrozenMap,
+    NodeSelector,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    OpaqueDeviceConfiguration,
+    ResourceClaim,
+)
+
+
+def build_results(
+    claims: Sequence[ResourceClaim],
+    picks: Sequence[Sequence[Pick]],
+    prepared: Prepared,
+    selected_sub: dict[tuple[int, int], int],
+    node_name: str,
+    features: Features,
+) -> tuple[AllocationResult, ...]:
+    return tuple(
+        AllocationResult(
+            devices=DeviceAllocationResult(
+                results=tuple(_device_result(pick, features) for pick in picks[c]),
+                config=_config(c, claim, prepared, selected_sub),
+            ),
+            node_selector=_node_selector(
+                claim, picks[c], node_name, binds_to_node=not features.is_stable_tier
+            ),
+        )
+        for c, claim in enumerate(claims)
+    )
+
+
+def _device_result(pick: Pick, features: Features) -> DeviceRequestAllocationResult:
+    data, device = pick.request, pick.candidate.device
+    binding = features.device_binding_and_status
+    return DeviceRequestAllocationResult(
+        request=data.full_name,
+        driver=pick.candidate.id.driver,
+        pool=pick.candidate.id.pool,
+        device=pick.candidate.id.device,
+        admin_access=True if data.admin_access else None,
+        tolerations=data.tolerations,
+        binding_conditions=device.binding_conditions if binding else (),
+        binding_failure_conditions=device.binding_failure_conditions if binding else (),
+        share_id=pick.share_id,
+        consumed_capacity=FrozenMap(unqualify(pick.consumed, pick.candidate.id.driver)),
+    )
+
+
+def _config(
+    c: int, claim: ResourceClaim, prepared: Prepared, selected_sub: dict[tuple[int, int], int]
+) -> tuple[DeviceAllocationConfiguration, ...]:
+    entries: list[tuple[ConfigSource, list[str], OpaqueDeviceConfiguration | None]] = []
+    by_class: dict[str, range] = {}
+    for r in range(len(claim.spec.requests)):
+        data = prepared.requests[(c, r, selected_sub.get((c, r), 0))]
+        class_name = data.device_class.metadata.name
+        if class_name in by_class:
+            for index in by_class[class_name]:
+                entries[index][1].append(data.full_name)
+            continue
+        first = len(entries)
+        for config in data.device_class.config:
+            entries.append((ConfigSource.FROM_CLASS, [data.full_name], config))
+        by_class[class_name] = range(first, len(entries))
+    for claim_config in claim.spec.config:
+        names = list(claim_config.requests)
+        if not names:
+            entries.append((ConfigSource.FROM_CLAIM, names, claim_config.opaque))
+            continue
+        for r, request in enumerate(claim.spec.requests):
+            if request.name in names:
+                entries.append((ConfigSource.FROM_CLAIM, names, claim_config.opaque))
+                continue
+            if not request.first_available:
+                continue
+            sub = request.first_available[selected_sub.get((c, r), 0)]
+            if f"{request.name}/{sub.name}" in names:
+                entries.append((ConfigSource.FROM_CLAIM, names, claim_config.opaque))
+    return tuple(
+        DeviceAllocationConfiguration(
+            source=source,
+            requests=tuple(requests),
+            opaque=opaque,
+        )
+        for source, requests, opaque in entries
+    )
+
+
+def _node_selector(
+    claim: ResourceClaim, picks: Sequence[Pick], node_name: str, *, binds_to_node: bool
+) -> NodeSelector | None:
+    fields: list[NodeSelectorRequirement] = []
+    expressions: list[NodeSelectorRequirement] = []
+    for pick in picks:
+        piece, device = pick.candidate.slice, pick.candidate.device
+        if piece.per_device_node_selection:
+            name, selector = device.node_name, device.node_selector
+        else:
+            name, selector = piece.node_name, piece.node_selector
+        if name is not None or (binds_to_node and device.binds_to_node):
+            local = NodeSelectorRequirement(key="metadata.name", operator="In", values=(node_name,))
+            return NodeSelector(node_selector_terms=(NodeSelectorTerm(match_fields=(local,)),))
+        if selector is None:
+            continue
+        terms = selector.node_selector_terms
+        if len(terms) > 1:
+            raise AllocationInputError(
+                f"create NodeSelector for claim {claim.metadata.name}: unsupported "
+                f"ResourceSlice.NodeSelector with {len(terms)} terms"
+            )
+        if terms:
+            _merge(terms[0].match_fields, fields)
+            _merge(terms[0].match_expressions, expressions)
+    if not fields and not expressions:
+        return None
+    term = NodeSelectorTerm(match_expressions=tuple(expressions), match_fields=tuple(fields))
+    return NodeSelector(node_selector_terms=(term,))
+
+
+def _merge(source: Sequence[NodeSelectorRequirement], into: list[NodeSelectorRequirement]) -> None:
+    for requirement in source:
+        values = set(requirement.values)
+        if not any(
+            r.key == requirement.key
+            and r.operator == requirement.operator
+            and set(r.values) == values
+            for r in into
+        ):
+            into.append(requirement)

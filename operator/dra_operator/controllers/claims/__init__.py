@@ -1,0 +1,92 @@
+"""The claims controller: kube-controller-manager's resourceclaim controller, sans I/O.
+
+Decisions (`sync_pod`, `sync_claim`) and event mappers (`keys_for_*`) are pure functions over
+the caches, read through `ClaimsView`; they return `Plan`s of writes that the I/O wiring
+carries out. See docs/design/operator.md for how they are driven.
+"""
+
+from dra_operator.controllers.claims._events import (
+    PodsByClaim,
+    WorkKey,
+    keys_for_claim,
+    keys_for_pod,
+    keys_for_template,
+)
+from dra_operator.controllers.claims._reconcile import ClaimsReconciler, ClaimsWriter, StoreView
+from dra_operator.controllers.claims._resolve import (
+    MAX_GENERATE_NAME,
+    ClaimsView,
+    Resolved,
+    Unresolved,
+    consumer_ref,
+    generate_name,
+    is_for_pod,
+    is_pod_done,
+    is_reserved_for_pod,
+    owning_pod,
+    pod_needs_claims,
+    pod_needs_work,
+    resolve,
+)
+from dra_operator.controllers.claims._sync import (
+    ALL_FEATURES,
+    ClaimsFeatures,
+    creation_failed,
+    sync_claim,
+    sync_pod,
+)
+from dra_operator.controllers.claims._writes import (
+    ApplyPodClaimStatuses,
+    CreateClaim,
+    CreatedFor,
+    DeleteClaim,
+    Event,
+    NeedPods,
+    Plan,
+    PruneReservedFor,
+    RemoveFinalizer,
+    ReserveClaim,
+    Write,
+    render_consumer,
+)
+
+__all__ = [
+    "ALL_FEATURES",
+    "MAX_GENERATE_NAME",
+    "ApplyPodClaimStatuses",
+    "ClaimsFeatures",
+    "ClaimsReconciler",
+    "ClaimsView",
+    "ClaimsWriter",
+    "CreateClaim",
+    "CreatedFor",
+    "DeleteClaim",
+    "Event",
+    "NeedPods",
+    "Plan",
+    "PodsByClaim",
+    "PruneReservedFor",
+    "RemoveFinalizer",
+    "ReserveClaim",
+    "Resolved",
+    "StoreView",
+    "Unresolved",
+    "WorkKey",
+    "Write",
+    "consumer_ref",
+    "creation_failed",
+    "generate_name",
+    "is_for_pod",
+    "is_pod_done",
+    "is_reserved_for_pod",
+    "keys_for_claim",
+    "keys_for_pod",
+    "keys_for_template",
+    "owning_pod",
+    "pod_needs_claims",
+    "pod_needs_work",
+    "render_consumer",
+    "resolve",
+    "sync_claim",
+    "sync_pod",
+]

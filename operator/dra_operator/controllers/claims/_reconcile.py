@@ -1,0 +1,217 @@
+"""The claims controller's reconcile: read the stores, decide, carry the plan out.
+
+The API is reached only through `ClaimsWriter`, the seam `kube/` implements (a Protocol owned
+here, by its consumer); everything else is the stores and the pure decisions. The reconcile is
+level-based: it reads the current state for its key and never sees the event that queued it.
+
+Carrying out a plan follows the rules in `_writes.py`: writes run in order and the first failure
+fails the reconcile (the queue retries with backoff, and the retry decides afresh: a 409 is
+never re-sent). Our own writes go into the claim store at once (`Store.assume`), so a retry that
+runs before the watch catches up neither creates a claim twice nor prunes twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from dra_operator import errors, names
+from dra_operator.cluster import (
+    CLAIMS_BY_OWNER_POD,
+    PODS_BY_CLAIM,
+    PODS_BY_TEMPLATE,
+    Entry,
+    ObjectKey,
+    RecentlyDeleted,
+    Store,
+)
+from dra_operator.controllers import Result
+from dra_operator.controllers.claims._events import WorkKey
+from dra_operator.controllers.claims._sync import ALL_FEATURES, ClaimsFeatures, sync_claim, sync_pod
+from dra_operator.controllers.claims._writes import (
+    ApplyPodClaimStatuses,
+    CreateClaim,
+    DeleteClaim,
+    Event,
+    NeedPods,
+    Plan,
+    PruneReservedFor,
+    RemoveFinalizer,
+    ReserveClaim,
+)
+from dra_operator.model import Pod, ResourceClaim, ResourceClaimTemplate
+
+
+class ClaimsWriter(Protocol):
+    """The API calls of the claims controller; implementations raise `errors.APIError`.
+
+    Every method that writes a claim returns the claim as the server answered (raw JSON).
+    """
+
+    async def create_claim(self, namespace: str, manifest: Mapping[str, Any]) -> Mapping[str, Any]:
+        """POST a ResourceClaim."""
+        ...
+
+    async def apply_pod_status(self, namespace: str, body: Mapping[str, Any]) -> None:
+        """Server-side apply to `pods/status` as `ResourceClaimController`, forced."""
+        ...
+
+    async def update_claim_status(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        """PUT `resourceclaims/status`; the body's resourceVersion is the precondition."""
+        ...
+
+    async def update_claim(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        """PUT a ResourceClaim; the body's resourceVersion is the precondition."""
+        ...
+
+    async def delete_claim(self, key: ObjectKey, uid: str) -> None:
+        """DELETE with a UID precondition; already gone is success."""
+        ...
+
+    async def get_pod(self, namespace: str, name: str) -> Pod | None:
+        """GET a pod from the server, bypassing the cache; None when not found."""
+        ...
+
+    async def emit(self, event: Event) -> None:
+        """Record an Event (component `resource_claim`); never raises."""
+        ...
+
+
+class StoreView:
+    """`ClaimsView` and `PodsByClaim` over the stores (built with the cluster indexers)."""
+
+    def __init__(
+        self,
+        pods: Store[Pod],
+        claims: Store[ResourceClaim],
+        templates: Store[ResourceClaimTemplate],
+        deleted: RecentlyDeleted,
+    ) -> None:
+        self._pods = pods
+        self._claims = claims
+        self._templates = templates
+        self._deleted = deleted
+
+    def pod(self, namespace: str, name: str) -> Pod | None:
+        entry = self._pods.get(ObjectKey(namespace, name))
+        return entry.obj if entry else None
+
+    def claim(self, namespace: str, name: str) -> ResourceClaim | None:
+        entry = self._claims.get(ObjectKey(namespace, name))
+        return entry.obj if entry else None
+
+    def claims_owned_by(self, pod_uid: str) -> list[ResourceClaim]:
+        return [entry.obj for entry in self._claims.by_index(CLAIMS_BY_OWNER_POD, pod_uid)]
+
+    def template(self, namespace: str, name: str) -> Entry[ResourceClaimTemplate] | None:
+        return self._templates.get(ObjectKey(namespace, name))
+
+    def pod_was_deleted(self, uid: str) -> bool:
+        return uid in self._deleted
+
+    def pods_using_claim(self, namespace: str, name: str) -> list[Pod]:
+        key = ObjectKey(namespace, name)
+        return [entry.obj for entry in self._pods.by_index(PODS_BY_CLAIM, key)]
+
+    def pods_using_template(self, namespace: str, name: str) -> list[Pod]:
+        key = ObjectKey(namespace, name)
+        return [entry.obj for entry in self._pods.by_index(PODS_BY_TEMPLATE, key)]
+
+
+class ClaimsReconciler:
+    """`reconcile(WorkKey) -> Result` for `controllers.Controller`."""
+
+    def __init__(
+        self,
+        view: StoreView,
+        claims: Store[ResourceClaim],
+        writer: ClaimsWriter,
+        features: ClaimsFeatures = ALL_FEATURES,
+    ) -> None:
+        self._view = view
+        self._claims = claims
+        self._writer = writer
+        self._features = features
+
+    async def __call__(self, key: WorkKey) -> Result:
+        if key.kind == "pod":
+            plan = sync_pod(self._view.pod(key.namespace, key.name), self._view, self._features)
+        else:
+            plan = await self._decide_claim(key)
+        await self.carry_out(plan)
+        if plan.error is not None:
+            raise errors.DRAOperatorError(plan.error)
+        return Result()
+
+    async def _decide_claim(self, key: WorkKey) -> Plan:
+        claim = self._view.claim(key.namespace, key.name)
+        decision = sync_claim(claim, self._view)
+        if isinstance(decision, NeedPods):
+            checked = {
+                name: await self._writer.get_pod(decision.namespace, name)
+                for name in decision.names
+            }
+            # The watch may have moved on while we asked; decide on what the cache holds now.
+            decision = sync_claim(self._view.claim(key.namespace, key.name), self._view, checked)
+            if isinstance(decision, NeedPods):  # a reservation appeared meanwhile
+                raise errors.DRAOperatorError(
+                    f"claim {key.namespace}/{key.name}: reservations changed during the check"
+                )
+        return decision
+
+    async def carry_out(self, plan: Plan) -> None:
+        """Run the writes in order; the first failure propagates (`errors.APIError`)."""
+        created: dict[str, str] = {}
+        answers: dict[ObjectKey, Mapping[str, Any]] = {}
+        for write in plan.writes:
+            if isinstance(write, CreateClaim):
+                created[write.pod_claim_name] = await self._create(write)
+            elif isinstance(write, ApplyPodClaimStatuses):
+                await self._writer.apply_pod_status(write.namespace, write.apply_body(created))
+            elif isinstance(write, ReserveClaim | PruneReservedFor):
+                body = write.status_body(self._base(write.claim, write.resource_version, answers))
+                answers[write.claim] = self._remember(await self._writer.update_claim_status(body))
+            elif isinstance(write, RemoveFinalizer):
+                body = write.body(self._base(write.claim, write.resource_version, answers))
+                answers[write.claim] = self._remember(await self._writer.update_claim(body))
+            elif isinstance(write, DeleteClaim):
+                await self._writer.delete_claim(write.claim, write.uid)
+            else:
+                await self._writer.emit(write)
+
+    async def _create(self, write: CreateClaim) -> str:
+        try:
+            answer = await self._writer.create_claim(write.namespace, write.manifest())
+        except errors.APIError as exc:
+            # Upstream's text: the name is empty because the server generates it.
+            message = f"create ResourceClaim : {exc.message}"
+            await self._writer.emit(
+                Event(
+                    involved=ObjectKey(write.namespace, write.pod_name),
+                    uid=write.pod_uid,
+                    type=names.EVENT_TYPE_WARNING,
+                    reason=names.EVENT_FAILED_RESOURCE_CLAIM_CREATION,
+                    message=f"PodResourceClaim {write.pod_claim_name}: {message}",
+                )
+            )
+            raise
+        self._remember(answer)
+        return str(answer["metadata"]["name"])
+
+    def _base(
+        self,
+        key: ObjectKey,
+        resource_version: str | None,
+        answers: Mapping[ObjectKey, Mapping[str, Any]],
+    ) -> Mapping[str, Any]:
+        """The raw claim a write builds on: the previous answer when chained, else the cache."""
+        if resource_version is None and key in answers:
+            return answers[key]
+        entry = self._claims.get(key)
+        if entry is None:
+            raise errors.DRAOperatorError(f"claim {key}: gone from the cache before the write")
+        return entry.raw
+
+    def _remember(self, answer: Mapping[str, Any]) -> Mapping[str, Any]:
+        self._claims.assume(answer)
+        return answer

@@ -1,0 +1,301 @@
+"""The claims controller's decisions: kube-controller-manager's `syncPod` and `syncClaim`.
+
+Pure functions from cached state to a `Plan` of writes (upstream-dra.md §4.2, §4.3; read
+against kubernetes v1.36.4 `pkg/controller/resourceclaim/controller.go`). Deliberate
+differences from upstream, each harmless:
+
+* a bound pod whose template claim was just created is not an error in the reservation pass:
+  the claim cannot be allocated yet, and the pod's status update re-runs the pod anyway
+  (upstream returns "ResourceClaim not created yet" and retries with backoff);
+* generated claims are deleted with a UID precondition, so a claim replaced under the same
+  name is never deleted by mistake.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from dra_operator import names
+from dra_operator.cluster import ObjectKey
+from dra_operator.controllers.claims._resolve import (
+    ClaimsView,
+    Unresolved,
+    consumer_ref,
+    generate_name,
+    is_for_pod,
+    is_pod_done,
+    is_reserved_for_pod,
+    owning_pod,
+    resolve,
+)
+from dra_operator.controllers.claims._writes import (
+    ApplyPodClaimStatuses,
+    CreateClaim,
+    CreatedFor,
+    DeleteClaim,
+    Event,
+    NeedPods,
+    Plan,
+    PruneReservedFor,
+    RemoveFinalizer,
+    ReserveClaim,
+    Write,
+)
+from dra_operator.model import (
+    FrozenMap,
+    Pod,
+    PodResourceClaim,
+    ResourceClaim,
+    ResourceClaimTemplate,
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClaimsFeatures:
+    """Feature gates the claims controller checks (both beta and on since Kubernetes 1.34)."""
+
+    admin_access: bool = True
+    prioritized_list: bool = True
+
+
+ALL_FEATURES: Final = ClaimsFeatures()
+
+
+@dataclass(frozen=True, slots=True)
+class _Reuse:
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    message: str
+
+
+def creation_failed(pod: Pod, pod_claim_name: str, error: str) -> Event:
+    """The Warning event for a pod claim that could not get its ResourceClaim."""
+    return Event(
+        involved=ObjectKey(pod.metadata.namespace, pod.metadata.name),
+        uid=pod.metadata.uid,
+        type=names.EVENT_TYPE_WARNING,
+        reason=names.EVENT_FAILED_RESOURCE_CLAIM_CREATION,
+        message=f"PodResourceClaim {pod_claim_name}: {error}",
+    )
+
+
+def sync_pod(pod: Pod | None, view: ClaimsView, features: ClaimsFeatures = ALL_FEATURES) -> Plan:
+    """Create missing claims, publish their names, reserve claims of pods bound without us.
+
+    If the driver's `CreateClaim` fails, it emits `creation_failed(...)` and stops, as upstream
+    does; the orphan search finds already created claims on the retry.
+    """
+    if pod is None:
+        return Plan(reason="pod is gone")
+    meta = pod.metadata
+    if meta.deletion_timestamp is not None:
+        return Plan(reason="pod is marked for deletion")
+    writes: list[Write] = []
+    statuses: list[tuple[str, str | CreatedFor]] = []
+    for entry in pod.spec.resource_claims:
+        outcome = _handle_claim(pod, entry, view, features)
+        if isinstance(outcome, _Failure):
+            writes.append(creation_failed(pod, entry.name, outcome.message))
+            error = f"pod {meta.namespace}/{meta.name}, PodResourceClaim {entry.name}: "
+            return Plan(writes=tuple(writes), error=error + outcome.message)
+        if isinstance(outcome, CreateClaim):
+            writes.append(outcome)
+            statuses.append((entry.name, CreatedFor(entry.name)))
+        elif isinstance(outcome, _Reuse):
+            statuses.append((entry.name, outcome.name))
+    if statuses:
+        writes.append(
+            ApplyPodClaimStatuses(
+                namespace=meta.namespace, pod_name=meta.name, entries=tuple(statuses)
+            )
+        )
+    if not pod.spec.node_name:
+        return Plan(writes=tuple(writes), reason="pod is not scheduled: the scheduler reserves")
+    reserve = _reservations(pod, view)
+    if isinstance(reserve, str):
+        return Plan(writes=tuple(writes), error=reserve)
+    return Plan(writes=(*writes, *reserve))
+
+
+def _handle_claim(
+    pod: Pod, entry: PodResourceClaim, view: ClaimsView, features: ClaimsFeatures
+) -> CreateClaim | _Reuse | _Failure | None:
+    """upstream `handleClaim`: None when the pod claim needs nothing."""
+    namespace = pod.metadata.namespace
+    resolved = resolve(pod, entry)
+    if isinstance(resolved, Unresolved):
+        if not resolved.not_created:
+            return _Failure(f"checking for claim before creating it: {resolved.message}")
+    elif resolved.name is None:
+        return None
+    else:
+        claim = view.claim(namespace, resolved.name)
+        if claim is not None and (not resolved.must_check_owner or is_for_pod(pod, claim) is None):
+            return None
+        # Recorded but deleted, or no longer ours: make a new one below.
+    template_name = entry.resource_claim_template_name
+    if template_name is None:
+        return None
+    orphan = _find_orphan(pod, entry.name, view)
+    if orphan is not None:
+        return _Reuse(orphan.metadata.name)
+    template = view.template(namespace, template_name)
+    if template is None:
+        return _Failure(
+            f'resource claim template "{template_name}": '
+            f'resourceclaimtemplate.resource.k8s.io "{template_name}" not found'
+        )
+    admin_access = _needs_admin_access(template.obj)
+    if admin_access and not features.admin_access:
+        return _Failure("admin access is requested, but the feature is disabled")
+    if not features.prioritized_list and any(r.first_available for r in template.obj.spec.requests):
+        return _Failure(
+            "template includes a prioritized list of subrequests, but the feature is disabled"
+        )
+    template_meta = template.obj.template_metadata
+    return CreateClaim(
+        namespace=namespace,
+        pod_claim_name=entry.name,
+        generate_name=generate_name(pod.metadata.name, entry.name),
+        pod_name=pod.metadata.name,
+        pod_uid=pod.metadata.uid,
+        api_version=str(template.raw.get("apiVersion") or "resource.k8s.io/v1"),
+        labels=template_meta.labels,
+        annotations=FrozenMap(
+            {**template_meta.annotations, names.POD_CLAIM_NAME_ANNOTATION: entry.name}
+        ),
+        spec=(template.raw.get("spec") or {}).get("spec") or {},
+        admin_access=admin_access,
+    )
+
+
+def _find_orphan(pod: Pod, pod_claim_name: str, view: ClaimsView) -> ResourceClaim | None:
+    """A claim generated for this pod claim whose name never reached the pod status.
+
+    Sorted by name so that, should there be several, every run picks the same one.
+    """
+    owned = sorted(view.claims_owned_by(pod.metadata.uid), key=lambda c: c.metadata.name)
+    return next(
+        (
+            claim
+            for claim in owned
+            if claim.metadata.annotations.get(names.POD_CLAIM_NAME_ANNOTATION) == pod_claim_name
+        ),
+        None,
+    )
+
+
+def _needs_admin_access(template: ResourceClaimTemplate) -> bool:
+    return any(r.exactly is not None and r.exactly.admin_access for r in template.spec.requests)
+
+
+def _reservations(pod: Pod, view: ClaimsView) -> list[Write] | str:
+    """Reserve the pod's allocated claims for it: it was bound by someone else (upstream 4.2.5)."""
+    writes: list[Write] = []
+    for entry in pod.spec.resource_claims:
+        resolved = resolve(pod, entry)
+        if isinstance(resolved, Unresolved):
+            if resolved.not_created:
+                continue  # created by this very plan: not allocated yet
+            return resolved.message
+        if resolved.name is None:
+            continue
+        claim = view.claim(pod.metadata.namespace, resolved.name)
+        if claim is None:
+            break  # upstream stops here too: the claim event brings the pod back
+        if resolved.must_check_owner:
+            problem = is_for_pod(pod, claim)
+            if problem is not None:
+                return problem
+        if claim.status.allocation is not None and not is_reserved_for_pod(pod, claim):
+            writes.append(
+                ReserveClaim(
+                    claim=ObjectKey(claim.metadata.namespace, claim.metadata.name),
+                    resource_version=claim.metadata.resource_version,
+                    consumer=consumer_ref(pod),
+                )
+            )
+    return writes
+
+
+def sync_claim(
+    claim: ResourceClaim | None,
+    view: ClaimsView,
+    checked: dict[str, Pod | None] | None = None,
+) -> Plan | NeedPods:
+    """Prune stale reservations, deallocate unused claims, delete claims of finished pods.
+
+    A reserving pod that the cache does not know is never dropped on the cache's word: the
+    result is `NeedPods`, and the driver calls again with `checked` holding what the API server
+    returned for each name (None: not found).
+    """
+    if claim is None:
+        return Plan(reason="claim is gone")
+    meta = claim.metadata
+    key = ObjectKey(meta.namespace, meta.name)
+    reserved = claim.status.reserved_for
+    remaining = []
+    unknown: list[str] = []
+    for ref in reserved:
+        if ref.api_group != "" or ref.resource != "pods":
+            remaining.append(ref)  # a consumer type we cannot check: keep it, as upstream does
+            continue
+        if view.pod_was_deleted(ref.uid):
+            continue
+        pod = view.pod(meta.namespace, ref.name)
+        if pod is None:
+            if checked is None or ref.name not in checked:
+                unknown.append(ref.name)
+                remaining.append(ref)
+                continue
+            found = checked[ref.name]
+            if found is not None and found.metadata.uid == ref.uid:
+                remaining.append(ref)
+        elif pod.metadata.uid == ref.uid and not is_pod_done(pod):
+            remaining.append(ref)
+    if unknown:
+        return NeedPods(namespace=meta.namespace, names=tuple(unknown))
+
+    writes: list[Write] = []
+    protected = names.DELETE_PROTECTION_FINALIZER in meta.finalizers
+    allocated = claim.status.allocation is not None
+    if len(remaining) < len(reserved):
+        # Deallocate on the transition "in use" -> "unused" only: a claim allocated but never
+        # reserved (a driver may do that) stays allocated.
+        deallocate = not remaining and protected
+        writes.append(
+            PruneReservedFor(
+                claim=key,
+                resource_version=meta.resource_version,
+                reserved_for=tuple(remaining),
+                deallocate=deallocate,
+            )
+        )
+        if protected and (deallocate or not allocated):
+            writes.append(RemoveFinalizer(claim=key, resource_version=None))
+    elif protected and meta.deletion_timestamp is not None and not remaining:
+        if allocated:
+            writes.append(
+                PruneReservedFor(
+                    claim=key,
+                    resource_version=meta.resource_version,
+                    reserved_for=(),
+                    deallocate=True,
+                )
+            )
+            writes.append(RemoveFinalizer(claim=key, resource_version=None))
+        else:
+            writes.append(RemoveFinalizer(claim=key, resource_version=meta.resource_version))
+
+    if not remaining:
+        owner = owning_pod(claim)
+        if owner is not None:
+            pod = view.pod(meta.namespace, owner.name)
+            # Not in the cache: leave it to the garbage collector rather than ask the server.
+            if pod is not None and (pod.metadata.uid != owner.uid or is_pod_done(pod)):
+                writes.append(DeleteClaim(claim=key, uid=meta.uid))
+    return Plan(writes=tuple(writes))

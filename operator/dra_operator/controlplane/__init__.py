@@ -1,0 +1,68 @@
+"""controlplane: a real local kube-apiserver + etcd (+ upstream scheduler and controller-manager).
+
+Used by `dra-operator controlplane` and by the pytest harness, never by the operator itself.
+It starts the binaries that `make controlplane` builds from the pinned upstream modules, with
+its own PKI, an admin (`system:masters`) and an `operator` identity that holds only the RBAC
+bound from deploy/, and every DRA API version and feature gate of the release switched on.
+"""
+
+from dra_operator.controlplane._binaries import (
+    K8S_VERSION,
+    Binaries,
+    cache_root,
+    find_binaries,
+    minor_of,
+)
+from dra_operator.controlplane._controlplane import (
+    ADMIN_USER,
+    OPERATOR_USER,
+    Component,
+    ControlPlaneState,
+    default_state_dir,
+    down,
+    read_state,
+    up,
+)
+from dra_operator.controlplane._features import (
+    SUPPORTED_MINORS,
+    Gate,
+    Release,
+    Stage,
+    release_flags,
+)
+from dra_operator.controlplane._pki import (
+    CertifiedKey,
+    issue_client_cert,
+    issue_serving_cert,
+    new_ca,
+    new_sa_key,
+)
+from dra_operator.controlplane._rbac import bind_cluster_roles, load_cluster_roles
+
+__all__ = [
+    "ADMIN_USER",
+    "K8S_VERSION",
+    "OPERATOR_USER",
+    "SUPPORTED_MINORS",
+    "Binaries",
+    "CertifiedKey",
+    "Component",
+    "ControlPlaneState",
+    "Gate",
+    "Release",
+    "Stage",
+    "bind_cluster_roles",
+    "cache_root",
+    "default_state_dir",
+    "down",
+    "find_binaries",
+    "issue_client_cert",
+    "issue_serving_cert",
+    "load_cluster_roles",
+    "minor_of",
+    "new_ca",
+    "new_sa_key",
+    "read_state",
+    "release_flags",
+    "up",
+]

@@ -1,0 +1,88 @@
+"""Finding the upstream binaries built by `make controlplane` (e2e/controlplane/build.sh).
+
+Lookup order: an explicit directory, $DRA_OPERATOR_K8S_BIN, then the per-version build cache
+$DRA_OPERATOR_K8S_CACHE (default $XDG_CACHE_HOME/dra-operator/k8s, i.e. ~/.cache/...)/<version>,
+the same place build.sh writes. The version defaults to `K8S_VERSION`, which a unit test keeps
+equal to the pin in e2e/controlplane/go.mod, so an installed package (without the repo) still
+finds what the repo built.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from dra_operator.errors import ControlPlaneError
+
+__all__ = ["K8S_VERSION", "Binaries", "cache_root", "find_binaries", "minor_of"]
+
+K8S_VERSION = "v1.36.4"
+
+
+def cache_root() -> Path:
+    """The directory holding one build directory per Kubernetes version."""
+    explicit = os.environ.get("DRA_OPERATOR_K8S_CACHE")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "dra-operator" / "k8s"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Binaries:
+    """Paths of the control-plane binaries in one directory."""
+
+    directory: Path
+
+    def path(self, name: str) -> Path:
+        return self.directory / name
+
+    def has(self, name: str) -> bool:
+        return os.access(self.path(name), os.X_OK)
+
+    def require(self, name: str) -> Path:
+        """The binary's path, or a ControlPlaneError that says how to build it."""
+        if not self.has(name):
+            raise ControlPlaneError(
+                f"{name} not found in {self.directory}: run `make controlplane` "
+                "or set DRA_OPERATOR_K8S_BIN"
+            )
+        return self.path(name)
+
+    def kubernetes_version(self) -> str:
+        """The version kube-apiserver reports (`v1.36.4`), read from `--version`."""
+        out = subprocess.run(
+            [str(self.require("kube-apiserver")), "--version"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+        ).stdout
+        match = re.search(r"v\d+\.\d+\.\d+\S*", out)
+        if not match:
+            raise ControlPlaneError(f"kube-apiserver --version printed no version: {out!r}")
+        return match.group(0)
+
+
+def find_binaries(
+    directory: str | os.PathLike[str] | None = None, version: str | None = None
+) -> Binaries:
+    """Where the binaries should be; whether each is there is `Binaries.require`'s question."""
+    if directory:
+        return Binaries(Path(directory))
+    env = os.environ.get("DRA_OPERATOR_K8S_BIN")
+    if env:
+        return Binaries(Path(env))
+    version = version or os.environ.get("DRA_OPERATOR_K8S_VERSION") or K8S_VERSION
+    return Binaries(cache_root() / version)
+
+
+def minor_of(version: str) -> int:
+    """36 for `v1.36.4`."""
+    match = re.match(r"v?1\.(\d+)", version)
+    if not match:
+        raise ControlPlaneError(f"not a Kubernetes version: {version!r}")
+    return int(match.group(1))

@@ -1,0 +1,215 @@
+"""pytest plugin: a real kube-apiserver + etcd for integration and e2e tests.
+
+Fixtures:
+  control_plane   session-scoped; started once through dra_operator.controlplane, with the
+                  operator identity bound to deploy/base's ClusterRole (read from the file)
+  admin_api       raw-JSON client as `admin` (system:masters)
+  operator_api    raw-JSON client as the `dra-operator` user: only deploy/'s RBAC
+  namespace       a fresh namespace per test (namespaces never finish deleting without KCM,
+                  so none is reused)
+  make_node       async factory of fake Ready Nodes; deleted after the test
+  operator_env    environment for a subprocess running under the operator kubeconfig
+  spawn           start a command (e.g. `dra-operator run`) as a subprocess under that
+                  environment; returns a `Spawned` (process + log); terminated after the test
+
+Tests that use these carry the `controlplane` marker. Without the binaries they skip, except
+under CI=true, where they fail: a broken build must not pass as skipped tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dra_operator import controlplane
+from dra_operator.errors import APINotFoundError, ControlPlaneError
+from dra_operator.kube import NAMESPACES, NODES, Client
+
+REPO = Path(__file__).resolve().parents[2]
+RBAC_DIR = REPO / "deploy" / "base"
+
+NodeFactory = Callable[..., Awaitable[dict[str, Any]]]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that reaches the control plane, so `-m "not controlplane"` is exact."""
+    for item in items:
+        if "control_plane" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.controlplane)
+
+
+def _missing_binaries(message: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{message} (CI=true: failing instead of skipping)", pytrace=False)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def control_plane(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[controlplane.ControlPlaneState]:
+    binaries = controlplane.find_binaries()
+    for name in ("etcd", "kube-apiserver", "kubectl"):
+        if not binaries.has(name):
+            _missing_binaries(f"{name} not in {binaries.directory}: run `make controlplane`")
+    state_dir = tmp_path_factory.mktemp("controlplane")
+    try:
+        state = controlplane.up(state_dir=state_dir, binaries=binaries, timeout=90.0)
+    except ControlPlaneError as exc:
+        pytest.fail(f"{exc}\n{exc.log_tail}", pytrace=False)
+    try:
+        roles = controlplane.load_cluster_roles(RBAC_DIR, binaries.path("kubectl"))
+        asyncio.run(_bind(state, roles))
+        yield state
+    finally:
+        controlplane.down(state_dir)
+
+
+async def _bind(state: controlplane.ControlPlaneState, roles: list[dict[str, Any]]) -> None:
+    async with Client.from_kubeconfig(state.admin_kubeconfig) as admin:
+        await controlplane.bind_cluster_roles(admin, roles, controlplane.OPERATOR_USER)
+
+
+@pytest.fixture(scope="session")
+async def admin_api(control_plane: controlplane.ControlPlaneState) -> AsyncIterator[Client]:
+    async with Client.from_kubeconfig(control_plane.admin_kubeconfig) as api:
+        yield api
+
+
+@pytest.fixture(scope="session")
+async def operator_api(control_plane: controlplane.ControlPlaneState) -> AsyncIterator[Client]:
+    async with Client.from_kubeconfig(control_plane.operator_kubeconfig) as api:
+        yield api
+
+
+@pytest.fixture
+async def namespace(admin_api: Client) -> AsyncIterator[str]:
+    name = f"t-{uuid.uuid4().hex[:10]}"
+    await admin_api.create(
+        NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    )
+    yield name
+    await admin_api.delete(NAMESPACES, name)
+
+
+def node_manifest(
+    name: str,
+    *,
+    labels: Mapping[str, str] | None = None,
+    capacity: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """A Node object as a kubelet would register it (without the kubelet)."""
+    resources = {"cpu": "8", "memory": "32Gi", "pods": "110", **(capacity or {})}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                **(labels or {}),
+            },
+        },
+        "status": {"capacity": resources, "allocatable": resources},
+    }
+
+
+@pytest.fixture
+async def make_node(admin_api: Client) -> AsyncIterator[NodeFactory]:
+    """Create Nodes that look Ready: capacity, a Ready condition, and no not-ready taint."""
+    created: list[str] = []
+
+    async def make(
+        name: str | None = None,
+        *,
+        labels: Mapping[str, str] | None = None,
+        capacity: Mapping[str, str] | None = None,
+    ) -> dict[str, Any]:
+        node_name = name or f"node-{uuid.uuid4().hex[:8]}"
+        manifest = node_manifest(node_name, labels=labels, capacity=capacity)
+        await admin_api.create(NODES, manifest)
+        created.append(node_name)
+        # TaintNodesByCondition admission adds node.kubernetes.io/not-ready on create; with no
+        # node lifecycle controller to lift it, the test lifts it (as upstream's DRA tests do).
+        await admin_api.patch(NODES, node_name, {"spec": {"taints": []}})
+        ready = {
+            "type": "Ready",
+            "status": "True",
+            "reason": "KubeletReady",
+            "message": "fake node for tests",
+        }
+        status = {**manifest["status"], "conditions": [ready]}
+        return await admin_api.patch(NODES, node_name, {"status": status}, subresource="status")
+
+    yield make
+    for node_name in created:
+        with contextlib.suppress(APINotFoundError):
+            await admin_api.delete(NODES, node_name)
+
+
+@pytest.fixture
+def operator_env(control_plane: controlplane.ControlPlaneState) -> dict[str, str]:
+    """os.environ with KUBECONFIG pointing at the operator identity."""
+    return {**os.environ, "KUBECONFIG": str(control_plane.operator_kubeconfig)}
+
+
+@dataclasses.dataclass
+class Spawned:
+    """A command started by `spawn`: its process and the file its output goes to."""
+
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+    def wait(self, timeout: float) -> int:
+        return self.proc.wait(timeout=timeout)
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+@pytest.fixture
+def spawn(operator_env: dict[str, str], tmp_path: Path) -> Iterator[Callable[..., Spawned]]:
+    """Start commands under the operator identity; they are stopped after the test.
+
+    `spawn("dra-operator", "run", ...)` resolves a console script next to this Python first,
+    so the subprocess runs the code under test. stdout and stderr go to `Spawned.log`.
+    """
+    started: list[Spawned] = []
+
+    def start(*argv: str, env: Mapping[str, str] | None = None) -> Spawned:
+        program = argv[0]
+        if os.sep not in program and Path(sys.executable).with_name(program).exists():
+            program = str(Path(sys.executable).with_name(program))
+        command = [program, *argv[1:]]
+        log = tmp_path / f"{Path(argv[0]).name}-{len(started)}.log"
+        with log.open("wb") as out:
+            proc = subprocess.Popen(
+                command,
+                env={**operator_env, **(env or {})},
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        started.append(Spawned(proc, log))
+        return started[-1]
+
+    yield start
+    for spawned in started:
+        if spawned.proc.poll() is None:
+            spawned.proc.terminate()
+            try:
+                spawned.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                spawned.proc.kill()
+                spawned.proc.wait(timeout=10)

@@ -1,0 +1,187 @@
+"""The per-kind store fed by watch events.
+
+Covers: add, update and delete events (and kopf's None type for the initial listing); an event
+with an unchanged resourceVersion is a no-op; a deletion of an unseen object is still reported;
+an unparsable object keeps its last good version; indexes follow every change, including values
+that move and values shared by several objects; `Change.objects` for event mappers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from dra_operator import errors
+from dra_operator.cluster import DELETED, Change, ObjectKey, RecentlyDeleted, Store
+
+
+@dataclass(frozen=True)
+class Thing:
+    name: str
+    colors: tuple[str, ...]
+
+
+def parse(raw: Mapping[str, Any]) -> Thing:
+    colors = raw.get("spec", {}).get("colors", [])
+    if not isinstance(colors, list):
+        raise errors.InvalidObjectError("spec.colors", "must be a list")
+    return Thing(raw["metadata"]["name"], tuple(colors))
+
+
+def raw(name: str, rv: str, *colors: Any, ns: str = "ns") -> dict[str, Any]:
+    spec_colors: Any = list(colors) if colors != ("bad",) else "bad"
+    return {
+        "metadata": {"namespace": ns, "name": name, "resourceVersion": rv},
+        "spec": {"colors": spec_colors},
+    }
+
+
+def store() -> Store[Thing]:
+    return Store("things", parse, {"color": lambda thing: thing.colors})
+
+
+def colored(s: Store[Thing], color: str) -> list[str]:
+    return [entry.key.name for entry in s.by_index("color", color)]
+
+
+@pytest.mark.parametrize("event_type", [None, "ADDED", "MODIFIED"])
+def test_every_non_delete_event_adds_the_object(event_type: str | None) -> None:
+    s = store()
+    body = raw("a", "1", "red")
+    change = s.apply(event_type, body)
+    assert change is not None
+    assert change.old is None
+    entry = s.get(ObjectKey("ns", "a"))
+    assert entry is not None
+    assert (entry.obj, entry.raw, entry.resource_version) == (Thing("a", ("red",)), body, "1")
+    assert change.new == entry
+
+
+def test_update_replaces_and_reindexes() -> None:
+    s = store()
+    s.apply("ADDED", raw("a", "1", "red", "blue"))
+    s.apply("ADDED", raw("b", "1", "red"))
+    change = s.apply("MODIFIED", raw("a", "2", "green"))
+    assert change is not None and change.old is not None and change.new is not None
+    assert (change.old.obj.colors, change.new.obj.colors) == (("red", "blue"), ("green",))
+    assert colored(s, "red") == ["b"]
+    assert colored(s, "blue") == []
+    assert colored(s, "green") == ["a"]
+    assert sorted(map(str, s.index_values("color"))) == ["green", "red"]
+
+
+def test_same_resource_version_is_a_no_op() -> None:
+    s = store()
+    s.apply(None, raw("a", "1", "red"))
+    assert s.apply("MODIFIED", raw("a", "1", "red")) is None
+
+
+def test_delete_removes_from_store_and_indexes() -> None:
+    s = store()
+    s.apply("ADDED", raw("a", "1", "red"))
+    change = s.apply(DELETED, raw("a", "2", "red"))
+    assert change is not None and change.new is None and change.old is not None
+    assert change.old.resource_version == "1"  # what we knew, not the tombstone
+    assert s.get(ObjectKey("ns", "a")) is None
+    assert len(s) == 0
+    assert colored(s, "red") == []
+    assert s.index_values("color") == []
+
+
+def test_delete_of_an_unseen_object_is_reported_from_the_event() -> None:
+    s = store()
+    change = s.apply(DELETED, raw("ghost", "5", "red"))
+    assert change is not None and change.new is None and change.old is not None
+    assert change.old.obj == Thing("ghost", ("red",))
+    assert len(s) == 0
+
+
+def test_an_unparsable_update_keeps_the_last_good_version() -> None:
+    s = store()
+    s.apply("ADDED", raw("a", "1", "red"))
+    with pytest.raises(errors.InvalidObjectError, match=r"spec\.colors: must be a list"):
+        s.apply("MODIFIED", raw("a", "2", "bad"))
+    entry = s.get(ObjectKey("ns", "a"))
+    assert entry is not None and entry.resource_version == "1"
+    assert colored(s, "red") == ["a"]
+
+
+def test_index_lookups_are_sorted_by_key() -> None:
+    s = store()
+    for name in ("c", "a", "b"):
+        s.apply("ADDED", raw(name, "1", "red", ns="z" if name == "a" else "ns"))
+    assert [str(e.key) for e in s.by_index("color", "red")] == ["ns/b", "ns/c", "z/a"]
+    assert sorted(e.key.name for e in s) == ["a", "b", "c"]
+
+
+def test_cluster_scoped_keys_print_without_namespace() -> None:
+    assert str(ObjectKey("", "node-1")) == "node-1"
+    assert str(ObjectKey("ns", "pod")) == "ns/pod"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        pytest.param("red", None, ["red"], id="deleted"),
+        pytest.param(None, "red", ["red"], id="added"),
+        pytest.param("red", "blue", ["red", "blue"], id="moved"),
+    ],
+)
+def test_change_objects_are_what_mappers_run_on(
+    old: str | None, new: str | None, expected: list[str]
+) -> None:
+    s = store()
+    if old is not None:
+        s.apply("ADDED", raw("a", "1", old))
+    if new is not None:
+        change = s.apply("MODIFIED", raw("a", "2", new))
+    else:
+        change = s.apply(DELETED, raw("a", "2", "red"))
+    assert isinstance(change, Change)
+    assert [thing.colors[0] for thing in change.objects()] == expected
+    assert change.key == ObjectKey("ns", "a")
+
+
+def test_change_objects_drop_an_unchanged_duplicate() -> None:
+    s = store()
+    s.apply("ADDED", raw("a", "1", "red"))
+    change = s.apply("MODIFIED", raw("a", "2", "red"))  # e.g. only the status changed
+    assert change is not None
+    assert change.objects() == [Thing("a", ("red",))]
+
+
+def test_an_assumed_write_hides_older_watch_events_until_the_watch_catches_up() -> None:
+    s = store()
+    s.apply("ADDED", raw("a", "5", "red"))
+    s.assume(raw("a", "7", "blue"))
+    assert s.apply("MODIFIED", raw("a", "6", "green")) is None  # an older event, late
+    entry = s.get(ObjectKey("ns", "a"))
+    assert entry is not None and entry.obj.colors == ("blue",)
+    change = s.apply("MODIFIED", raw("a", "8", "black"))
+    assert change is not None
+    assert s.apply("MODIFIED", raw("a", "9", "white")) is not None
+
+
+def test_assuming_a_version_the_watch_already_passed_changes_nothing() -> None:
+    s = store()
+    s.apply("ADDED", raw("a", "9", "red"))
+    assert s.assume(raw("a", "7", "blue")) is None
+    assert colored(s, "red") == ["a"]
+
+
+def test_an_assumed_new_object_is_visible_at_once() -> None:
+    s = store()
+    change = s.assume(raw("created", "3", "red"))
+    assert change is not None and change.old is None
+    assert colored(s, "red") == ["created"]
+
+
+def test_recently_deleted_forgets_the_oldest_first() -> None:
+    deleted = RecentlyDeleted(capacity=2)
+    for uid in ("a", "b", "a", "c"):
+        deleted.add(uid)
+    assert ("a" in deleted, "b" in deleted, "c" in deleted) == (True, False, True)
+    assert len(deleted) == 2

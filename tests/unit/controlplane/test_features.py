@@ -1,0 +1,131 @@
+"""The per-release DRA flag table.
+
+Covers: every supported minor (1.34–1.37) has flags; locked gates are never passed (the
+apiserver refuses to start on a locked gate set against its default, and passing one at its
+default is noise); every gate a passed gate depends on is on (upstream validates dependencies
+at startup); every resource.k8s.io version off by default is enabled; and, where the upstream
+source is in the Go module cache, the table matches upstream's versioned gate specs exactly.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from dra_operator.controlplane import SUPPORTED_MINORS, Stage, release_flags
+
+# Upstream's defaultKubernetesFeatureGateDependencies for the DRA gates (1.36/1.37 sources).
+DEPENDENCIES = {
+    "DRAConsumableCapacity": {"DynamicResourceAllocation"},
+    "DRADeviceBindingConditions": {"DynamicResourceAllocation", "DRAResourceClaimDeviceStatus"},
+    "DRADeviceCompatibilityGroups": {"DynamicResourceAllocation", "DRAPartitionableDevices"},
+    "DRADeviceTaintRules": {"DRADeviceTaints"},
+    "DRAFractionalCapacityRange": {"DRAConsumableCapacity"},
+    "DRAPartitionableDevicesType": {"DRAPartitionableDevices", "DRAResourcePoolStatus"},
+    "DRAResourceClaimGranularStatusAuthorization": {"DRAResourceClaimDeviceStatus"},
+    "DRAWorkloadResourceClaims": {"DynamicResourceAllocation", "GenericWorkload"},
+}
+
+
+def _enabled(flag: str) -> dict[str, bool]:
+    pairs = (item.split("=") for item in flag.split(",") if item)
+    return {name: value == "true" for name, value in pairs}
+
+
+@pytest.mark.parametrize("minor", SUPPORTED_MINORS)
+def test_flags_turn_every_unlocked_gate_on(minor: int) -> None:
+    release = release_flags(minor)
+    passed = _enabled(release.feature_gates_flag())
+    assert all(passed.values())
+    for gate in release.gates:
+        assert (gate.name in passed) is (not gate.locked), gate
+        if gate.locked:
+            assert gate.default, f"{gate.name} is locked off: the feature cannot be enabled"
+
+
+@pytest.mark.parametrize("minor", SUPPORTED_MINORS)
+def test_dependencies_of_passed_gates_are_on(minor: int) -> None:
+    release = release_flags(minor)
+    on = {g.name for g in (*release.gates, *release.dependency_gates)}
+    for gate in on:
+        assert DEPENDENCIES.get(gate, set()) <= on, gate
+
+
+@pytest.mark.parametrize("minor", SUPPORTED_MINORS)
+def test_every_resource_version_is_enabled(minor: int) -> None:
+    runtime = release_flags(minor).runtime_config_flag().split(",")
+    for version in ("v1beta1", "v1beta2", "v1alpha3"):
+        assert f"resource.k8s.io/{version}=true" in runtime
+
+
+@pytest.mark.parametrize(
+    ("minor", "gate", "present"),
+    [
+        pytest.param(34, "DRADeviceTaintRules", False, id="taint-rules-gate-new-in-1.35"),
+        pytest.param(35, "DRADeviceTaintRules", True, id="taint-rules-gate-in-1.35"),
+        pytest.param(35, "DRAListTypeAttributes", False, id="list-attributes-new-in-1.36"),
+        pytest.param(36, "DRADerivedAttributes", False, id="derived-attributes-new-in-1.37"),
+        pytest.param(37, "DRADerivedAttributes", True, id="derived-attributes-in-1.37"),
+    ],
+)
+def test_gates_exist_only_from_their_first_release(minor: int, gate: str, present: bool) -> None:
+    assert (gate in {g.name for g in release_flags(minor).gates}) is present
+
+
+def test_unsupported_minor_names_the_range() -> None:
+    with pytest.raises(ValueError, match=r"kubernetes 1\.33 is not supported \(supported: 1\.34"):
+        release_flags(33)
+
+
+_SPEC = re.compile(
+    r"^\t(?P<name>DRA\w+|DynamicResourceAllocation): \{\n(?P<body>(?:\t\t.*\n|\t\t//.*\n)*?)\t\},",
+    re.MULTILINE,
+)
+_ENTRY = re.compile(
+    r'Version: version\.MustParse\("1\.(?P<minor>\d+)"\), Default: (?P<default>true|false), '
+    r"PreRelease: featuregate\.(?P<stage>\w+)(?P<rest>[^}]*)\}"
+)
+
+
+def _module_cache() -> Path:
+    env = os.environ.get("GOMODCACHE")
+    if env:
+        return Path(env)
+    try:
+        out = subprocess.run(
+            ["go", "env", "GOMODCACHE"], capture_output=True, text=True, check=True, timeout=30
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return Path.home() / "go" / "pkg" / "mod"
+    return Path(out)
+
+
+def _upstream_gates(source: str, minor: int) -> dict[str, tuple[Stage, bool, bool]]:
+    gates = {}
+    versioned = source[source.index("defaultVersionedKubernetesFeatureGates") :]
+    for spec in _SPEC.finditer(versioned):
+        current = None
+        for entry in _ENTRY.finditer(spec["body"]):
+            if int(entry["minor"]) <= minor:
+                locked = "LockToDefault: true" in entry["rest"]
+                current = (Stage(entry["stage"]), entry["default"] == "true", locked)
+        if current is not None:
+            gates[spec["name"]] = current
+    return gates
+
+
+@pytest.mark.parametrize(
+    ("minor", "release"),
+    [pytest.param(36, "v1.36.4", id="1.36"), pytest.param(37, "v1.37.1", id="1.37")],
+)
+def test_table_matches_upstream_source(minor: int, release: str) -> None:
+    path = _module_cache() / f"k8s.io/kubernetes@{release}" / "pkg/features/kube_features.go"
+    if not path.exists():
+        pytest.skip(f"{path} not downloaded (make controlplane fetches the pinned release)")
+    upstream = _upstream_gates(path.read_text(), minor)
+    ours = {g.name: (g.stage, g.default, g.locked) for g in release_flags(minor).gates}
+    assert ours == upstream

@@ -1,0 +1,109 @@
+"""The client's edges that need no API server: URLs, query strings, transport failures.
+
+Covers: resource paths for core and grouped, namespaced and cluster-scoped resources, with
+names escaped; a refused connection and a server that never answers surface as APIServerError
+(no aiohttp or socket exception leaks, for calls and for watches); closing is idempotent.
+The verbs themselves are tested against a real apiserver in tests/integration.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import AsyncIterator
+
+import pytest
+
+from dra_operator.errors import APIServerError
+from dra_operator.kube import NODES, PODS, Client, ClusterConfig, dra
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        pytest.param(
+            PODS.path(namespace="ns", name="p"), "/api/v1/namespaces/ns/pods/p", id="core"
+        ),
+        pytest.param(
+            NODES.path(namespace="ignored", name="n"), "/api/v1/nodes/n", id="cluster-scoped"
+        ),
+        pytest.param(
+            dra("resourceclaims", "v1beta2").path(namespace="ns"),
+            "/apis/resource.k8s.io/v1beta2/namespaces/ns/resourceclaims",
+            id="grouped-collection",
+        ),
+        pytest.param(PODS.path(), "/api/v1/pods", id="all-namespaces"),
+        pytest.param(
+            dra("deviceclasses").path(name="a/b"),
+            "/apis/resource.k8s.io/v1/deviceclasses/a%2Fb",
+            id="escaped",
+        ),
+    ],
+)
+def test_paths(path: str, expected: str) -> None:
+    assert path == expected
+
+
+def test_dra_scopes() -> None:
+    assert dra("resourceclaims").namespaced and dra("resourceclaimtemplates").namespaced
+    assert not any(
+        dra(p).namespaced for p in ("deviceclasses", "resourceslices", "devicetaintrules")
+    )
+    assert dra("resourceslices", "v1beta1").api_version == "resource.k8s.io/v1beta1"
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+@pytest.fixture
+async def silent_server() -> AsyncIterator[str]:
+    """A TCP listener that accepts and never answers: a hung API server."""
+
+    async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()
+        writer.close()
+
+    server = await asyncio.start_server(hold, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    yield f"http://127.0.0.1:{port}"
+    server.close()
+    await server.wait_closed()
+
+
+async def test_refused_connection_is_a_server_error() -> None:
+    config = ClusterConfig(server=f"http://127.0.0.1:{_closed_port()}")
+    async with Client(config, timeout=5) as api:
+        with pytest.raises(APIServerError) as caught:
+            await api.get(NODES, "n")
+    assert caught.value.reason == "Unreachable"
+    assert caught.value.__cause__ is not None
+
+
+async def test_unanswered_call_times_out_as_a_server_error(silent_server: str) -> None:
+    async with Client(ClusterConfig(server=silent_server), timeout=0.2) as api:
+        with pytest.raises(APIServerError) as caught:
+            await api.list(PODS, namespace="ns")
+    assert caught.value.reason == "Timeout"
+
+
+async def test_watch_transport_failure_is_a_server_error() -> None:
+    config = ClusterConfig(server=f"http://127.0.0.1:{_closed_port()}")
+    async with Client(config, timeout=5) as api:
+        stream = api.watch(PODS, timeout_seconds=1)
+        with pytest.raises(APIServerError):
+            async with contextlib.aclosing(stream):
+                async for _ in stream:
+                    pass
+
+
+async def test_close_is_idempotent() -> None:
+    api = Client(ClusterConfig(server="http://127.0.0.1:1"))
+    await api.close()
+    async with api:
+        pass
+    await api.close()

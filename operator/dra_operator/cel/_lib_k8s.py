@@ -70,7 +70,7 @@ def _declare_semver() -> None:
 def parse_quantity(text: str) -> CelQuantity:
     try:
         parsed = Quantity.parse(text)
-        return CelQuantity(CelQuantity.from_model(parsed).nano, go_quantity_scale(text))
+        return CelQuantity(int(parsed.value * 10**9), go_quantity_scale(text))
     except InvalidObjectError:
         raise CELRuntimeError(QUANTITY_FORMAT_ERROR) from None
 

@@ -8,8 +8,10 @@ Kubernetes' quantity. `Optional` is CEL's optional_type; `CelType` a type value 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from dra_operator.errors import CELRuntimeError
 from dra_operator.model import Quantity
@@ -208,6 +210,12 @@ def go_quantity_scale(text: str) -> int | None:
     return scale
 
 
+@functools.lru_cache(maxsize=4096)
+def _from_text(text: str, value: Fraction) -> CelQuantity:
+    """Memoised: device views convert the same few capacity texts over and over."""
+    return CelQuantity(int(value * _NANO), go_quantity_scale(text))
+
+
 class CelQuantity:
     """Kubernetes' CEL `Quantity`: the exact value in integer nano-units, plus upstream's scale.
 
@@ -225,7 +233,7 @@ class CelQuantity:
 
     @classmethod
     def from_model(cls, quantity: Quantity) -> CelQuantity:
-        return cls(int(quantity.value * _NANO), go_quantity_scale(str(quantity)))
+        return _from_text(str(quantity), quantity.value)
 
     def combine(self, other: CelQuantity, nano: int) -> CelQuantity:
         """The result of `add`/`sub`: int64 arithmetic at the finer scale while it fits."""

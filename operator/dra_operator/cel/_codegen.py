@@ -253,6 +253,13 @@ class CodeGen:
         if name == "@in":
             return Code(stmts, f"_contains({exprs[1]}, {exprs[0]})")
         overloads = self.checked.overloads[id(node)]
+        if name == "lists.range":
+            # cel-go charges the list it builds, one unit per element
+            self.uses_cost = True
+            fn, out = self.bind(overloads[0].impl), self.tmp()
+            stmts += [f"{out} = {fn}({exprs[0]})", f"_c += len({out})"]
+            stmts += ["if _c > _COST_LIMIT:", "    _cost_exceeded()"]
+            return Code(stmts, out)
         if len(overloads) == 1 and not any(T.is_dyn(t) for t in types):
             fn = self.bind(overloads[0].impl)
             return Code(stmts, f"{fn}({', '.join(exprs)})")

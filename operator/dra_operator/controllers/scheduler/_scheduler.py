@@ -143,8 +143,12 @@ class Scheduler:
         try:
             await self.controller.run()
         finally:
-            if self._tasks:
-                await asyncio.gather(*self._tasks, return_exceptions=True)
+            await self.wait_for_writes()
+
+    async def wait_for_writes(self) -> None:
+        """Until every write task started so far (and any it started) has finished."""
+        while self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
 
     def shut_down(self) -> None:
         self.controller.shut_down()

@@ -1,0 +1,18 @@
+"""Where each controller named by `--controllers` is built: THE registration point.
+
+To add a controller, write a builder `Callable[[Context], Plugin]` (see `_plugin.py`; the
+claims controller in `_claims.py` is the example) and add ONE line below. The scheduler
+controller (`controllers/scheduler/`) registers as `SCHEDULER: build_scheduler`.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from dra_operator.app._claims import build_claims
+from dra_operator.app._plugin import Builder
+from dra_operator.app._settings import CLAIMS
+
+BUILDERS: Final[dict[str, Builder]] = {
+    CLAIMS: build_claims,
+}

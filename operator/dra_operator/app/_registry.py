@@ -11,8 +11,10 @@ from typing import Final
 
 from dra_operator.app._claims import build_claims
 from dra_operator.app._plugin import Builder
-from dra_operator.app._settings import CLAIMS
+from dra_operator.app._scheduler import build_scheduler
+from dra_operator.app._settings import CLAIMS, SCHEDULER
 
 BUILDERS: Final[dict[str, Builder]] = {
     CLAIMS: build_claims,
+    SCHEDULER: build_scheduler,
 }

@@ -1,24 +1,23 @@
 """`SchedulerWriter` over `kube.Client`: the scheduler's API calls as raw JSON.
 
-Claims are written in the API version the operator speaks (`resource`); events go through
-`events.k8s.io/v1` with reporting controller `dra-operator` (the scheduler name), as
-kube-scheduler reports under its own. An event that cannot be recorded is logged by nobody and
-dropped: events are best effort, as client-go's recorder makes them.
+Claims are written in the API version the operator speaks; events are core/v1 with source
+component `dra-operator` (the scheduler name), as kube-scheduler reports under its own. An
+event that cannot be recorded is logged and dropped: events are best effort.
 """
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Mapping
 from typing import Any
+
+import structlog
 
 from dra_operator import errors, names
 from dra_operator.cluster import ObjectKey
 from dra_operator.controllers.scheduler._writes import Event
-from dra_operator.kube import EVENTS, PODS, Client, Resource, dra
+from dra_operator.kube import PODS, Client, Resource, dra, post_event
 
-_INSTANCE = "dra-operator"
-_MAX_NOTE = 1024  # events.k8s.io note limit
+_log = structlog.get_logger("dra_operator.controllers.scheduler")
 
 
 class KubeSchedulerWriter:
@@ -30,13 +29,20 @@ class KubeSchedulerWriter:
 
     async def update_claim(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
         return await self._client.update(
-            self._claims, body, field_manager=names.OPERATOR_FIELD_MANAGER
+            self._claims, self._typed(body), field_manager=names.OPERATOR_FIELD_MANAGER
         )
 
     async def update_claim_status(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
         return await self._client.update(
-            self._claims, body, subresource="status", field_manager=names.OPERATOR_FIELD_MANAGER
+            self._claims,
+            self._typed(body),
+            subresource="status",
+            field_manager=names.OPERATOR_FIELD_MANAGER,
         )
+
+    def _typed(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Listed items come without apiVersion and kind; a PUT names them."""
+        return {**body, "apiVersion": self._claims.api_version, "kind": "ResourceClaim"}
 
     async def get_claim(self, key: ObjectKey) -> Mapping[str, Any] | None:
         try:
@@ -56,31 +62,21 @@ class KubeSchedulerWriter:
         )
 
     async def emit(self, event: Event) -> None:
-        now = datetime.datetime.now(datetime.UTC)
         api_version = "v1" if event.kind == "Pod" else self._claims.api_version
-        body = {
-            "apiVersion": "events.k8s.io/v1",
-            "kind": "Event",
-            "metadata": {
-                "generateName": f"{event.involved.name}.",
-                "namespace": event.involved.namespace,
-            },
-            "eventTime": now.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-            "reportingController": names.SCHEDULER_EVENT_COMPONENT,
-            "reportingInstance": _INSTANCE,
-            "action": "Scheduling",
-            "reason": event.reason,
-            "type": event.type,
-            "note": event.message[:_MAX_NOTE],
-            "regarding": {
-                "apiVersion": api_version,
-                "kind": event.kind,
-                "namespace": event.involved.namespace,
-                "name": event.involved.name,
-                "uid": event.uid,
-            },
+        regarding = {
+            "apiVersion": api_version,
+            "kind": event.kind,
+            "namespace": event.involved.namespace,
+            "name": event.involved.name,
+            "uid": event.uid,
         }
-        try:
-            await self._client.create(EVENTS, body, namespace=event.involved.namespace)
-        except errors.APIError:
-            return
+        failed = await post_event(
+            self._client,
+            regarding,
+            type=event.type,
+            reason=event.reason,
+            message=event.message,
+            component=names.SCHEDULER_EVENT_COMPONENT,
+        )
+        if failed is not None:
+            _log.warning("event.failed", reason=event.reason, error=str(failed))

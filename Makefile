@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint fmt demo controlplane unit clean
+.PHONY: test lint fmt demo controlplane helm unit clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,22 +16,30 @@ $(STAMP): pyproject.toml constraints.txt
 controlplane:
 	bash e2e/controlplane/build.sh
 
+helm:
+	bash e2e/helm/build.sh >/dev/null
+
 .PHONY: oracle
 oracle:
 	bash tests/oracle/build.sh
+
+.PHONY: bench
+bench: $(STAMP) ; $(BIN)/python bench/cel.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/shellcheck $$(git ls-files -co --exclude-standard '*.sh') .ci/run
+	$(BIN)/hadolint Dockerfile
 
 fmt: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
 # pytest exits 5 when it collected no test: that is a failure here, never a pass.
-test: $(STAMP) controlplane oracle lint
+test: $(STAMP) controlplane oracle helm lint
 	$(BIN)/pytest -q -p no:cacheprovider $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 

@@ -2,5 +2,6 @@
 
 pytest_plugins = [
     "tests.support.controlplane",
+    "tests.support.kubelet_standin",
     "tests.support.oracle",
 ]

@@ -15,13 +15,15 @@ from typing import Any
 import pytest
 from tests.support.controlplane import NodeFactory
 
+from dra_operator import controlplane
 from dra_operator.errors import (
     APIConflictError,
     APIError,
     APIForbiddenError,
     APINotFoundError,
+    APIServerError,
 )
-from dra_operator.kube import PODS, Client, PatchType, Resource, dra
+from dra_operator.kube import PODS, Client, ClusterConfig, PatchType, Resource, dra
 
 pytestmark = pytest.mark.controlplane
 
@@ -256,3 +258,14 @@ async def test_discovery(admin_api: Client) -> None:
     names = {r["name"] for r in await admin_api.api_resources("resource.k8s.io", "v1")}
     assert {"resourceclaims", "resourceclaims/status", "resourceslices"} <= names
     assert await admin_api.served_versions("no-such-group.example.com") == []
+
+
+async def test_untrusted_server_certificate_is_a_server_error(
+    control_plane: controlplane.ControlPlaneState,
+) -> None:
+    stranger = ClusterConfig(server=control_plane.server, ca_pem=controlplane.new_ca().cert_pem)
+    async with Client(stranger, timeout=10) as api:
+        with pytest.raises(APIServerError) as caught:
+            await api.server_version()
+    assert caught.value.reason == "Unreachable"
+    assert "certificate" in caught.value.message.lower()

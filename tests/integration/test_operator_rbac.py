@@ -8,11 +8,13 @@ classes, deleting namespaces).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from tests.support.controlplane import NodeFactory
+from tests.support.controlplane import NodeFactory, Spawned
 
+from dra_operator import controlplane
 from dra_operator.errors import APIForbiddenError
 from dra_operator.kube import EVENTS, LEASES, NAMESPACES, NODES, PODS, Client, Resource, dra
 
@@ -183,3 +185,12 @@ async def test_operator_binds_pods_and_records_events_and_leases(
         subresource="status",
     )
     await operator_api.delete(PODS, "p", namespace=namespace, grace_period_seconds=0)
+
+
+def test_spawned_commands_run_as_the_operator(
+    control_plane: controlplane.ControlPlaneState, spawn: Callable[..., Spawned]
+) -> None:
+    kubectl = controlplane.find_binaries().require("kubectl")
+    whoami = spawn(str(kubectl), "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}")
+    assert whoami.wait(timeout=60) == 0, whoami.output()
+    assert whoami.output() == controlplane.OPERATOR_USER

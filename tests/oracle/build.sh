@@ -6,8 +6,11 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here"
-hash=$(ls go.mod go.sum *.go | grep -v '_test\.go$' | LC_ALL=C sort \
-  | xargs sha256sum | sha256sum | cut -c1-16)
+sources=()
+for f in go.mod go.sum ./*.go; do
+  case $f in *_test.go) ;; *) sources+=("${f#./}") ;; esac
+done
+hash=$(printf '%s\n' "${sources[@]}" | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)
 cache=${DRA_OPERATOR_ORACLE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dra-operator/oracle}/$hash
 binary=$cache/dra-oracle
 if [ -x "$binary" ]; then

@@ -10,7 +10,7 @@ Fixtures:
   make_node       async factory of fake Ready Nodes; deleted after the test
   operator_env    environment for a subprocess running under the operator kubeconfig
   spawn           start a command (e.g. `dra-operator run`) as a subprocess under that
-                  environment; terminated after the test
+                  environment; returns a `Spawned` (process + log); terminated after the test
 
 Tests that use these carry the `controlplane` marker. Without the binaries they skip, except
 under CI=true, where they fail: a broken build must not pass as skipped tests.
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import subprocess
 import sys
@@ -38,6 +39,13 @@ REPO = Path(__file__).resolve().parents[2]
 RBAC_DIR = REPO / "deploy" / "base"
 
 NodeFactory = Callable[..., Awaitable[dict[str, Any]]]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that reaches the control plane, so `-m "not controlplane"` is exact."""
+    for item in items:
+        if "control_plane" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.controlplane)
 
 
 def _missing_binaries(message: str) -> None:
@@ -156,38 +164,52 @@ def operator_env(control_plane: controlplane.ControlPlaneState) -> dict[str, str
     return {**os.environ, "KUBECONFIG": str(control_plane.operator_kubeconfig)}
 
 
+@dataclasses.dataclass
+class Spawned:
+    """A command started by `spawn`: its process and the file its output goes to."""
+
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+    def wait(self, timeout: float) -> int:
+        return self.proc.wait(timeout=timeout)
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
 @pytest.fixture
-def spawn(
-    operator_env: dict[str, str], tmp_path: Path
-) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
+def spawn(operator_env: dict[str, str], tmp_path: Path) -> Iterator[Callable[..., Spawned]]:
     """Start commands under the operator identity; they are stopped after the test.
 
-    `spawn("dra-operator", "run", ...)` resolves the console script next to this Python, so
-    the subprocess runs the code under test. Output goes to a log file in tmp_path.
+    `spawn("dra-operator", "run", ...)` resolves a console script next to this Python first,
+    so the subprocess runs the code under test. stdout and stderr go to `Spawned.log`.
     """
-    procs: list[subprocess.Popen[bytes]] = []
+    started: list[Spawned] = []
 
-    def start(*argv: str, env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
-        executable = Path(sys.executable).with_name(argv[0])
-        command = [str(executable) if executable.exists() else argv[0], *argv[1:]]
-        log = (tmp_path / f"{Path(argv[0]).name}-{len(procs)}.log").open("wb")
-        proc = subprocess.Popen(
-            command,
-            env={**operator_env, **(env or {})},
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        log.close()
-        procs.append(proc)
-        return proc
+    def start(*argv: str, env: Mapping[str, str] | None = None) -> Spawned:
+        program = argv[0]
+        if os.sep not in program and Path(sys.executable).with_name(program).exists():
+            program = str(Path(sys.executable).with_name(program))
+        command = [program, *argv[1:]]
+        log = tmp_path / f"{Path(argv[0]).name}-{len(started)}.log"
+        with log.open("wb") as out:
+            proc = subprocess.Popen(
+                command,
+                env={**operator_env, **(env or {})},
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        started.append(Spawned(proc, log))
+        return started[-1]
 
     yield start
-    for proc in procs:
-        if proc.poll() is None:
-            proc.terminate()
+    for spawned in started:
+        if spawned.proc.poll() is None:
+            spawned.proc.terminate()
             try:
-                proc.wait(timeout=10)
+                spawned.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
+                spawned.proc.kill()
+                spawned.proc.wait(timeout=10)

@@ -7,6 +7,7 @@ of devices in use and the feature set of the Kubernetes release to mimic.
 """
 
 from dra_operator.allocator._allocate import Allocation, allocate
+from dra_operator.allocator._cel import CELSelectors
 from dra_operator.allocator._explain import (
     Explanation,
     PoolProblem,
@@ -30,6 +31,7 @@ __all__ = [
     "Allocation",
     "BinPack",
     "Budget",
+    "CELSelectors",
     "Candidate",
     "Explanation",
     "Features",

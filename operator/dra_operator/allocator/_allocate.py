@@ -19,10 +19,15 @@ from dra_operator.allocator._inputs import Budget, Ledger, Node, SelectorEvaluat
 from dra_operator.allocator._policies import FirstFit, Policy
 from dra_operator.allocator._pools import gather_pools
 from dra_operator.allocator._prepare import prepare
-from dra_operator.allocator._requests import Candidate, Eligibility, RequestData
+from dra_operator.allocator._requests import (
+    Candidate,
+    Eligibility,
+    RequestData,
+    candidates_of,
+)
 from dra_operator.allocator._result import build_results
 from dra_operator.allocator._search import Outcome, Search
-from dra_operator.model import AllocationResult, DeviceClass, DeviceID, ResourceClaim, ResourceSlice
+from dra_operator.model import AllocationResult, DeviceClass, ResourceClaim, ResourceSlice
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,14 +88,10 @@ def allocate(
             )
         )
 
-    prepared = prepare(claim_list, by_name, pools, features, eligibility, capacity_check)
-    upstream_order = [
-        Candidate(DeviceID(pool.id.driver, pool.id.pool, device.name), device, piece, pool)
-        for pool in pools
-        if pool.is_usable
-        for piece in pool.slices
-        for device in piece.devices
-    ]
+    upstream_order = candidates_of(pools)
+    prepared = prepare(
+        claim_list, by_name, pools, upstream_order, features, eligibility, capacity_check
+    )
 
     def order_for(data: RequestData) -> Sequence[Candidate]:
         return policy.order_candidates(data, upstream_order, ledger)
@@ -98,6 +99,7 @@ def allocate(
     search = Search(
         claims=claim_list,
         prepared=prepared,
+        candidates=upstream_order,
         orders=order_for,
         features=features,
         ledger=ledger,
@@ -116,6 +118,7 @@ def allocate(
         claims=claim_list,
         prepared=prepared,
         pools=pools,
+        candidates=upstream_order,
         node=node_name,
         features=features,
         ledger=ledger,

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dra_operator.allocator._capacity import fits_capacity, qualify
+from dra_operator.allocator._constraints import MatchAttribute
 from dra_operator.allocator._counters import CounterBook
 from dra_operator.allocator._features import Features
 from dra_operator.allocator._inputs import Ledger
@@ -31,7 +32,7 @@ from dra_operator.allocator._requests import (
     claim_ref,
 )
 from dra_operator.allocator._taints import blocking_taint, describe_taint
-from dra_operator.model import DeviceID, ResourceClaim
+from dra_operator.model import ResourceClaim
 
 
 class Reason(enum.Enum):
@@ -131,6 +132,7 @@ def explain(
     claims: Sequence[ResourceClaim],
     prepared: Prepared,
     pools: Sequence[Pool],
+    candidates: Sequence[Candidate],
     node: str,
     features: Features,
     ledger: Ledger,
@@ -138,13 +140,6 @@ def explain(
     steps: int,
     aborted: bool,
 ) -> Explanation:
-    candidates = [
-        Candidate(_id(pool, device.name), device, piece, pool)
-        for pool in pools
-        if pool.is_usable
-        for piece in pool.slices
-        for device in piece.devices
-    ]
     counters = CounterBook(ledger)
     requests = tuple(
         _explain_request(
@@ -194,8 +189,18 @@ def _summary(
     )
     if any(r.is_short for r in requests):
         return "not enough usable devices" + suffix
-    if any(prepared.constraints):
-        return "no combination of usable devices satisfies the constraints and requests" + suffix
+    for index, constraints in enumerate(prepared.constraints):
+        if constraints:
+            names = ", ".join(
+                f"matchAttribute {c.attribute}"
+                if isinstance(c, MatchAttribute)
+                else f"distinctAttribute {c.attribute}"
+                for c in constraints
+            )
+            return (
+                f"no combination of usable devices satisfies the requests and the constraints "
+                f"of claim {claim_ref(claims[index])} ({names})" + suffix
+            )
     return "the requests together need more devices than are usable" + suffix
 
 
@@ -276,7 +281,3 @@ def _reject(
             return Reason.COUNTERS, ""
         counters.release(candidate.pool, device)
     return None
-
-
-def _id(pool: Pool, name: str) -> DeviceID:
-    return DeviceID(pool.id.driver, pool.id.pool, name)

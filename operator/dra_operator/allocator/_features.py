@@ -53,6 +53,20 @@ class Features:
     consumable_capacity: bool = False
     list_type_attributes: bool = False
 
+    @property
+    def is_stable_tier(self) -> bool:
+        """Whether upstream would pick its "stable" allocator for these features.
+
+        Upstream picks the first of stable, incubating, experimental that supports every
+        requested feature; stable lacks consumable capacity, binding conditions and list-typed
+        attributes. Stable ignores capacity requests, rejects distinctAttribute as an empty
+        constraint and ignores bindsToNode; its pool order is Go map order (random), for
+        which our (sorted) order is one valid outcome.
+        """
+        return not (
+            self.consumable_capacity or self.device_binding_and_status or self.list_type_attributes
+        )
+
     @classmethod
     def for_kubernetes(cls, version: str) -> Features:
         """The default gates of kube-scheduler for a minor such as ``"1.36"`` or ``"v1.36.4"``."""

@@ -63,11 +63,14 @@ class Ledger:
         )
 
     @classmethod
-    def from_claims(cls, claims: Iterable[ResourceClaim]) -> Ledger:
+    def from_claims(
+        cls, claims: Iterable[ResourceClaim], *, consumable_capacity: bool = True
+    ) -> Ledger:
         """The ledger of the allocations recorded in `claims` (the scheduler's view).
 
         Consumed-capacity names are qualified with the result's driver, as the model keys
-        device capacities.
+        device capacities. Without DRAConsumableCapacity every result is exclusive, share ID or
+        not, as the scheduler counts them.
         """
         exclusive: set[DeviceID] = set()
         shares: set[SharedDeviceID] = set()
@@ -80,7 +83,7 @@ class Ledger:
                 device = DeviceID(result.driver, result.pool, result.device)
                 if result.admin_access:
                     continue
-                if result.share_id is None:
+                if result.share_id is None or not consumable_capacity:
                     exclusive.add(device)
                     continue
                 shares.add(SharedDeviceID(device, result.share_id))

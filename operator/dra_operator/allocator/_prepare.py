@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from dra_operator.allocator._constraints import Constraint, DistinctAttribute, MatchAttribute
 from dra_operator.allocator._features import Features
-from dra_operator.allocator._pools import Pool
+from dra_operator.allocator._pools import Pool, PoolID
 from dra_operator.allocator._requests import (
     MAX_RESULTS,
     Candidate,
@@ -27,7 +27,6 @@ from dra_operator.errors import AllocationInputError
 from dra_operator.model import (
     AllocationMode,
     DeviceClass,
-    DeviceID,
     DeviceRequest,
     DeviceSubRequest,
     ExactDeviceRequest,
@@ -48,6 +47,7 @@ def prepare(
     claims: Sequence[ResourceClaim],
     classes: Mapping[str, DeviceClass],
     pools: Sequence[Pool],
+    candidates: Sequence[Candidate],
     features: Features,
     eligibility: Eligibility,
     capacity_check: CapacityCheck | None,
@@ -63,7 +63,7 @@ def prepare(
                 smallest = None
                 for s, sub in enumerate(request.first_available):
                     data = _request_data(ref, (c, r, s), sub, request.name, classes, features)
-                    _fill_devices(ref, data, pools, eligibility, capacity_check)
+                    _fill_devices(ref, data, pools, candidates, eligibility, capacity_check)
                     prepared.requests[(c, r, s)] = data
                     smallest = (
                         data.num_devices if smallest is None else min(smallest, data.num_devices)
@@ -71,7 +71,7 @@ def prepare(
                 min_devices += smallest or 0
             else:
                 data = _request_data(ref, (c, r, 0), request, "", classes, features)
-                _fill_devices(ref, data, pools, eligibility, capacity_check)
+                _fill_devices(ref, data, pools, candidates, eligibility, capacity_check)
                 prepared.requests[(c, r, 0)] = data
                 min_devices += data.num_devices
         if min_devices > MAX_RESULTS:
@@ -89,7 +89,7 @@ def _check_gates(ref: str, request: DeviceRequest, features: Features) -> None:
             f"claim {ref}, request {request.name}: has subrequests, but the DRAPrioritizedList "
             "feature is disabled"
         )
-    if features.consumable_capacity:
+    if features.consumable_capacity or features.is_stable_tier:
         return
     if request.exactly is not None and request.exactly.capacity is not None:
         raise AllocationInputError(
@@ -167,12 +167,16 @@ def _fill_devices(
     ref: str,
     data: RequestData,
     pools: Sequence[Pool],
+    candidates: Sequence[Candidate],
     eligibility: Eligibility,
     capacity_check: CapacityCheck | None,
 ) -> None:
     """`All` mode: every selectable device (that fits capacity-wise) of every pool, now."""
     if not data.all_devices:
         return
+    by_pool: dict[PoolID, list[Candidate]] = {}
+    for candidate in candidates:
+        by_pool.setdefault(candidate.pool.id, []).append(candidate)
     for pool in pools:
         if pool.is_incomplete:
             raise AllocationInputError(
@@ -184,19 +188,13 @@ def _fill_devices(
                 f"claim {ref}, request {data.name}: asks for all devices, but resource pool "
                 f"{pool.id} is currently invalid"
             )
-        for piece in pool.slices:
-            for device in piece.devices:
-                candidate = Candidate(_device_id(pool, device.name), device, piece, pool)
-                if eligibility.check(data, candidate) is not None:
-                    continue
-                if capacity_check is not None and not capacity_check(data, candidate):
-                    continue
-                data.devices.append(candidate)
+        for candidate in by_pool.get(pool.id, ()):
+            if eligibility.check(data, candidate) is not None:
+                continue
+            if capacity_check is not None and not capacity_check(data, candidate):
+                continue
+            data.devices.append(candidate)
     data.num_devices = len(data.devices)
-
-
-def _device_id(pool: Pool, name: str) -> DeviceID:
-    return DeviceID(pool.id.driver, pool.id.pool, name)
 
 
 def _constraints(ref: str, claim: ResourceClaim, features: Features) -> list[Constraint]:
@@ -210,7 +208,7 @@ def _constraints(ref: str, claim: ResourceClaim, features: Features) -> list[Con
                     requests=requests, attribute=constraint.match_attribute, list_types=lists
                 )
             )
-        elif constraint.distinct_attribute is not None:
+        elif constraint.distinct_attribute is not None and not features.is_stable_tier:
             found.append(
                 DistinctAttribute(
                     requests=requests, attribute=constraint.distinct_attribute, list_types=lists

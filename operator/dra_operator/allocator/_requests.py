@@ -10,8 +10,8 @@ reaches that device, so looking ahead (for pruning) never raises what upstream w
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from dra_operator.allocator._features import Features
 from dra_operator.allocator._inputs import Node, SelectorEvaluator
@@ -36,12 +36,26 @@ RequestKey = tuple[int, int, int]  # claim, request, subrequest (0 without subre
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """One device at its place in the search order."""
+    """One device at its place in upstream's search order (`index`, unique per call)."""
 
     id: DeviceID
     device: Device
     slice: ResourceSlice
     pool: Pool
+    index: int
+
+
+def candidates_of(pools: Sequence[Pool]) -> list[Candidate]:
+    """Every device of the usable pools, in upstream's order: pools, slices, devices."""
+    found: list[Candidate] = []
+    for pool in pools:
+        if not pool.is_usable:
+            continue
+        for piece in pool.slices:
+            for device in piece.devices:
+                device_id = DeviceID(pool.id.driver, pool.id.pool, device.name)
+                found.append(Candidate(device_id, device, piece, pool, len(found)))
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +116,7 @@ class Eligibility:
         self._evaluate = evaluate
         self._features = features
         self._node = node
-        self._memo: dict[tuple[RequestKey, DeviceID], Rejection | SelectorFailure | None] = {}
+        self._memo: dict[tuple[RequestKey, int], Rejection | SelectorFailure | None] = {}
 
     def check(self, request: RequestData, candidate: Candidate) -> Rejection | None:
         """None when selectable; raises the remembered fatal error for this device."""
@@ -118,7 +132,7 @@ class Eligibility:
         device = candidate.device
         if not self._features.device_binding_and_status and device.binding_conditions:
             return Rejection("binding-conditions")
-        key = (request.key, candidate.id)
+        key = (request.key, candidate.index)
         try:
             return self._memo[key]
         except KeyError:
@@ -131,27 +145,27 @@ class Eligibility:
         self, request: RequestData, candidate: Candidate
     ) -> Rejection | SelectorFailure | None:
         cls = request.device_class
+        device = candidate.device
+        if self._features.is_stable_tier and device.allow_multiple_allocations is not None:
+            # upstream's stable tier builds the CEL device without allowMultipleAllocations
+            device = replace(device, allow_multiple_allocations=None)
         for class_name, selectors in (
             (cls.metadata.name, cls.selectors),
             ("", request.selectors),
         ):
             for index, selector in enumerate(selectors):
                 try:
-                    matched = self._evaluate(
-                        selector.cel or "", candidate.id.driver, candidate.device
-                    )
+                    matched = self._evaluate(selector.cel or "", candidate.id.driver, device)
                 except CELError as err:
                     return SelectorFailure(err, class_name, index)
                 if not matched:
                     if class_name:
                         return Rejection("class-selector", f"#{index} of class {class_name}")
                     return Rejection("request-selector", f"#{index}")
-        if candidate.slice.per_device_node_selection:
-            device = candidate.device
-            if not node_matches(
-                self._node, device.node_name, device.all_nodes, device.node_selector
-            ):
-                return Rejection("node")
+        if candidate.slice.per_device_node_selection and not node_matches(
+            self._node, device.node_name, device.all_nodes, device.node_selector
+        ):
+            return Rejection("node")
         return None
 
     def _fatal(self, request: RequestData, failure: SelectorFailure) -> AllocationInputError:

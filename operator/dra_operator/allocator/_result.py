@@ -46,7 +46,9 @@ def build_results(
                 results=tuple(_device_result(pick, features) for pick in picks[c]),
                 config=_config(c, claim, prepared, selected_sub),
             ),
-            node_selector=_node_selector(claim, picks[c], node_name),
+            node_selector=_node_selector(
+                claim, picks[c], node_name, binds_to_node=not features.is_stable_tier
+            ),
         )
         for c, claim in enumerate(claims)
     )
@@ -110,7 +112,7 @@ def _config(
 
 
 def _node_selector(
-    claim: ResourceClaim, picks: Sequence[Pick], node_name: str
+    claim: ResourceClaim, picks: Sequence[Pick], node_name: str, *, binds_to_node: bool
 ) -> NodeSelector | None:
     fields: list[NodeSelectorRequirement] = []
     expressions: list[NodeSelectorRequirement] = []
@@ -120,7 +122,7 @@ def _node_selector(
             name, selector = device.node_name, device.node_selector
         else:
             name, selector = piece.node_name, piece.node_selector
-        if name is not None or device.binds_to_node:
+        if name is not None or (binds_to_node and device.binds_to_node):
             local = NodeSelectorRequirement(key="metadata.name", operator="In", values=(node_name,))
             return NodeSelector(node_selector_terms=(NodeSelectorTerm(match_fields=(local,)),))
         if selector is None:

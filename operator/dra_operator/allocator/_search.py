@@ -5,17 +5,18 @@ same inputs pick the same devices: claims in order, requests in spec order, subr
 order, and for `ExactCount` devices in the (policy's) candidate order starting *after* the
 previous pick of the same request, so combinations are tried, never permutations.
 
-On top of upstream, two sound prunings that never change which solution is found first (they
-only cut branches that cannot succeed): a request that needs k more devices fails at once when
-fewer than k candidates from the current start could still serve it; and under a fixed
-`matchAttribute` value only candidates with that value are counted (candidates are grouped by
-attribute value), which removes upstream's exponential backtracking on unmatched constraints.
-A step budget and deadline end the search with `Outcome.ABORTED`.
+Beyond upstream, pruning that never changes which solution is found first — it only cuts
+branches that cannot succeed. Once a search needs more steps than a straight run would, every
+step checks, with bitmasks over candidate indices: that the current request still has enough
+candidates left from its start position (only those with a `matchAttribute` constraint's fixed
+value, when one applies: candidates grouped by attribute value), and that every later request
+could still be served from the devices not yet taken (an `All` request needs all of its
+devices free). Devices only get taken deeper in a branch, so a doomed branch stays doomed.
+A step budget and a deadline end the search with `Outcome.ABORTED`.
 """
 
 from __future__ import annotations
 
-import bisect
 import enum
 from collections.abc import Callable, Sequence
 from fractions import Fraction
@@ -33,11 +34,13 @@ from dra_operator.allocator._requests import (
     Eligibility,
     Rejection,
     RequestData,
+    RequestKey,
+    SelectorFailure,
     claim_ref,
 )
 from dra_operator.allocator._taints import blocking_taint
 from dra_operator.errors import AllocationInputError
-from dra_operator.model import DeviceID, Quantity, ResourceClaim
+from dra_operator.model import Quantity, ResourceClaim
 
 _CLOCK_EVERY = 256  # steps between deadline checks
 
@@ -66,6 +69,8 @@ class Pick:
 
 
 Undo = Callable[[], None]
+# A later request's alternatives (one, or one per subrequest); each is the request data.
+_Future = list[list[RequestData]]
 
 
 class Search:
@@ -76,6 +81,7 @@ class Search:
         *,
         claims: Sequence[ResourceClaim],
         prepared: Prepared,
+        candidates: Sequence[Candidate],
         orders: Callable[[RequestData], Sequence[Candidate]],
         features: Features,
         ledger: Ledger,
@@ -85,6 +91,7 @@ class Search:
     ) -> None:
         self.claims = claims
         self.prepared = prepared
+        self.candidates = candidates
         self._order_for = orders
         self.features = features
         self.ledger = ledger
@@ -95,13 +102,21 @@ class Search:
         self.selected_sub: dict[tuple[int, int], int] = {}
         self.steps = 0
         self._deadline = None if budget.timeout is None else budget.clock() + budget.timeout
-        self._allocating: dict[DeviceID, set[int]] = {}
-        self._capacity: dict[DeviceID, dict[str, Fraction]] = {}
+        self._exclusive = [c.id in ledger.exclusive for c in candidates]
+        self._holders: list[set[int] | None] = [None] * len(candidates)
+        self._taken = 0  # bit i: candidate i is picked (non-shared) in this attempt
+        self._capacity: dict[int, dict[str, Fraction]] = {}
         self._counters = CounterBook(ledger)
-        self._orders: dict[tuple[int, int, int], Sequence[Candidate]] = {}
-        self._static: dict[tuple[int, int, int], list[int]] = {}
-        self._groups: dict[tuple[tuple[int, int, int], str], dict[object, list[int]]] = {}
-        self._positions: dict[tuple[int, int, int], dict[DeviceID, int]] = {}
+        self._orders: dict[RequestKey, tuple[Sequence[Candidate], bool]] = {}
+        self._consumption: dict[tuple[RequestKey, int], dict[str, Fraction] | None] = {}
+        minimum = sum(d.num_devices + 1 for d in prepared.requests.values())
+        self._warmup = 2 * minimum + 2 * len(claims) + 16
+        self._eligible: dict[RequestKey, int] = {}
+        self._all_masks: dict[RequestKey, list[int]] = {}
+        self._groups: dict[str, dict[object, int]] = {}
+        self._suffixes: dict[RequestKey, list[int]] = {}
+        self._futures: dict[tuple[int, int], _Future] = {}
+        self._prunable: bool | None = None
 
     def run(self) -> Outcome:
         return self._allocate_one(0, 0, 0, 0, False, 0)
@@ -150,6 +165,12 @@ class Search:
             return self._allocate_one(c, r + 1, 0, 0, False, 0)
         if len(self.picks[c]) + data.num_devices - d > MAX_RESULTS:
             return Outcome.TOO_MANY
+        if (
+            self.steps > self._warmup
+            and self._can_prune()
+            and self._is_doomed(c, r, data, d, start)
+        ):
+            return Outcome.NONE
 
         if data.all_devices:
             undo = self._allocate_device(c, data, data.devices[d], must=True)
@@ -160,21 +181,23 @@ class Search:
                 undo()
             return found
 
-        order = self._order(data)
-        if (data.num_devices - d > 1 or self.prepared.constraints[c]) and not self._enough_left(
-            c, data, d, start, order
-        ):
-            return Outcome.NONE
+        order, _ = self._order(data)
+        admin = data.admin_access
+        exclusive, holders = self._exclusive, self._holders
+        check = self.eligibility.check
+        capacity = self.features.consumable_capacity
         for position in range(start, len(order)):
             candidate = order[position]
-            if data.admin_access:
-                if c in self._allocating.get(candidate.id, ()):
+            index = candidate.index
+            held = holders[index]
+            if admin:
+                if held and c in held:
                     continue
-            elif self._in_use(candidate.id):
+            elif exclusive[index] or held:
                 continue
-            if self.eligibility.check(data, candidate) is not None:
+            if check(data, candidate) is not None:
                 continue
-            if self.features.consumable_capacity and not self._capacity_fits(data, candidate):
+            if capacity and not self._capacity_fits(data, candidate):
                 continue
             undo = self._allocate_device(c, data, candidate, must=False)
             if undo is None:
@@ -193,44 +216,46 @@ class Search:
         self, c: int, data: RequestData, candidate: Candidate, *, must: bool
     ) -> Undo | None:
         """Upstream's `allocateDevice`: None when the device cannot be taken (state unchanged)."""
-        device, device_id = candidate.device, candidate.id
+        device, index = candidate.device, candidate.index
         multi = self.features.consumable_capacity and bool(device.allow_multiple_allocations)
-        if not multi and data.admin_access and c in self._allocating.get(device_id, ()):
+        held = self._holders[index]
+        if not multi and data.admin_access and held and c in held:
             return None
-        if not data.admin_access and self._in_use(device_id):
+        if not data.admin_access and (self._exclusive[index] or held):
             return None
         if not self.features.partitionable_devices and device.consumes_counters:
             return None
-        reserved = False
-        if device.consumes_counters and not (multi and self._capacity_in_use(device_id)):
-            if not self._counters.reserve(candidate.pool, device):
-                return None
-            reserved = True
-        undo: list[Callable[[], None]] = []
-        if reserved:
-            undo.append(lambda: self._counters.release(candidate.pool, device))
+        undo: list[Undo] = []
 
         def rollback() -> None:
             for step in reversed(undo):
                 step()
 
-        if self.features.device_taints and blocking_taint(device, data.tolerations):
+        if device.consumes_counters and not (multi and self._capacity_in_use(candidate)):
+            if not self._counters.reserve(candidate.pool, device):
+                return None
+            undo.append(partial(self._counters.release, candidate.pool, device))
+        if (
+            self.features.device_taints
+            and device.taints
+            and blocking_taint(device, data.tolerations)
+        ):
             rollback()
             return None
         base, sub = (data.parent, data.name) if data.parent else (data.name, "")
         for constraint in self.prepared.constraints[c]:
-            if not constraint.add(base, sub, device, device_id.driver):
+            if not constraint.add(base, sub, device, candidate.id.driver):
                 rollback()
                 if must:
                     raise AllocationInputError(
                         f"claim {claim_ref(self.claims[c])}, request {data.name}: cannot add "
-                        f"device {device_id} because a claim constraint would not be satisfied"
+                        f"device {candidate.id} because a claim constraint would not be satisfied"
                     )
                 return None
             undo.append(partial(constraint.remove, base, sub))
         if not multi:
-            self._allocating.setdefault(device_id, set()).add(c)
-            undo.append(lambda: self._allocating[device_id].discard(c))
+            self._hold(index, c)
+            undo.append(partial(self._release, index, c))
         consumed: dict[str, Quantity] = {}
         share_id: str | None = None
         if self.features.consumable_capacity:
@@ -238,148 +263,242 @@ class Search:
                 rollback()
                 return None
             if multi:
-                consumed = consumed_capacity(
-                    qualify(data.capacity, device_id.driver), device.capacity
-                )
+                requested = qualify(data.capacity, candidate.id.driver)
+                consumed = consumed_capacity(requested, device.capacity)
                 share_id = self.new_share_id()
-                undo.append(self._insert_capacity(device_id, consumed))
+                undo.append(self._insert_capacity(index, consumed))
         picks = self.picks[c]
         picks.append(Pick(data, candidate, share_id, consumed))
-        undo.append(lambda: _del_last(picks))
+        undo.append(partial(_drop_last, picks))
         return rollback
 
-    def _insert_capacity(self, device_id: DeviceID, consumed: dict[str, Quantity]) -> Undo:
-        existed = device_id in self._capacity
-        totals = self._capacity.setdefault(device_id, {})
+    def _hold(self, index: int, claim: int) -> None:
+        held = self._holders[index]
+        if held is None:
+            held = self._holders[index] = set()
+        if not held:
+            self._taken |= 1 << index
+        held.add(claim)
+
+    def _release(self, index: int, claim: int) -> None:
+        held = self._holders[index]
+        assert held is not None
+        held.discard(claim)
+        if not held:
+            self._taken &= ~(1 << index)
+
+    def _insert_capacity(self, index: int, consumed: dict[str, Quantity]) -> Undo:
+        existed = index in self._capacity
+        totals = self._capacity.setdefault(index, {})
         for name, quantity in consumed.items():
             totals[name] = totals.get(name, Fraction(0)) + quantity.value
 
         def remove() -> None:
-            current = self._capacity.get(device_id)
+            current = self._capacity.get(index)
             if current is not None:
                 for name, quantity in consumed.items():
                     current[name] = current.get(name, Fraction(0)) - quantity.value
                 if all(v == 0 for v in current.values()):
-                    del self._capacity[device_id]
-            if existed and device_id not in self._capacity:
-                self._capacity[device_id] = {}
+                    del self._capacity[index]
+            if existed and index not in self._capacity:
+                self._capacity[index] = {}
 
         return remove
 
-    # -- availability --------------------------------------------------------------------------
+    # -- capacity ------------------------------------------------------------------------------
 
-    def _in_use(self, device_id: DeviceID) -> bool:
-        return device_id in self.ledger.exclusive or bool(self._allocating.get(device_id))
-
-    def _capacity_in_use(self, device_id: DeviceID) -> bool:
-        return device_id in self.ledger.consumed_capacity or device_id in self._capacity
+    def _capacity_in_use(self, candidate: Candidate) -> bool:
+        return candidate.id in self.ledger.consumed_capacity or candidate.index in self._capacity
 
     def _capacity_fits(self, data: RequestData, candidate: Candidate) -> bool:
-        allocating = self._capacity.get(candidate.id)
-        return bool(
-            fits_capacity(
-                self.ledger.consumed_capacity.get(candidate.id),
-                qualify(data.capacity, candidate.id.driver),
-                candidate.device.capacity,
-                {k: Quantity(v) for k, v in allocating.items()} if allocating else None,
-            )
-        )
+        """Upstream's `CmpRequestOverCapacity` with this attempt's shares; memoised per pair."""
+        capacities = candidate.device.capacity
+        if not capacities and not data.capacity:
+            return True
+        key = (data.key, candidate.index)
+        try:
+            consumption = self._consumption[key]
+        except KeyError:
+            requested = qualify(data.capacity, candidate.id.driver)
+            # With nothing else in use this is a pure policy check; None: never fits.
+            if fits_capacity(None, requested, capacities, None):
+                consumption = {
+                    k: v.value for k, v in consumed_capacity(requested, capacities).items()
+                }
+            else:
+                consumption = None
+            self._consumption[key] = consumption
+        if consumption is None:
+            return False
+        existing = self.ledger.consumed_capacity.get(candidate.id)
+        allocating = self._capacity.get(candidate.index)
+        if not existing and not allocating:
+            return True
+        for name, amount in consumption.items():
+            total = amount
+            if existing and name in existing:
+                total += existing[name].value
+            if allocating and name in allocating:
+                total += allocating[name]
+            if total > capacities[name].value.value:
+                return False
+        return True
 
     # -- pruning -------------------------------------------------------------------------------
 
-    def _order(self, data: RequestData) -> Sequence[Candidate]:
+    def _order(self, data: RequestData) -> tuple[Sequence[Candidate], bool]:
+        """The request's candidate order, and whether it is upstream's (index == position)."""
         found = self._orders.get(data.key)
         if found is None:
-            found = self._orders[data.key] = self._order_for(data)
+            order = self._order_for(data)
+            found = (order, all(c.index == i for i, c in enumerate(order)))
+            self._orders[data.key] = found
         return found
 
-    def _enough_left(
-        self, c: int, data: RequestData, d: int, start: int, order: Sequence[Candidate]
-    ) -> bool:
-        """Whether at least the still-needed number of candidates remain from `start` on."""
-        need = data.num_devices - d
-        positions = self._static_positions(data, order)
+    def _can_prune(self) -> bool:
+        """Whether cutting branches can never hide a fatal error upstream would raise.
+
+        Upstream raises when its search *reaches* a device whose selector fails to evaluate,
+        or an `All` device a claim constraint refuses; a pruned branch might have been the one
+        to reach it. So pruning is off when any request has such a device or such a request
+        exists. Decided once, on the first hard step (it evaluates every selector).
+        """
+        if self._prunable is None:
+            self._prunable = not any(
+                self._has_selector_failures(data) or self._is_constrained_all(data)
+                for data in self.prepared.requests.values()
+            )
+        return self._prunable
+
+    def _has_selector_failures(self, data: RequestData) -> bool:
+        peek = self.eligibility.peek
+        return any(isinstance(peek(data, c), SelectorFailure) for c in self.candidates)
+
+    def _is_constrained_all(self, data: RequestData) -> bool:
+        if not data.all_devices:
+            return False
+        base, sub = (data.parent, data.name) if data.parent else (data.name, "")
+        return any(con.applies_to(base, sub) for con in self.prepared.constraints[data.key[0]])
+
+    def _is_doomed(self, c: int, r: int, data: RequestData, d: int, start: int) -> bool:
+        """Whether this branch cannot succeed, whatever the later choices (sound, not complete)."""
+        taken = self._taken
+        if not data.all_devices:
+            mask = self._eligible_mask(data)
+            if not data.admin_access:
+                mask &= ~taken
+            mask = self._within_fixed_values(c, data, mask)
+            if (mask & self._suffix(data, start)).bit_count() < data.num_devices - d:
+                return True
+        elif not data.admin_access and self._all_mask(data, d) & taken:
+            return True
+        for alternatives in self._future(c, r):
+            if not any(self._could_serve(c, alt, taken) for alt in alternatives):
+                return True
+        return False
+
+    def _could_serve(self, c: int, data: RequestData, taken: int) -> bool:
+        if data.admin_access:
+            return True
+        if data.all_devices:
+            return bool(data.devices) and not self._all_mask(data, 0) & taken
+        mask = self._eligible_mask(data) & ~taken
+        if data.key[0] == c:
+            mask = self._within_fixed_values(c, data, mask)
+        return mask.bit_count() >= data.num_devices
+
+    def _within_fixed_values(self, c: int, data: RequestData, mask: int) -> int:
         base, sub = (data.parent, data.name) if data.parent else (data.name, "")
         for constraint in self.prepared.constraints[c]:
-            if not isinstance(constraint, MatchAttribute) or not constraint.applies_to(base, sub):
-                continue
-            if constraint.count == 0:
-                continue
-            fixed = constraint.fixed_value()
-            if fixed is not None:
-                groups = self._value_groups(data, order, positions, constraint.attribute)
-                positions = groups.get((fixed.kind, fixed.value), [])
-            else:
-                positions = [
-                    p
-                    for p in positions
-                    if p >= start and constraint.is_compatible(order[p].device, order[p].id.driver)
-                ]
-        left = len(positions) - bisect.bisect_left(positions, start)
-        if left < need:
-            return False
-        if not self._allocating:
-            return True
-        where = self._position_index(data, order)
-        for device_id, holders in self._allocating.items():
-            if not holders or (data.admin_access and c not in holders):
-                continue
-            position = where.get(device_id)
-            if position is None or position < start:
-                continue
-            index = bisect.bisect_left(positions, position)
-            if index < len(positions) and positions[index] == position:
-                left -= 1
-        return left >= need
+            if isinstance(constraint, MatchAttribute) and constraint.applies_to(base, sub):
+                fixed = constraint.fixed_value()
+                if fixed is not None:
+                    groups = self._value_groups(constraint.attribute)
+                    mask &= groups.get((fixed.kind, fixed.value), 0)
+        return mask
 
-    def _static_positions(self, data: RequestData, order: Sequence[Candidate]) -> list[int]:
-        """Positions of candidates that could ever serve `data` in this call (an upper bound)."""
-        found = self._static.get(data.key)
+    def _future(self, c: int, r: int) -> _Future:
+        """Plain later requests (this claim's after `r`, then every later claim's)."""
+        found = self._futures.get((c, r))
+        if found is None:
+            found = []
+            for claim in range(c, len(self.claims)):
+                first = r + 1 if claim == c else 0
+                for request in range(first, len(self.claims[claim].spec.requests)):
+                    count = self.prepared.subrequests[(claim, request)]
+                    keys = [(claim, request, sub) for sub in range(count or 1)]
+                    found.append([self.prepared.requests[key] for key in keys])
+            self._futures[(c, r)] = found
+        return found
+
+    def _eligible_mask(self, data: RequestData) -> int:
+        """Candidates that could ever serve `data` in this call, ignoring this attempt's picks."""
+        found = self._eligible.get(data.key)
         if found is not None:
             return found
-        found = []
-        for position, candidate in enumerate(order):
+        found = 0
+        features, ledger = self.features, self.ledger
+        for candidate in self.candidates:
             device = candidate.device
-            if not data.admin_access and candidate.id in self.ledger.exclusive:
+            if not data.admin_access and self._exclusive[candidate.index]:
                 continue
             if isinstance(self.eligibility.peek(data, candidate), Rejection):
                 continue
-            if not self.features.partitionable_devices and device.consumes_counters:
+            if not features.partitionable_devices and device.consumes_counters:
                 continue
-            if self.features.device_taints and blocking_taint(device, data.tolerations):
+            if features.device_taints and blocking_taint(device, data.tolerations):
                 continue
-            if self.features.consumable_capacity and not fits_capacity(
-                self.ledger.consumed_capacity.get(candidate.id),
+            if features.consumable_capacity and not fits_capacity(
+                ledger.consumed_capacity.get(candidate.id),
                 qualify(data.capacity, candidate.id.driver),
                 device.capacity,
                 None,
             ):
                 continue
-            found.append(position)
-        self._static[data.key] = found
+            found |= 1 << candidate.index
+        self._eligible[data.key] = found
         return found
 
-    def _value_groups(
-        self, data: RequestData, order: Sequence[Candidate], positions: list[int], name: str
-    ) -> dict[object, list[int]]:
-        key = (data.key, name)
-        found = self._groups.get(key)
+    def _all_mask(self, data: RequestData, d: int) -> int:
+        """The non-shared devices an `All` request still has to take, from its `d`-th on."""
+        found = self._all_masks.get(data.key)
+        if found is None:
+            found = [0] * (len(data.devices) + 1)
+            shared_ok = self.features.consumable_capacity
+            for position in range(len(data.devices) - 1, -1, -1):
+                candidate = data.devices[position]
+                bit = 0
+                if not (shared_ok and candidate.device.allow_multiple_allocations):
+                    bit = 1 << candidate.index
+                found[position] = found[position + 1] | bit
+            self._all_masks[data.key] = found
+        return found[d]
+
+    def _suffix(self, data: RequestData, start: int) -> int:
+        """Candidates at or after `start` in the request's order, as a mask of indices."""
+        order, identity = self._order(data)
+        if identity:
+            return ~((1 << start) - 1)
+        suffixes = self._suffixes.get(data.key)
+        if suffixes is None:
+            suffixes = [0] * (len(order) + 1)
+            for position in range(len(order) - 1, -1, -1):
+                suffixes[position] = suffixes[position + 1] | (1 << order[position].index)
+            self._suffixes[data.key] = suffixes
+        return suffixes[min(start, len(order))]
+
+    def _value_groups(self, name: str) -> dict[object, int]:
+        found = self._groups.get(name)
         if found is None:
             found = {}
-            for position in positions:
-                candidate = order[position]
+            for candidate in self.candidates:
                 attribute = lookup_attribute(candidate.device, candidate.id.driver, name)
                 if attribute is not None:
-                    found.setdefault((attribute.kind, attribute.value), []).append(position)
-            self._groups[key] = found
-        return found
-
-    def _position_index(self, data: RequestData, order: Sequence[Candidate]) -> dict[DeviceID, int]:
-        found = self._positions.get(data.key)
-        if found is None:
-            found = self._positions[data.key] = {c.id: i for i, c in enumerate(order)}
+                    key = (attribute.kind, attribute.value)
+                    found[key] = found.get(key, 0) | (1 << candidate.index)
+            self._groups[name] = found
         return found
 
 
-def _del_last(picks: list[Pick]) -> None:
+def _drop_last(picks: list[Pick]) -> None:
     picks.pop()

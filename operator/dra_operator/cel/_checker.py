@@ -64,7 +64,7 @@ class Checker:
     def check(self, root: A.Node) -> Checked:
         result = self._visit(root, {})
         acceptable = result in (T.BOOL, T.ANY) or (
-            self.env.list_type_attributes and result == T.DYN
+            self.env.list_type_attributes and result in (T.DYN, T.FREE)
         )
         if not acceptable:
             raise ResultTypeError(T.format_type(result))
@@ -213,7 +213,7 @@ class Checker:
         return joined
 
     def _homogeneous(self, items: list[A.Node], scope: Scope) -> T.Type:
-        elem: T.Type = T.DYN
+        elem: T.Type = T.FREE
         first: T.Type | None = None
         for item in items:
             t = self._visit(item, scope)
@@ -221,7 +221,7 @@ class Checker:
                 first = t
                 elem = t
                 continue
-            joined = T.join(elem, t)
+            joined = T.exact_join(elem, t)
             if joined is None:
                 raise CompileIssue(
                     item.pos,

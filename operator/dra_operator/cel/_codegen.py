@@ -211,6 +211,10 @@ class CodeGen:
         folded = self._fold(node)
         if folded is not None:
             return folded
+        if node.name == "@in" and isinstance(node.args[1], A.ListLit) and not node.args[1].items:
+            return Code([], "False", False)  # cel-go folds `x in []` without evaluating x
+        if node.name in ("orValue", "or") and node.target is not None and len(node.args) == 1:
+            return self._or_value(node, scope)
         args = list(node.args)
         if node.target is not None:
             args.insert(0, node.target)
@@ -228,6 +232,9 @@ class CodeGen:
             op, helper = _CMP[name]
             if types[0] == types[1] and types[0] in _SAME_TYPE_ORDER:
                 return Code(stmts, f"({exprs[0]} {op} {exprs[1]})", not infallible)
+            if T.is_dyn(types[0]) != T.is_dyn(types[1]):
+                # one operand typed: cel-go dispatches among named overloads, and says so
+                helper = f"{helper}_named"
             return Code(stmts, self._dyn_eq(op, helper, types, exprs))
         if name in _ARITH:
             op, helper = _ARITH[name]
@@ -236,8 +243,12 @@ class CodeGen:
             if types == [T.STRING, T.STRING] and name == "_+_":
                 return Code(stmts, f"({exprs[0]} + {exprs[1]})", not infallible)
             return Code(stmts, f"{helper}({exprs[0]}, {exprs[1]})")
-        if name == "!_" and types[0] == T.BOOL:
-            return Code(stmts, f"(not {exprs[0]})", not infallible)
+        if name == "!_":
+            if types[0] == T.BOOL:
+                return Code(stmts, f"(not {exprs[0]})", not infallible)
+            return Code(stmts, f"_not({exprs[0]})")
+        if name == "-_":
+            return Code(stmts, f"_neg({exprs[0]})")
         if name == "@in":
             return Code(stmts, f"_contains({exprs[1]}, {exprs[0]})")
         overloads = self.checked.overloads[id(node)]
@@ -252,14 +263,25 @@ class CodeGen:
         for dyn_side, lit_side in ((0, 1), (1, 0)):
             py = _PY_TYPE.get(types[lit_side])
             lit = exprs[lit_side]
-            if T.is_dyn(types[dyn_side]) and py and _trivial(lit) and not lit.startswith("_"):
+            if T.is_dyn(types[dyn_side]) and py and _trivial(lit):
                 t = self.tmp()
                 args = f"{t}, {lit}" if dyn_side == 0 else f"{lit}, {t}"
-                return (
-                    f"({t} {op} {lit} if type({t} := {exprs[dyn_side]}) is {py} "
-                    f"else {helper}({args}))"
-                )
+                plain = f"{t} {op} {lit}" if dyn_side == 0 else f"{lit} {op} {t}"
+                return f"({plain} if type({t} := {exprs[dyn_side]}) is {py} else {helper}({args}))"
         return f"{helper}({exprs[0]}, {exprs[1]})"
+
+    def _or_value(self, node: A.Call, scope: dict[str, str]) -> Code:
+        """`opt.orValue(x)` and `opt.or(o)` evaluate their argument only when opt is empty."""
+        assert node.target is not None
+        target = self.emit(node.target, scope)
+        alternative = self.emit(node.args[0], scope)
+        ov, out = self.tmp(), self.tmp()
+        present = f"{ov}.value" if node.name == "orValue" else ov
+        fallback = alternative.expr if node.name == "orValue" else f"_as_opt({alternative.expr})"
+        lines = [*target.stmts, f"{ov} = _as_opt({target.expr})", f"if {ov}.has_value():"]
+        lines += [f"    {out} = {present}", "else:"]
+        lines += _indent([*alternative.stmts, f"{out} = {fallback}"])
+        return Code(lines, out)
 
     def _fold(self, node: A.Call) -> Code | None:
         if node.name not in FOLDABLE or node.target is not None:

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dra_operator.cel import _types as T
-from dra_operator.cel._runtime import python_types
-from dra_operator.cel._values import no_such_overload
+from dra_operator.cel._runtime import python_types, type_name
+from dra_operator.errors import CELRuntimeError
 
 Impl = Callable[..., Any]
 
@@ -57,6 +57,23 @@ def _python_types(param: T.Type) -> frozenset[type] | None:
     return python_types(T.head(param))
 
 
+# cel-go's standard functions fail a dynamic dispatch with a shorter text than libraries do.
+_STDLIB_NO_OVERLOAD = {
+    "size": "no such overload: size",
+    "matches": "no such overload",
+    "contains": "no such overload",
+    "startsWith": "no such overload",
+    "endsWith": "no such overload",
+}
+
+
+def _no_overload(name: str, args: tuple[Any, ...]) -> CELRuntimeError:
+    text = _STDLIB_NO_OVERLOAD.get(name)
+    if text is None:
+        text = f"no such overload: {name}({', '.join(type_name(a) for a in args)})"
+    return CELRuntimeError(text)
+
+
 def make_dispatcher(name: str, overloads: list[Overload]) -> Impl:
     """Pick the first overload whose parameter kinds fit the runtime values (dynamic dispatch).
 
@@ -73,7 +90,7 @@ def make_dispatcher(name: str, overloads: list[Overload]) -> Impl:
             for t0, impl in table1:
                 if t0 is None or ta in t0:
                     return impl(a)
-            raise no_such_overload(name)
+            raise _no_overload(name, (a,))
 
         return dispatch1
     if arity == 2:
@@ -85,7 +102,7 @@ def make_dispatcher(name: str, overloads: list[Overload]) -> Impl:
             for t0, t1, impl in table2:
                 if (t0 is None or ta in t0) and (t1 is None or tb in t1):
                     return impl(a, b)
-            raise no_such_overload(name)
+            raise _no_overload(name, (a, b))
 
         return dispatch2
 
@@ -96,6 +113,6 @@ def make_dispatcher(name: str, overloads: list[Overload]) -> Impl:
                     break
             else:
                 return impl(*args)
-        raise no_such_overload(name)
+        raise _no_overload(name, args)
 
     return dispatch

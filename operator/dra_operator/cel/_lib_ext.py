@@ -41,7 +41,7 @@ def _declare_optional() -> None:
         OPT_A,
         lambda v: NONE if _is_zero(v) else Optional(v),
     )
-    declare("optional.none", "optional_none", (), T.optional_of(T.DYN), lambda: NONE)
+    declare("optional.none", "optional_none", (), T.optional_of(T.FREE), lambda: NONE)
     declare("value", "optional_value", (OPT_A,), A, _value, member=True)
     declare("hasValue", "optional_hasValue", (OPT_A,), T.BOOL, Optional.has_value, member=True)
     declare(

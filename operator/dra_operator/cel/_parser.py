@@ -83,6 +83,11 @@ def parse(text: str) -> A.Node:
         raise CompileIssue(len(text), "Syntax error: mismatched input '<EOF>'") from exc
     except UnexpectedToken as exc:
         tok = exc.token
+        if tok.type == "QMARK" and text[: tok.start_pos or 0].rstrip()[-1:] in ("[", "{", ","):
+            raise CompileIssue(
+                tok.start_pos or 0,
+                "unsupported feature: optional entries in list and map literals ([?x], {?k: v})",
+            ) from exc
         shown = "<EOF>" if tok.type == "$END" else tok.value
         pos = len(text) if tok.type == "$END" else (tok.start_pos or 0)
         raise CompileIssue(pos, f"Syntax error: mismatched input '{shown}'") from exc

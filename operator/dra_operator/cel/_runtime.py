@@ -102,7 +102,11 @@ def _eq_quiet(a: Any, b: Any) -> bool:
 
 
 def ne(a: Any, b: Any) -> bool:
-    return not eq(a, b)
+    """cel-go's `!=` is "not equal to true": an equality error (Semver vs other) gives true."""
+    try:
+        return not eq(a, b)
+    except CELRuntimeError:
+        return True
 
 
 _ORDERED = frozenset({str, bytes, bool, datetime.timedelta, datetime.datetime})
@@ -132,6 +136,24 @@ def gt(a: Any, b: Any) -> bool:
 
 def ge(a: Any, b: Any) -> bool:
     return compare(a, b) >= 0
+
+
+def _named(op: str, check: Any) -> Any:
+    def compare_named(a: Any, b: Any) -> bool:
+        try:
+            return bool(check(a, b))
+        except CELRuntimeError as exc:
+            if str(exc) == "no such overload":
+                raise CELRuntimeError(f"no such overload: {op}") from None
+            raise
+
+    return compare_named
+
+
+lt_named = _named("_<_", lt)
+le_named = _named("_<=_", le)
+gt_named = _named("_>_", gt)
+ge_named = _named("_>=_", ge)
 
 
 # -- arithmetic ----------------------------------------------------------------------------------
@@ -279,15 +301,17 @@ def index(container: Any, key: Any) -> Any:
         return value
     if type(container) in _LISTS:
         return container[list_position(container, key)]
-    raise no_such_overload()
+    raise no_such_key(key)
 
 
 def list_position(items: tuple[Any, ...] | list[Any], key: Any) -> int:
     tk = type(key)
     if tk is int or tk is UInt or (tk is float and key.is_integer()):
         i = int(key)
+    elif tk is float:
+        raise CELRuntimeError(f"unsupported index value {key} in list")
     else:
-        raise no_such_overload()
+        raise CELRuntimeError(f"unsupported index type '{type_name(key)}' in list")
     if not 0 <= i < len(items):
         raise CELRuntimeError(f"index out of bounds: {i}")
     return i
@@ -304,7 +328,7 @@ def select(operand: Any, field: str) -> Any:
     getter = getattr(operand, "cel_field", None)
     if getter is not None:
         return getter(field)
-    raise no_such_overload()
+    raise no_such_key(field)
 
 
 def has_field(operand: Any, field: str) -> bool:
@@ -313,9 +337,7 @@ def has_field(operand: Any, field: str) -> bool:
     if isinstance(operand, dict):
         return field in operand
     present = getattr(operand, "cel_has", None)
-    if present is not None:
-        return bool(present(field))
-    raise no_such_overload()
+    return bool(present(field)) if present is not None else False
 
 
 def contains(container: Any, value: Any) -> bool:

@@ -30,6 +30,9 @@ def optional_of(elem: Type) -> Type:
     return ("optional_type", elem)
 
 
+FREE = "$"  # an unbound type parameter (`[]`, `optional.none()`): binds on first use
+
+
 def is_dyn(t: Type) -> bool:
     return t in (DYN, ANY) or (isinstance(t, str) and t.startswith("$"))
 
@@ -40,6 +43,8 @@ def head(t: Type) -> str:
 
 def format_type(t: Type) -> str:
     if isinstance(t, str):
+        if t == FREE:
+            return "dyn"
         if t.startswith("$"):
             return t[1:]
         return {DURATION: "google.protobuf.Duration", TIMESTAMP: "google.protobuf.Timestamp"}.get(
@@ -55,9 +60,8 @@ def is_assignable(param: Type, arg: Type, bindings: Bindings) -> bool:
     """cel-go's `isAssignable`, with dyn/any assignable both ways and type parameters bound."""
     if isinstance(param, str) and param.startswith("$"):
         bound = bindings.get(param)
-        if bound is None or is_dyn(bound):
-            if not is_dyn(arg) or bound is None:
-                bindings[param] = arg
+        if bound is None or bound == FREE:
+            bindings[param] = arg
             return True
         return is_assignable(bound, arg, bindings)
     if is_dyn(arg) or is_dyn(param) or arg == "error":
@@ -73,21 +77,37 @@ def substitute(t: Type, bindings: Bindings) -> Type:
     if isinstance(t, str):
         if t.startswith("$"):
             bound = bindings.get(t)
-            return DYN if bound is None else substitute(bound, bindings)
+            return FREE if bound is None else substitute(bound, bindings)
         return t
     return (t[0], *(substitute(p, bindings) for p in t[1:]))
 
 
 def join(a: Type, b: Type) -> Type | None:
     """The common type of two branches or elements, or None when they conflict."""
-    if a == b:
+    if a == b or b == FREE:
         return a
+    if a == FREE:
+        return b
     if is_dyn(a):
-        return b if a == "$" else a
+        return a
     if is_dyn(b):
         return b
     if isinstance(a, tuple) and isinstance(b, tuple) and a[0] == b[0] and len(a) == len(b):
         parts = [join(x, y) for x, y in zip(a[1:], b[1:], strict=True)]
+        if any(p is None for p in parts):
+            return None
+        return (a[0], *(p for p in parts if p is not None))
+    return None
+
+
+def exact_join(a: Type, b: Type) -> Type | None:
+    """Homogeneous aggregate literals: element types must be equal (`dyn` is not `int`)."""
+    if a == b or b == FREE:
+        return a
+    if a == FREE:
+        return b
+    if isinstance(a, tuple) and isinstance(b, tuple) and a[0] == b[0] and len(a) == len(b):
+        parts = [exact_join(x, y) for x, y in zip(a[1:], b[1:], strict=True)]
         if any(p is None for p in parts):
             return None
         return (a[0], *(p for p in parts if p is not None))

@@ -66,7 +66,7 @@ SCENARIOS = [
         Case(
             claims=[claim("claim-0", req(amount="1"))],
             classes=[MULTI],
-            features=Features(),
+            features=Features(device_binding_and_status=True),
             slices=one_slice(shared("device-1", "2")),
             error=(
                 "claim claim-0, request req-0: has capacity requests, "
@@ -84,7 +84,7 @@ SCENARIOS = [
                 )
             ],
             classes=[MULTI],
-            features=Features(prioritized_list=True),
+            features=Features(prioritized_list=True, device_binding_and_status=True),
             slices=one_slice(shared("device-1", "2")),
             error=(
                 "claim claim-0, subrequest subReq-0: has capacity requests, "
@@ -381,3 +381,16 @@ def test_each_share_gets_a_fresh_share_id() -> None:
     )
     assert got.results is not None
     assert [a.devices.results[0].share_id for a in got.results] == ["share-1", "share-2"]
+
+
+def test_stable_tier_ignores_capacity_requests() -> None:
+    """Without consumable capacity and binding conditions upstream runs its "stable" allocator."""
+    check(
+        Case(
+            claims=[claim("claim-0", req(amount="1"))],
+            classes=[DEDICATED],
+            features=Features(),
+            slices=one_slice(device("device-1", capacity={CAP: "1"})),
+            expect=[allocation(LOCAL, result("req-0", A, "pool-1", "device-1"))],
+        )
+    )

@@ -389,3 +389,15 @@ def test_scalar_match_rejects_list_attributes_without_the_feature() -> None:
     assert constraint.add("req-0", "", device("d", attributes={"numa": _ints(1)}), A)
     assert not constraint.add("req-0", "", device("e", attributes={"numa": _ints(1)}), A)
     assert LISTS.list_type_attributes
+
+
+def test_stable_tier_does_not_know_distinct_attribute() -> None:
+    check(
+        Case(
+            claims=[claim("claim-0", request("req-0", "class-a"), constraints=[distinct(INT)])],
+            classes=[CLASS_A],
+            features=Features(),
+            slices=[devices_with({"numa": 1})],
+            error="claim claim-0, constraint #0: empty constraint (unsupported constraint type?)",
+        )
+    )

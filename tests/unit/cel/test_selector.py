@@ -284,7 +284,16 @@ CORE = [
     pytest.param("device.driver ==", ("compile", None), id="syntax"),
     pytest.param('nosuchfunc("x")', ("compile", None), id="undeclared-function"),
     pytest.param('["a", 1] == []', ("compile", None), id="heterogeneous-list-literal"),
-    pytest.param("includes(1)", ("compile", None), id="includes-needs-feature"),
+    pytest.param("includes(1)", ("compile", None), id="includes-is-a-member-function"),
+    pytest.param(
+        "[?optional.none()] == []",
+        (
+            "compile",
+            "compilation failed: ERROR: <input>:1:2: unsupported feature: optional entries in "
+            "list and map literals ([?x], {?k: v})\n | [?optional.none()] == []\n | .^",
+        ),
+        id="unsupported-feature",
+    ),
 ]
 
 

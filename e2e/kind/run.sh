@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Run the e2e suite against the operator installed in a kind cluster (docs/kind.md).
+#
+#   e2e/kind/run.sh [--k8s 1.36] [--name NAME] [--image IMAGE] [--no-build] [--keep]
+#                   [-- PYTEST_ARGS...]
+#
+# Creates the cluster from e2e/kind/kind-<k8s>.yaml (or reuses one of that name), builds the
+# image, loads it into the nodes, installs the CRDs and deploy/, waits for the rollout, runs
+# `pytest e2e/` with KUBECONFIG pointing at the cluster, and deletes the cluster unless --keep.
+# Needs docker, kind and kubectl on PATH (kubectl may also be the one `make controlplane`
+# built), and the project's .venv (`make unit` creates it; DRA_OPERATOR_E2E_PYTEST overrides).
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+k8s=1.36
+name=""
+image=""
+build=true
+keep=false
+pytest_args=()
+
+usage() {
+  sed -n '2,12s/^# \{0,1\}//p' "$0"
+  exit "${1:-0}"
+}
+
+while [ $# -gt 0 ]; do
+  case $1 in
+    --k8s) k8s=${2:?--k8s needs a version such as 1.36}; shift 2 ;;
+    --name) name=${2:?--name needs a cluster name}; shift 2 ;;
+    --image) image=${2:?--image needs an image reference}; shift 2 ;;
+    --no-build) build=false; shift ;;
+    --keep) keep=true; shift ;;
+    -h|--help) usage 0 ;;
+    --) shift; pytest_args=("$@"); break ;;
+    *) echo "unknown argument: $1" >&2; usage 2 ;;
+  esac
+done
+
+config=$repo/e2e/kind/kind-$k8s.yaml
+if [ ! -f "$config" ]; then
+  echo "no kind config for Kubernetes $k8s: expected $config" >&2
+  exit 2
+fi
+name=${name:-dra-operator-${k8s//./-}}
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$repo/pyproject.toml")
+image=${image:-dra-operator:$version}
+
+kubectl=$(command -v kubectl || true)
+if [ -z "$kubectl" ]; then
+  for candidate in "${XDG_CACHE_HOME:-$HOME/.cache}"/dra-operator/k8s/v*/kubectl; do
+    [ -x "$candidate" ] && kubectl=$candidate
+  done
+fi
+for tool in docker kind; do
+  command -v "$tool" >/dev/null || { echo "$tool is not on PATH" >&2; exit 2; }
+done
+[ -n "$kubectl" ] || { echo "kubectl is not on PATH (or run make controlplane)" >&2; exit 2; }
+pytest=${DRA_OPERATOR_E2E_PYTEST:-$repo/.venv/bin/pytest}
+[ -x "$pytest" ] || { echo "$pytest missing: run make unit first" >&2; exit 2; }
+
+workdir=$(mktemp -d)
+export KUBECONFIG=$workdir/kubeconfig
+
+cleanup() {
+  local rc=$?
+  if $keep; then
+    local kept=${XDG_CACHE_HOME:-$HOME/.cache}/dra-operator/kind/$name.kubeconfig
+    mkdir -p "$(dirname "$kept")"
+    cp "$KUBECONFIG" "$kept" 2>/dev/null || true
+    echo "kept cluster $name: export KUBECONFIG=$kept" >&2
+  else
+    kind delete cluster --name "$name" >&2 || true
+  fi
+  rm -rf "$workdir"
+  exit "$rc"
+}
+trap cleanup EXIT
+
+step() { echo "==> $*" >&2; }
+
+if kind get clusters 2>/dev/null | grep -qx "$name"; then
+  step "reusing kind cluster $name"
+else
+  step "creating kind cluster $name (Kubernetes $k8s)"
+  kind create cluster --name "$name" --config "$config" --wait 180s
+fi
+kind get kubeconfig --name "$name" >"$KUBECONFIG"
+
+if $build; then
+  step "building $image"
+  docker build --tag "$image" --build-arg "VERSION=$version" \
+    --build-arg "REVISION=$(git -C "$repo" rev-parse HEAD 2>/dev/null || echo unknown)" "$repo"
+fi
+step "loading $image into $name"
+kind load docker-image "$image" --name "$name"
+
+step "installing CRDs and deploy/"
+"$kubectl" apply --server-side -k "$repo/crds"
+"$kubectl" wait --for=condition=Established --timeout=60s \
+  crd/allocationpolicies.dra-operator.dev
+"$kubectl" apply --server-side -k "$repo/deploy"
+"$kubectl" -n dra-operator-system set image deployment/dra-operator "operator=$image"
+"$kubectl" -n dra-operator-system rollout status deployment/dra-operator --timeout=300s
+
+step "running the e2e suite"
+# The operator already runs in the cluster: the suite must not start its own.
+DRA_OPERATOR_E2E_OPERATOR=deployed "$pytest" -p no:cacheprovider "$repo/e2e" "${pytest_args[@]}"

@@ -1,0 +1,323 @@
+"""`dra-operator allocate`: try structured-parameters allocation offline, without a cluster.
+
+Reads manifests (DeviceClasses, ResourceSlices, ResourceClaims, ResourceClaimTemplates, Pods,
+Nodes; any served API version, YAML or JSON, several documents or `kind: List` per file).
+Claims that already carry an allocation count as in use. Every other claim is allocated: a
+pod's claims together (claims from templates are named `<pod>-<claim>`), on one node chosen
+among the candidates (the pod's `nodeName`, `--node`, the Nodes given, or the nodes the slices
+name) by the policy's score, first node on ties; claims no pod uses, one by one. Decisions are
+serial: each sees the devices of the ones before. Exit status: 0 when everything was
+allocated, 3 when something could not be, 1 on bad input (with the file and JSON path).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+
+from dra_operator.allocator import (
+    Allocation,
+    CELSelectors,
+    Explanation,
+    Features,
+    Ledger,
+    Node,
+    Policy,
+    allocate,
+    policy_named,
+)
+from dra_operator.errors import AllocationInputError, InvalidObjectError
+from dra_operator.model import (
+    AllocationResult,
+    DeviceClass,
+    ObjectMeta,
+    Pod,
+    ResourceClaim,
+    ResourceClaimStatus,
+    ResourceClaimTemplate,
+    ResourceSlice,
+    parse_object,
+    render_allocation_result,
+)
+from dra_operator.model import Node as NodeObject
+
+EXIT_UNALLOCATED = 3
+EXIT_BAD_INPUT = 1
+
+
+@dataclass
+class _Inputs:
+    classes: list[DeviceClass]
+    slices: list[ResourceSlice]
+    claims: list[ResourceClaim]
+    templates: dict[tuple[str, str], ResourceClaimTemplate]
+    pods: list[Pod]
+    nodes: list[Node]
+
+
+@dataclass
+class _Outcome:
+    claim: ResourceClaim
+    pod: str | None
+    node: str | None
+    allocation: AllocationResult | None
+    explanations: list[Explanation]
+    error: str | None = None
+
+
+def _documents(path: Path) -> Iterator[tuple[str, Any]]:
+    """(where, raw object) for every object in a file; `where` names file and document."""
+    text = path.read_text()
+    try:
+        docs = list(yaml.safe_load_all(text))
+    except yaml.YAMLError as err:
+        raise InvalidObjectError("", f"not YAML or JSON: {err}", source=str(path)) from err
+    for number, doc in enumerate(docs):
+        if doc is None:
+            continue
+        where = f"{path}[{number}]" if len(docs) > 1 else str(path)
+        if isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List"):
+            for i, item in enumerate(doc.get("items") or []):
+                yield f"{where}.items[{i}]", item
+        else:
+            yield where, doc
+
+
+def _load(files: Sequence[str]) -> _Inputs:
+    inputs = _Inputs([], [], [], {}, [], [])
+    for name in files:
+        for where, raw in _documents(Path(name)):
+            try:
+                obj = parse_object(raw)
+            except InvalidObjectError as err:
+                raise err.at(where) from err
+            if isinstance(obj, DeviceClass):
+                inputs.classes.append(obj)
+            elif isinstance(obj, ResourceSlice):
+                inputs.slices.append(obj)
+            elif isinstance(obj, ResourceClaim):
+                inputs.claims.append(obj)
+            elif isinstance(obj, ResourceClaimTemplate):
+                meta = obj.metadata
+                inputs.templates[(meta.namespace or "default", meta.name)] = obj
+            elif isinstance(obj, Pod):
+                inputs.pods.append(obj)
+            elif isinstance(obj, NodeObject):
+                inputs.nodes.append(Node(name=obj.name, labels=obj.labels))
+    return inputs
+
+
+def _ns(meta: ObjectMeta) -> str:
+    return meta.namespace or "default"
+
+
+def _ref(meta: ObjectMeta) -> str:
+    return f"{_ns(meta)}/{meta.name}"
+
+
+def _units(inputs: _Inputs) -> list[tuple[Pod | None, list[ResourceClaim]]]:
+    """What to allocate together: each pod's unallocated claims, then every other claim."""
+    by_name = {(_ns(c.metadata), c.metadata.name): c for c in inputs.claims}
+    used: set[tuple[str, str]] = set()
+    units: list[tuple[Pod | None, list[ResourceClaim]]] = []
+    for pod in inputs.pods:
+        claims = []
+        namespace = _ns(pod.metadata)
+        for entry in pod.spec.resource_claims:
+            if entry.resource_claim_name:
+                key = (namespace, entry.resource_claim_name)
+                if key not in by_name:
+                    raise AllocationInputError(
+                        f"pod {_ref(pod.metadata)}: resource claim {entry.resource_claim_name} "
+                        "not found in the manifests"
+                    )
+                used.add(key)
+                claim = by_name[key]
+            elif entry.resource_claim_template_name:
+                template = inputs.templates.get((namespace, entry.resource_claim_template_name))
+                if template is None:
+                    raise AllocationInputError(
+                        f"pod {_ref(pod.metadata)}: resource claim template "
+                        f"{entry.resource_claim_template_name} not found in the manifests"
+                    )
+                meta = ObjectMeta(name=f"{pod.metadata.name}-{entry.name}", namespace=namespace)
+                claim = ResourceClaim(metadata=meta, spec=template.spec)
+            else:
+                continue
+            if claim.status.allocation is None:
+                claims.append(claim)
+        if claims:
+            units.append((pod, claims))
+    for claim in inputs.claims:
+        key = (_ns(claim.metadata), claim.metadata.name)
+        if key not in used and claim.status.allocation is None:
+            units.append((None, [claim]))
+    return units
+
+
+def _candidate_nodes(inputs: _Inputs, pod: Pod | None, node: str | None) -> list[Node]:
+    known = {n.name: n for n in inputs.nodes}
+    wanted = (pod.spec.node_name if pod is not None else "") or node
+    if wanted:
+        return [known.get(wanted, Node(name=wanted))]
+    if inputs.nodes:
+        return sorted(inputs.nodes, key=lambda n: n.name)
+    names = sorted({s.node_name for s in inputs.slices if s.node_name})
+    return [Node(name=name) for name in names] or [Node(name="node")]
+
+
+def _allocate_unit(
+    inputs: _Inputs,
+    claims: list[ResourceClaim],
+    nodes: list[Node],
+    allocated: list[ResourceClaim],
+    features: Features,
+    policy: Policy,
+    selectors: CELSelectors,
+) -> tuple[Node | None, Allocation | None, list[Explanation]]:
+    ledger = Ledger.from_claims(allocated, consumable_capacity=features.consumable_capacity)
+    best: tuple[float, int, Node, Allocation] | None = None
+    explanations = []
+    for order, node in enumerate(nodes):
+        got = allocate(
+            claims,
+            classes=inputs.classes,
+            slices=inputs.slices,
+            node=node,
+            features=features,
+            selectors=selectors,
+            ledger=ledger,
+            policy=policy,
+        )
+        if got.results is None:
+            assert got.explanation is not None
+            explanations.append(got.explanation)
+            continue
+        score = policy.score(got.results, ledger)
+        if best is None or (score, -order) > (best[0], -best[1]):
+            best = (score, order, node, got)
+        if policy.name == "FirstFit":
+            break
+    if best is None:
+        return None, None, explanations
+    return best[2], best[3], []
+
+
+def _run(
+    files: Sequence[str], node: str | None, policy: Policy, features: Features
+) -> list[_Outcome]:
+    inputs = _load(files)
+    allocated = [c for c in inputs.claims if c.status.allocation is not None]
+    selectors = CELSelectors(features)
+    outcomes = []
+    for pod, claims in _units(inputs):
+        candidates = _candidate_nodes(inputs, pod, node)
+        pod_ref = _ref(pod.metadata) if pod is not None else None
+        try:
+            chosen, got, explanations = _allocate_unit(
+                inputs, claims, candidates, allocated, features, policy, selectors
+            )
+        except AllocationInputError as err:
+            outcomes += [_Outcome(c, pod_ref, None, None, [], str(err)) for c in claims]
+            continue
+        if got is None or got.results is None:
+            outcomes += [_Outcome(c, pod_ref, None, None, explanations) for c in claims]
+            continue
+        for claim, result in zip(claims, got.results, strict=True):
+            done = replace(claim, status=ResourceClaimStatus(allocation=result))
+            allocated.append(done)
+            outcomes.append(_Outcome(claim, pod_ref, chosen.name if chosen else None, result, []))
+    return outcomes
+
+
+def _json(outcomes: Sequence[_Outcome]) -> dict[str, Any]:
+    return {
+        "claims": [
+            {
+                "claim": _ref(o.claim.metadata),
+                "pod": o.pod,
+                "allocated": o.allocation is not None,
+                "node": o.node,
+                "allocation": render_allocation_result(o.allocation) if o.allocation else None,
+                "error": o.error,
+                "explanations": [
+                    {"node": e.node, "summary": e.summary, "lines": e.lines()}
+                    for e in o.explanations
+                ],
+            }
+            for o in outcomes
+        ],
+        "allocated": sum(1 for o in outcomes if o.allocation is not None),
+        "unallocated": sum(1 for o in outcomes if o.allocation is None),
+    }
+
+
+def _table(outcomes: Sequence[_Outcome]) -> str:
+    lines = []
+    for o in outcomes:
+        head = f"claim {_ref(o.claim.metadata)}" + (f" (pod {o.pod})" if o.pod else "")
+        if o.allocation is not None:
+            lines.append(f"{head}: allocated on node {o.node}")
+            for r in o.allocation.devices.results:
+                lines.append(f"  {r.request}: {r.driver}/{r.pool}/{r.device}")
+            for c in o.allocation.devices.config:
+                driver = c.opaque.driver if c.opaque else ""
+                target = ",".join(c.requests) or "all requests"
+                lines.append(f"  config {c.source.value} for {target}: {driver}")
+        elif o.error is not None:
+            lines.append(f"{head}: error: {o.error}")
+        else:
+            lines.append(f"{head}: not allocated")
+            for e in o.explanations:
+                lines.append(f"  node {e.node}: {e.summary}")
+                lines.extend(f"    {line}" for line in e.lines()[1:])
+    return "\n".join(lines)
+
+
+@click.command("allocate")
+@click.option(
+    "-f",
+    "--filename",
+    "files",
+    multiple=True,
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Manifest file (repeatable).",
+)
+@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table")
+@click.option("--node", default=None, help="Allocate on this node only.")
+@click.option(
+    "--policy",
+    default="FirstFit",
+    help="FirstFit (upstream's choice), BinPack, Spread or TopologyAffinity=<attribute>.",
+)
+@click.option(
+    "--kubernetes-version",
+    default="1.36",
+    help="Mimic the default feature gates of this release [default: 1.36].",
+)
+def command(
+    files: tuple[str, ...], output: str, node: str | None, policy: str, kubernetes_version: str
+) -> None:
+    """Allocate the claims in FILE(s) offline and print allocations or explanations."""
+    name, _, attribute = policy.partition("=")
+    try:
+        chosen = policy_named(name, attribute=attribute)
+        features = Features.for_kubernetes(kubernetes_version)
+        outcomes = _run(files, node, chosen, features)
+    except (InvalidObjectError, AllocationInputError) as err:
+        click.echo(f"error: {err}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    if output == "json":
+        click.echo(json.dumps(_json(outcomes), indent=2))
+    else:
+        click.echo(_table(outcomes))
+    if any(o.allocation is None for o in outcomes):
+        sys.exit(EXIT_UNALLOCATED)

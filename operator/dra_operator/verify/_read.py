@@ -1,0 +1,86 @@
+"""Reading the cluster for the checks: the only I/O of this package.
+
+Lists claims and slices in the newest `resource.k8s.io` version the server serves (and the
+model reads), pods and nodes in core/v1, page by page, and parses them into the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable
+from typing import TypeVar
+
+from dra_operator.errors import APINotFoundError, InvalidObjectError
+from dra_operator.kube import NODES, PODS, RESOURCE_GROUP, Client, JSONObject, Resource, dra
+from dra_operator.model import parse_node, parse_pod, parse_resource_claim, parse_resource_slice
+from dra_operator.verify._state import ClusterState
+
+__all__ = ["newest_version", "read_cluster"]
+
+T = TypeVar("T")
+
+_PAGE = 500
+_MODEL_VERSIONS = frozenset({"v1", "v1beta2", "v1beta1", "v1alpha3"})
+_VERSION = re.compile(r"v(\d+)(?:(alpha|beta)(\d+))?")
+_STAGE = {"alpha": 0, "beta": 1, None: 2}
+
+
+def newest_version(served: list[str]) -> str | None:
+    """The newest of `served` that the model can read: GA over beta over alpha, then numbers."""
+
+    def rank(version: str) -> tuple[int, int, int]:
+        match = _VERSION.fullmatch(version)
+        assert match is not None  # every model version matches
+        major, stage, minor = match.groups()
+        return int(major), _STAGE[stage], int(minor or 0)
+
+    readable = [v for v in served if v in _MODEL_VERSIONS]
+    return max(readable, key=rank) if readable else None
+
+
+async def read_cluster(api: Client, *, namespace: str | None = None) -> ClusterState:
+    """A snapshot of claims, slices, pods and nodes; raises APIError or InvalidObjectError.
+
+    With `namespace`, only that namespace's claims and pods are read (slices and nodes are
+    cluster-scoped and always read whole).
+    """
+    version = newest_version(await api.served_versions(RESOURCE_GROUP))
+    if version is None:
+        raise APINotFoundError(
+            404, "NotFound", f"the server serves no version of {RESOURCE_GROUP} this tool reads"
+        )
+    claims, slices, pods, nodes = await asyncio.gather(
+        _list(
+            api,
+            dra("resourceclaims", version),
+            lambda raw: parse_resource_claim(raw, version),
+            namespace,
+        ),
+        _list(api, dra("resourceslices", version), lambda raw: parse_resource_slice(raw, version)),
+        _list(api, PODS, parse_pod, namespace),
+        _list(api, NODES, parse_node),
+    )
+    return ClusterState(claims=claims, slices=slices, pods=pods, nodes=nodes)
+
+
+async def _list(
+    api: Client,
+    resource: Resource,
+    parse: Callable[[JSONObject], T],
+    namespace: str | None = None,
+) -> tuple[T, ...]:
+    items: list[T] = []
+    token: str | None = None
+    while True:
+        page = await api.list(resource, namespace=namespace, limit=_PAGE, continue_token=token)
+        for raw in page.get("items") or ():
+            meta = raw.get("metadata") or {}
+            where = "/".join(part for part in (meta.get("namespace"), meta.get("name")) if part)
+            try:
+                items.append(parse(raw))
+            except InvalidObjectError as exc:
+                raise exc.at(f"{resource.plural} {where}") from exc
+        token = (page.get("metadata") or {}).get("continue") or None
+        if token is None:
+            return tuple(items)

@@ -1,0 +1,68 @@
+"""What the invariant checks read and what they report.
+
+`ClusterState` is a point-in-time copy of the objects the checks need, already parsed into the
+model; `Violation` is one broken invariant, named by a stable `Code` so tests and scripts can
+match on it while the sentence stays free to improve.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from dra_operator.model import Node, Pod, ResourceClaim, ResourceSlice
+
+__all__ = ["ClusterState", "Code", "Severity", "Violation"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClusterState:
+    """Every claim, slice, pod and node of the cluster, as one consistent-enough snapshot."""
+
+    claims: tuple[ResourceClaim, ...] = ()
+    slices: tuple[ResourceSlice, ...] = ()
+    pods: tuple[Pod, ...] = ()
+    nodes: tuple[Node, ...] = ()
+
+
+class Severity(enum.StrEnum):
+    """`error` breaks an invariant the control plane promises; `warning` is suspicious only."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
+class Code(enum.StrEnum):
+    """One value per invariant; the sentence of a Violation says the details."""
+
+    # devices
+    DEVICE_OVERALLOCATED = "device-overallocated"
+    SHARE_DUPLICATED = "share-duplicated"
+    CAPACITY_EXCEEDED = "capacity-exceeded"
+    COUNTERS_EXCEEDED = "counters-exceeded"
+    DEVICE_NOT_PUBLISHED = "device-not-published"
+    POOL_INCOMPLETE = "pool-incomplete"
+    # reservations and consumers
+    RESERVATION_STALE = "reservation-stale"
+    RESERVED_FOR_INVALID = "reserved-for-invalid"
+    POD_CLAIM_MISSING = "pod-claim-missing"
+    POD_CLAIM_UNALLOCATED = "pod-claim-unallocated"
+    POD_CLAIM_UNRESERVED = "pod-claim-unreserved"
+    POD_NODE_NOT_ADMITTED = "pod-node-not-admitted"
+    OWNER_MISSING = "owner-missing"
+    FINALIZER_MISSING = "finalizer-missing"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Violation:
+    """One broken invariant: the object it is about and a sentence a user can act on.
+
+    `kind` is the API kind (`ResourceClaim`, `Pod`) or `Device` for a device, `name` is
+    `namespace/name`, a node or slice name, or `driver/pool/device`.
+    """
+
+    code: Code
+    kind: str
+    name: str
+    message: str
+    severity: Severity = Severity.ERROR

@@ -1,0 +1,205 @@
+"""Invariants over generated scenarios (hypothesis draws the seeds of scenario_gen).
+
+* every allocation passes the independent checker (tests/support/allocation_checker.py):
+  selectors, counts, constraints, taints, capacity, counters, node selector, no device twice;
+* pruning never changes the answer: the pruned search finds the same first solution as the
+  plain search (where the plain search finishes within its budget);
+* every policy's allocation is valid too, and feasibility does not depend on the policy;
+* the same inputs always give the same answer.
+"""
+
+from __future__ import annotations
+
+import pytest
+from allocator_builders import fake_selectors
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scenario_gen import Scenario, generate
+from tests.support.allocation_checker import Gates, check_results
+
+from dra_operator.allocator import (
+    Allocation,
+    BinPack,
+    Budget,
+    FirstFit,
+    Ledger,
+    Policy,
+    Spread,
+    TopologyAffinity,
+    allocate,
+)
+from dra_operator.allocator._search import Search
+from dra_operator.errors import AllocationInputError
+
+SEEDS = st.integers(min_value=0, max_value=10**9)
+SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _run(
+    s: Scenario, policy: Policy | None = None, budget: Budget | None = None
+) -> Allocation | None:
+    try:
+        return allocate(
+            s.claims,
+            classes=s.classes,
+            slices=s.slices,
+            node=s.node,
+            features=s.features,
+            selectors=fake_selectors,
+            ledger=Ledger.from_claims(
+                s.allocated, consumable_capacity=s.features.consumable_capacity
+            ),
+            policy=policy,
+            budget=budget or Budget(max_steps=200_000, timeout=None),
+            new_share_id=lambda: "share",
+        )
+    except AllocationInputError:
+        return None
+
+
+def _problems(s: Scenario, got: Allocation) -> list[str]:
+    assert got.results is not None
+    f = s.features
+    return check_results(
+        claims=s.claims,
+        classes=s.classes,
+        slices=s.slices,
+        allocated=s.allocated,
+        node_name=s.node.name,
+        node_labels=s.node.labels,
+        gates=Gates(
+            device_taints=f.device_taints,
+            partitionable_devices=f.partitionable_devices,
+            consumable_capacity=f.consumable_capacity,
+            device_binding_and_status=f.device_binding_and_status,
+            stable_tier=f.is_stable_tier,
+        ),
+        evaluate=fake_selectors,
+        results=got.results,
+    )
+
+
+@SETTINGS
+@given(seed=SEEDS)
+def test_every_allocation_passes_the_independent_checker(seed: int) -> None:
+    s = generate(seed)
+    got = _run(s)
+    if got is not None and got.results is not None:
+        assert _problems(s, got) == []
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=SEEDS)
+def test_pruning_never_changes_the_answer(seed: int, monkeypatch_module) -> None:  # type: ignore[no-untyped-def]
+    s = generate(seed)
+    pruned = _run(s)
+    with monkeypatch_module.context() as patch:
+        patch.setattr(Search, "_can_prune", lambda self: False)
+        plain = _run(s, budget=Budget(max_steps=20_000, timeout=None))
+    if pruned is None or plain is None or (plain.explanation and plain.explanation.aborted):
+        assert (pruned is None) == (plain is None) or plain is not None
+        return
+    assert pruned.results == plain.results
+    assert pruned.steps <= plain.steps
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [BinPack(), Spread(), TopologyAffinity(attribute="driver-a/numa")],
+    ids=lambda p: p.name,
+)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=SEEDS)
+def test_policies_allocate_validly_whenever_first_fit_can(policy: Policy, seed: int) -> None:
+    s = generate(seed)
+    budget = Budget(max_steps=20_000, timeout=None)
+    first = _run(s, FirstFit(), budget)
+    other = _run(s, policy, budget)
+    assert (first is None) == (other is None)
+    if first is None or other is None:
+        return
+    if (first.explanation and first.explanation.aborted) or (
+        other.explanation and other.explanation.aborted
+    ):
+        return
+    assert first.is_allocated == other.is_allocated
+    if other.results is not None:
+        assert _problems(s, other) == []
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=SEEDS)
+def test_same_inputs_same_answer(seed: int) -> None:
+    s = generate(seed)
+    first, second = _run(s), _run(s)
+    assert (first is None) == (second is None)
+    if first is not None and second is not None:
+        assert first.results == second.results
+        assert first.steps == second.steps
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():  # type: ignore[no-untyped-def]
+    with pytest.MonkeyPatch.context() as patch:
+        yield patch
+
+
+def _gates() -> Gates:
+    return Gates(
+        device_taints=True,
+        partitionable_devices=True,
+        consumable_capacity=True,
+        device_binding_and_status=True,
+        stable_tier=False,
+    )
+
+
+def test_the_checker_catches_a_device_used_twice_and_a_wrong_selector() -> None:
+    from allocator_builders import (
+        NODE1,
+        allocated_claim,
+        allocation,
+        claim,
+        device,
+        device_class,
+        local_node_selector,
+        node,
+        request,
+        result,
+        slice_with_devices,
+    )
+
+    n = node()
+    problems = check_results(
+        claims=[
+            claim("claim-0", request("req-0", "class-x")),
+            claim("claim-1", request("req-0", "class-x")),
+        ],
+        classes=[
+            device_class(
+                "class-x", "driver-a", selectors=['device.attributes["driver-a"].type == "X"']
+            )
+        ],
+        slices=[
+            slice_with_devices(
+                "slice-1", NODE1, "pool-1", "driver-a", device("d", attributes={"type": "Y"})
+            )
+        ],
+        allocated=[allocated_claim(result("req-0", "driver-a", "pool-1", "d"))],
+        node_name=n.name,
+        node_labels=n.labels,
+        gates=_gates(),
+        evaluate=fake_selectors,
+        results=[
+            allocation(local_node_selector(), result("req-0", "driver-a", "pool-1", "d")),
+            allocation(local_node_selector("node-2"), result("req-0", "driver-a", "pool-1", "d")),
+        ],
+    )
+    wrong = 'selector \'device.attributes["driver-a"].type == "X"\' does not match'
+    assert problems == [
+        f"claim claim-0, result #0: {wrong}",
+        "claim claim-0, result #0: device driver-a/pool-1/d is already in use",
+        f"claim claim-1, result #0: {wrong}",
+        "claim claim-1, result #0: device driver-a/pool-1/d is already in use",
+        "claim claim-1: node selector does not match node-1",
+    ]

@@ -1,0 +1,60 @@
+"""Starting and stopping processes by pid, and the state file that records them.
+
+Covers: a started process runs detached and logs to its file; stop_process ends it and
+reports whether it ran; a pid whose command line is not the recorded binary is left alone
+(a recycled pid); a stopped pid is not "running" (the zombie is reaped); the log tail;
+state.json round-trips, and `down` on an empty directory stops nothing.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from dra_operator.controlplane import Component, ControlPlaneState, down, read_state
+from dra_operator.controlplane._processes import (
+    free_port,
+    is_running,
+    log_tail,
+    probe_http,
+    start_process,
+    stop_process,
+)
+
+SLEEP = shutil.which("sleep") or "/bin/sleep"
+
+
+def test_start_and_stop_by_pid(tmp_path: Path) -> None:
+    pid = start_process([SLEEP, "300"], tmp_path / "logs" / "sleep.log")
+    assert is_running(pid, SLEEP)
+    assert not is_running(pid, "/usr/bin/not-sleep")
+    assert not stop_process(pid, "/usr/bin/not-sleep")
+    assert is_running(pid)
+    assert stop_process(pid, SLEEP, grace=10)
+    assert not is_running(pid)
+    assert not stop_process(pid, SLEEP)
+
+
+def test_log_tail(tmp_path: Path) -> None:
+    log = tmp_path / "x.log"
+    log.write_text("".join(f"line {i}\n" for i in range(50)))
+    assert log_tail(log, 2) == "line 48\nline 49"
+    assert log_tail(tmp_path / "missing.log") == ""
+
+
+def test_probe_of_a_closed_port_fails() -> None:
+    assert not probe_http(f"http://127.0.0.1:{free_port()}/readyz", timeout=1)
+
+
+def test_state_round_trip_and_down(tmp_path: Path) -> None:
+    pid = start_process([SLEEP, "300"], tmp_path / "logs" / "sleep.log")
+    component = Component(name="sleeper", pid=pid, binary=SLEEP, log=str(tmp_path / "x.log"))
+    state = ControlPlaneState(
+        state_dir=tmp_path, version="v1.36.4", server="https://127.0.0.1:1", components=(component,)
+    )
+    state.save()
+    assert read_state(tmp_path) == state
+    assert down(tmp_path) == ["sleeper"]
+    assert read_state(tmp_path) is None
+    assert not is_running(pid)
+    assert down(tmp_path) == []

@@ -1,8 +1,10 @@
 """The scheduler and claims controllers against a real kube-apiserver, as the operator identity.
 
 The operator runs in-process (`app.Operator`, leader election off) and is fed by a plain
-list-and-watch pump per kind standing in for the kopf wiring; everything it writes goes through
-deploy/base's ClusterRole. Pods never run (no kubelet): a pod is "done" when it is bound.
+list-and-watch pump per kind standing in for the kopf wiring. It is set up after, and so torn
+down before, the namespace and the cluster-scoped objects of the test. Everything it writes
+goes through deploy/base's ClusterRole. Pods never run (no kubelet): a pod is "done" when it
+is bound.
 
 Covers: template → claim → allocation → binding; a shared claim reserved for every consumer;
 two pods racing for the last device (one wins, the other gets FailedScheduling and is bound
@@ -25,6 +27,7 @@ from tests.support.controlplane import NodeFactory
 from dra_operator import errors
 from dra_operator.app import Kind, LeaderElection, Operator, Settings, discover
 from dra_operator.kube import CORE_EVENTS, PODS, Client, dra
+from dra_operator.verify import Severity, check, read_cluster
 
 pytestmark = pytest.mark.controlplane
 
@@ -189,16 +192,22 @@ async def _allocated_devices(api: Client, namespace: str) -> list[tuple[str, str
     ]
 
 
+async def _verify_clean(api: Client, namespace: str) -> None:
+    """What `dra-operator verify` checks, on this test's namespace: no error-level violation."""
+    violations = check(await read_cluster(api, namespace=namespace))
+    assert [v for v in violations if v.severity is Severity.ERROR] == []
+
+
 def _unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:6]}"
 
 
 async def test_template_claim_is_generated_allocated_and_the_pod_bound(
-    operator: Operator,
     admin_api: Client,
     namespace: str,
     make_node: NodeFactory,
     cluster: Callable[..., Any],
+    operator: Operator,
 ) -> None:
     node = (await make_node())["metadata"]["name"]
     gpu = _unique("gpu")
@@ -217,14 +226,15 @@ async def test_template_claim_is_generated_allocated_and_the_pod_bound(
     assert claim["metadata"]["finalizers"] == ["resource.kubernetes.io/delete-protection"]
     assert [r["name"] for r in claim["status"]["reservedFor"]] == ["p"]
     assert await _allocated_devices(admin_api, namespace) == [(node, "gpu-0")]
+    await _verify_clean(admin_api, namespace)
 
 
 async def test_shared_claim_is_reserved_for_every_consumer(
-    operator: Operator,
     admin_api: Client,
     namespace: str,
     make_node: NodeFactory,
     cluster: Callable[..., Any],
+    operator: Operator,
 ) -> None:
     node = (await make_node())["metadata"]["name"]
     gpu = _unique("gpu")
@@ -238,14 +248,15 @@ async def test_shared_claim_is_reserved_for_every_consumer(
     claim = await admin_api.get(CLAIMS, "shared", namespace=namespace)
     assert sorted(r["name"] for r in claim["status"]["reservedFor"]) == ["a", "b", "c"]
     assert await _allocated_devices(admin_api, namespace) == [(node, "gpu-0")]
+    await _verify_clean(admin_api, namespace)
 
 
 async def test_two_pods_racing_for_the_last_device(
-    operator: Operator,
     admin_api: Client,
     namespace: str,
     make_node: NodeFactory,
     cluster: Callable[..., Any],
+    operator: Operator,
 ) -> None:
     node = (await make_node())["metadata"]["name"]
     gpu = _unique("gpu")
@@ -275,14 +286,15 @@ async def test_two_pods_racing_for_the_last_device(
     await admin_api.delete(PODS, winner, namespace=namespace, grace_period_seconds=0)
     assert await _until(lambda: _node_of(admin_api, namespace, loser)) == node
     assert await _allocated_devices(admin_api, namespace) == [(node, "gpu-0")]
+    await _verify_clean(admin_api, namespace)
 
 
 async def test_concurrent_writer_touching_claims_causes_no_double_allocation(
-    operator: Operator,
     admin_api: Client,
     namespace: str,
     make_node: NodeFactory,
     cluster: Callable[..., Any],
+    operator: Operator,
 ) -> None:
     nodes = [(await make_node())["metadata"]["name"] for _ in range(2)]
     gpu = _unique("gpu")
@@ -317,14 +329,15 @@ async def test_concurrent_writer_touching_claims_causes_no_double_allocation(
     assert await meddler > 0
     devices = await _allocated_devices(admin_api, namespace)
     assert len(devices) == 6 and len(set(devices)) == 6
+    await _verify_clean(admin_api, namespace)
 
 
 async def test_unsatisfiable_claim_is_explained_then_scheduled_when_a_slice_appears(
-    operator: Operator,
     admin_api: Client,
     namespace: str,
     make_node: NodeFactory,
     cluster: Callable[..., Any],
+    operator: Operator,
 ) -> None:
     node = (await make_node())["metadata"]["name"]
     gpu = _unique("gpu")
@@ -335,14 +348,15 @@ async def test_unsatisfiable_claim_is_explained_then_scheduled_when_a_slice_appe
     assert "cannot allocate claim c (request gpu: 0/0 devices usable)" in messages[0]
     await cluster(SLICES, _slice(node, 1))
     assert await _until(lambda: _node_of(admin_api, namespace, "p")) == node
+    await _verify_clean(admin_api, namespace)
 
 
 async def test_invalid_cel_is_reported_while_other_pods_schedule(
-    operator: Operator,
     admin_api: Client,
     namespace: str,
     make_node: NodeFactory,
     cluster: Callable[..., Any],
+    operator: Operator,
 ) -> None:
     node = (await make_node())["metadata"]["name"]
     good, bad = _unique("gpu"), _unique("broken")
@@ -358,3 +372,4 @@ async def test_invalid_cel_is_reported_while_other_pods_schedule(
     messages = await _until(lambda: _failed_scheduling(admin_api, namespace, "bad"))
     assert "CEL" in messages[0]
     assert await _node_of(admin_api, namespace, "bad") is None
+    await _verify_clean(admin_api, namespace)

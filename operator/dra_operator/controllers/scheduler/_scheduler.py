@@ -103,6 +103,7 @@ class Scheduler:
         self._writing: set[WorkKey] = set()
         self._again: set[WorkKey] = set()
         self._tasks: set[asyncio.Task[None]] = set()
+        self.conflicts = 0  # writes that met a 409 and were decided again
 
     # -- watch changes (called after the stores and the ledger took them) -----------------------
 
@@ -222,6 +223,7 @@ class Scheduler:
                 await self._writer.emit(_scheduled(key, subject, placement.node))
         except errors.APIConflictError:
             retry = True
+            self.conflicts += 1
             if current is not None:
                 await self._reread(current)
         except Exception as exc:  # the task boundary: report, roll back, retry with backoff

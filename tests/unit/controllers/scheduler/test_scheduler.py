@@ -205,6 +205,7 @@ async def test_a_concurrent_writer_causes_409s_and_the_claim_is_decided_again() 
     assert stored["metadata"]["labels"] == {"touched": "yes"}  # the other writer's change kept
     assert len(_allocated_devices(world)) == 1
     assert touched == ["update", "update"]  # first decision, then the re-decision
+    assert scheduler.conflicts == 2
     assert world.calls.count(f"update {NS}/c") == 3 and world.calls.count(f"status {NS}/c") == 1
     assert _failed(world, "p") == []
     assert not scheduler.state.ledger.is_in_flight(stored["metadata"]["uid"])

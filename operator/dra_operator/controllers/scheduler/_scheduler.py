@@ -179,13 +179,16 @@ class Scheduler:
             self.unschedulable.add(key)
             self._spawn(self._writer.emit(_failed(key, subject, decision.message)))
             return Result()
+        if isinstance(decision, Wait):
+            # Parked without an event: the claim or pod event that ends the wait queues it, and
+            # so does any change that wakes unschedulable keys (a node appearing, say).
+            self.unschedulable.add(key)
+            return Result()
         self.unschedulable.discard(key)
         if isinstance(decision, Placement):
             self._reserve(decision)
             self._writing.add(key)
             self._spawn(self._carry_out(key, subject, decision))
-        elif isinstance(decision, Wait):
-            pass  # an event on the cause queues the key again
         return Result()
 
     def _reserve(self, placement: Placement) -> None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as settings_hypothesis
+from hypothesis import strategies as st
 
 from dra_operator import names
 from dra_operator.allocator import BinPack, Features
@@ -351,3 +354,38 @@ def test_without_device_taints_the_taint_check_is_off() -> None:
     state = _state(*objects, ("claim", shared), ("pod", pod("p", claims=["shared"])))
     old = settings(Features.for_kubernetes("1.33"))
     assert isinstance(decide_pod(_pod(state, "p"), state, old), Placement)
+
+
+@settings_hypothesis(max_examples=25, deadline=None)
+@given(
+    devices=st.lists(st.integers(min_value=0, max_value=3), min_size=1, max_size=3),
+    pods=st.integers(min_value=1, max_value=8),
+    counts=st.lists(st.integers(min_value=1, max_value=2), min_size=8, max_size=8),
+)
+def test_serial_decisions_never_hand_out_a_device_twice(
+    devices: list[int], pods: int, counts: list[int]
+) -> None:
+    """Decide pod after pod, reserving each placement: no device is ever placed twice, and a
+    pod is refused only when the devices left on every node are too few for it."""
+    objects = _cluster(*((f"n{i}", n) for i, n in enumerate(devices)))
+    for i in range(pods):
+        objects += [
+            ("claim", claim(f"c{i}", count=counts[i])),
+            ("pod", pod(f"p{i}", claims=[f"c{i}"])),
+        ]
+    state = _state(*objects)
+    used: list[tuple[str, str]] = []
+    free = {f"n{i}": n for i, n in enumerate(devices)}
+    for i in range(pods):
+        decision = decide_pod(_pod(state, f"p{i}"), state, settings())
+        if isinstance(decision, Unschedulable):
+            assert all(left < counts[i] for left in free.values())
+            continue
+        assert isinstance(decision, Placement)
+        (write,) = decision.claims
+        assert write.allocation is not None
+        state.ledger.reserve(write.uid, write.allocation)
+        picked = [(r.pool, r.device) for r in write.allocation.devices.results]
+        used += picked
+        free[decision.node] -= len(picked)
+    assert len(used) == len(set(used))

@@ -16,6 +16,13 @@ from dra_operator.app._discovery import (
     release_minor,
     upstream_controllers_running,
 )
+from dra_operator.app._kopf import (
+    build_operator,
+    connection_info,
+    kopf_settings,
+    probe_addresses,
+    serve,
+)
 from dra_operator.app._leader import LeaseElector
 from dra_operator.app._operator import Operator
 from dra_operator.app._plugin import Builder, Context, Plugin
@@ -29,6 +36,7 @@ from dra_operator.app._settings import (
     SCHEDULER,
     LeaderElection,
     Settings,
+    bind_address,
     choose_controllers,
 )
 
@@ -53,11 +61,17 @@ __all__ = [
     "Plugin",
     "ServerInfo",
     "Settings",
+    "bind_address",
     "build_claims",
+    "build_operator",
     "choose_controllers",
+    "connection_info",
     "discover",
     "features_for",
+    "kopf_settings",
     "newest_versions",
+    "probe_addresses",
     "release_minor",
+    "serve",
     "upstream_controllers_running",
 ]

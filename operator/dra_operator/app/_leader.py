@@ -14,18 +14,16 @@ once instead of after `lease_duration`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime
 import random
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
-import structlog
-
 from dra_operator import errors, kube
 from dra_operator.app._settings import LeaderElection
+from dra_operator.observability import LogEvent, get_logger
 
-_log = structlog.get_logger("dra_operator.leader")
+_log = get_logger(__name__)
 
 
 def _now() -> str:
@@ -49,25 +47,26 @@ class LeaseElector:
         try:
             while True:
                 await self._acquire()
-                _log.info("leader.acquired", identity=self.identity, lease=self._config.name)
+                _log.info(LogEvent.LEADER_ACQUIRED, identity=self.identity, lease=self._config.name)
                 leading = asyncio.create_task(lead(), name="leading")
                 renewing = asyncio.create_task(self._keep_renewing(), name="renewing")
-                done, _ = await asyncio.wait(
-                    {leading, renewing}, return_when=asyncio.FIRST_COMPLETED
-                )
-                self.is_leader = False
-                for task in (leading, renewing):
-                    task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await task
+                try:
+                    done, _ = await asyncio.wait(
+                        {leading, renewing}, return_when=asyncio.FIRST_COMPLETED
+                    )
+                finally:
+                    self.is_leader = False
+                    for task in (leading, renewing):
+                        task.cancel()
+                    await asyncio.gather(leading, renewing, return_exceptions=True)
                 if leading in done:
                     leading.result()  # re-raise what stopped the controllers
                     return
-                _log.warning("leader.lost", identity=self.identity, lease=self._config.name)
+                _log.warning(LogEvent.LEADER_LOST, identity=self.identity, lease=self._config.name)
         finally:
-            if self.is_leader or self._holds():
-                self.is_leader = False
-                await asyncio.shield(self._release())
+            # Not shielded: the caller awaits us after cancelling, and closes the client after.
+            if self._holds():
+                await self._release()
 
     def _holds(self) -> bool:
         return self._observed is not None and self._observed[0] == self.identity
@@ -156,8 +155,18 @@ class LeaseElector:
 
     async def _release(self) -> None:
         """Hand the Lease back (empty holder, 1 s duration), as client-go's ReleaseOnCancel."""
-        lease = self._lease
-        if lease is None:
+        if self._lease is None:
+            return
+        config = self._config
+        try:
+            # Read again: a renewal cancelled in flight may have changed it on the server.
+            lease = await self._api.get(
+                kube.LEASES, config.name, namespace=config.namespace, timeout=5.0
+            )
+        except errors.APIError as exc:
+            _log.warning("leader.release_failed", error=str(exc))
+            return
+        if (lease.get("spec") or {}).get("holderIdentity") != self.identity:
             return
         spec = {
             **(lease.get("spec") or {}),

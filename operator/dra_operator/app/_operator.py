@@ -15,11 +15,8 @@ the caches stay warm for the next term.
 from __future__ import annotations
 
 import asyncio
-import itertools
 from collections.abc import Mapping
 from typing import Any
-
-import structlog
 
 from dra_operator import errors, kube, names
 from dra_operator.app._caches import Caches, Kind
@@ -29,9 +26,9 @@ from dra_operator.app._plugin import Builder, Context, Plugin
 from dra_operator.app._registry import BUILDERS
 from dra_operator.app._settings import Settings
 from dra_operator.controllers import Observer, Outcome
+from dra_operator.observability import Health, LogEvent, Metrics, Role, get_logger
 
-_log = structlog.get_logger("dra_operator.operator")
-_reconcile_ids = itertools.count(1)
+_log = get_logger(__name__)
 
 
 class Operator:
@@ -54,6 +51,12 @@ class Operator:
             consumable_capacity=server.features.consumable_capacity,
             on_invalid=self._invalid,
         )
+        self.health = Health(caches=[str(kind) for kind in self.caches.kinds])
+        self.metrics = Metrics(health=self.health)
+        for kind, store in self.caches.stores.items():
+            self.metrics.track_cache(str(kind), store.__len__)
+        claims = self.caches.claims
+        self.metrics.count_claims(lambda: [entry.obj for entry in claims])
         unknown = [name for name in controllers if name not in builders]
         for name in unknown:
             _log.warning("controller.unavailable", controller=name)
@@ -61,6 +64,7 @@ class Operator:
         self.plugins: list[Plugin] = []
         self.leading = asyncio.Event()
         self.elector: LeaseElector | None = None
+        self.probe_ports: list[int] = []  # where /metrics, /healthz, /readyz are served
         self._invalid_events: list[asyncio.Task[Any]] = []
 
     @property
@@ -135,14 +139,23 @@ class Operator:
                     break
         return items
 
+    async def wait_synced(self) -> None:
+        """client-go's WaitForCacheSync: every kind listed once (see `Caches`)."""
+        await self.caches.wait_synced(self.list_kind)
+        for kind in self.caches.kinds:
+            self.health.set_cache_synced(str(kind))
+        sizes = {str(kind): len(store) for kind, store in self.caches.stores.items()}
+        _log.info(LogEvent.CACHE_SYNCED, **sizes)
+
     async def lead(self) -> None:
         """Run the controllers until cancelled (leadership lost or shutdown)."""
-        await self.caches.wait_synced(self.list_kind)
-        _log.info("caches.synced", **{str(k): len(s) for k, s in self.caches.stores.items()})
-        context = Context(self.settings, self.server, self.caches, self.api, self._observer)
+        context = Context(
+            self.settings, self.server, self.caches, self.api, self._observer, self.metrics
+        )
         plugins = [build(context) for build in self._builders.values()]
         self.plugins = plugins
         self.leading.set()
+        self.health.set_role(Role.LEADER)
         try:
             for plugin in plugins:
                 plugin.resync()
@@ -150,13 +163,20 @@ class Operator:
                 for plugin in plugins:
                     group.create_task(plugin.run(), name=f"controller-{plugin.name}")
         finally:
+            self.health.set_role(Role.STANDBY)
             self.leading.clear()
             self.plugins = []
             for plugin in plugins:
                 plugin.shut_down()
 
     async def run(self) -> None:
-        """Lead when elected (or at once without leader election), until cancelled."""
+        """Sync the caches, then lead when elected (at once without leader election).
+
+        The caches sync before campaigning, as kube-scheduler's informers do: a new leader
+        then starts from a full picture, and a follower is ready to take over.
+        """
+        await self.wait_synced()
+        self.health.set_role(Role.STANDBY)
         election = self.settings.leader_election
         if not election.enabled:
             await self.lead()
@@ -165,17 +185,15 @@ class Operator:
         await self.elector.run(self.lead)
 
     def _observer(self, controller: str) -> Observer[Any]:
+        """Count every outcome; log an error once, here, where it is handled."""
         log = _log.bind(controller=controller)
+        metrics = self.metrics
 
         def observe(key: Any, outcome: Outcome, error: BaseException | None) -> None:
-            if error is None:
-                return
-            log.error(
-                "reconcile.failed",
-                reconcile_id=next(_reconcile_ids),
-                key=str(key),
-                outcome=outcome.value,
-                exc_info=error,
-            )
+            metrics.reconciled(controller, outcome.value)
+            if error is not None:
+                log.error(
+                    LogEvent.RECONCILE_FAILED, key=str(key), outcome=outcome.value, exc_info=error
+                )
 
         return observe

@@ -19,6 +19,7 @@ from dra_operator.app._discovery import ServerInfo
 from dra_operator.app._settings import Settings
 from dra_operator.cluster import Change
 from dra_operator.controllers import Observer
+from dra_operator.observability import Metrics
 
 
 class Plugin(Protocol):
@@ -47,6 +48,7 @@ class Context:
 
     `observe(controller_name)` is the reconcile-outcome hook for that controller's queue
     (`controllers.Controller(observe=...)`): it logs errors once and counts outcomes.
+    `metrics` is the operator's registry, for the controllers' own metrics.
     """
 
     settings: Settings
@@ -54,6 +56,7 @@ class Context:
     caches: Caches
     api: kube.Client
     observe: Callable[[str], Observer[Any]]
+    metrics: Metrics = dataclasses.field(default_factory=Metrics)
 
 
 Builder = Callable[[Context], Plugin]

@@ -20,6 +20,7 @@ _SUBCOMMANDS: dict[str, str] = {
     "cel": "_cel",
     "controlplane": "_controlplane",
     "demo": "_demo",
+    "run": "_run",
     "verify": "_verify",
 }
 _KUBECTL_SUBCOMMANDS: dict[str, str] = {}

@@ -10,14 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import structlog
-
 from dra_operator import errors, kube, names
 from dra_operator.cluster import ObjectKey
 from dra_operator.controllers.claims._writes import Event
 from dra_operator.model import Pod, parse_pod
+from dra_operator.observability import get_logger
 
-_log = structlog.get_logger("dra_operator.controllers.claims")
+_log = get_logger(__name__)
 
 
 class KubeClaimsWriter:

@@ -1,10 +1,9 @@
 """The scheduler and claims controllers against a real kube-apiserver, as the operator identity.
 
-The operator runs in-process (`app.Operator`, leader election off) and is fed by a plain
-list-and-watch pump per kind standing in for the kopf wiring. It is set up after, and so torn
-down before, the namespace and the cluster-scoped objects of the test. Everything it writes
-goes through deploy/base's ClusterRole. Pods never run (no kubelet): a pod is "done" when it
-is bound.
+The operator runs in-process (`run_operator`: kopf watches, leader election, scoped to the
+test's namespace), so everything it writes goes through deploy/base's ClusterRole. It is torn
+down before the namespace and the cluster-scoped objects of the test. Pods never run (no
+kubelet): a pod is "done" when it is bound. `dra-operator verify` is clean after each scenario.
 
 Covers: template → claim → allocation → binding; a shared claim reserved for every consumer;
 two pods racing for the last device (one wins, the other gets FailedScheduling and is bound
@@ -18,16 +17,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
 from tests.support.controlplane import NodeFactory
+from tests.support.operator import InProcessOperator, verify_clean
 
-from dra_operator import errors
-from dra_operator.app import Kind, LeaderElection, Operator, Settings, discover
+from dra_operator import controlplane, errors
 from dra_operator.kube import CORE_EVENTS, PODS, Client, dra
-from dra_operator.verify import Severity, check, read_cluster
 
 pytestmark = pytest.mark.controlplane
 
@@ -39,53 +37,10 @@ SLICES = dra("resourceslices")
 DEADLINE = 60.0  # seconds a condition may take on a loaded machine before the test fails
 
 
-async def _pump(operator: Operator, api: Client, kind: Kind) -> None:
-    """List, then watch from the list's version, handing every event to the operator."""
-    resource = operator.resource(kind)
-    while True:
-        listed = await api.list(resource)
-        for item in listed.get("items") or ():
-            operator.handle(kind, None, _typed(item, resource.api_version, kind))
-        version = listed["metadata"]["resourceVersion"]
-        try:
-            async with contextlib.aclosing(
-                api.watch(resource, resource_version=version, timeout_seconds=60)
-            ) as events:
-                async for event in events:
-                    if event["type"] != "BOOKMARK":
-                        operator.handle(kind, event["type"], event["object"])
-        except errors.APIError:
-            continue  # expired or interrupted: list again
-
-
-def _typed(item: Mapping[str, Any], api_version: str, kind: Kind) -> dict[str, Any]:
-    kinds = {
-        Kind.PODS: "Pod",
-        Kind.NODES: "Node",
-        Kind.CLAIMS: "ResourceClaim",
-        Kind.TEMPLATES: "ResourceClaimTemplate",
-        Kind.CLASSES: "DeviceClass",
-        Kind.SLICES: "ResourceSlice",
-        Kind.TAINT_RULES: "DeviceTaintRule",
-    }
-    return {**item, "apiVersion": api_version, "kind": kinds[kind]}
-
-
 @pytest.fixture
-async def operator(operator_api: Client) -> AsyncIterator[Operator]:
-    server = await discover(operator_api)
-    settings = Settings(
-        controllers=frozenset({"claims", "scheduler"}),
-        leader_election=LeaderElection(enabled=False),
-        workers=4,
-    )
-    op = Operator(settings, operator_api, server, ["claims", "scheduler"])
-    async with asyncio.TaskGroup() as group:
-        pumps = [group.create_task(_pump(op, operator_api, kind)) for kind in op.caches.kinds]
-        runner = group.create_task(op.run())
-        yield op
-        for task in (*pumps, runner):
-            task.cancel()
+async def operator(run_operator: Any) -> AsyncIterator[InProcessOperator]:
+    """`dra-operator run` in-process with the claims and scheduler controllers, leading."""
+    yield await run_operator(controllers=frozenset({"claims", "scheduler"}))
 
 
 @pytest.fixture
@@ -192,12 +147,6 @@ async def _allocated_devices(api: Client, namespace: str) -> list[tuple[str, str
     ]
 
 
-async def _verify_clean(api: Client, namespace: str) -> None:
-    """What `dra-operator verify` checks, on this test's namespace: no error-level violation."""
-    violations = check(await read_cluster(api, namespace=namespace))
-    assert [v for v in violations if v.severity is Severity.ERROR] == []
-
-
 def _unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:6]}"
 
@@ -207,7 +156,8 @@ async def test_template_claim_is_generated_allocated_and_the_pod_bound(
     namespace: str,
     make_node: NodeFactory,
     cluster: Callable[..., Any],
-    operator: Operator,
+    operator: InProcessOperator,
+    control_plane: controlplane.ControlPlaneState,
 ) -> None:
     node = (await make_node())["metadata"]["name"]
     gpu = _unique("gpu")
@@ -226,7 +176,7 @@ async def test_template_claim_is_generated_allocated_and_the_pod_bound(
     assert claim["metadata"]["finalizers"] == ["resource.kubernetes.io/delete-protection"]
     assert [r["name"] for r in claim["status"]["reservedFor"]] == ["p"]
     assert await _allocated_devices(admin_api, namespace) == [(node, "gpu-0")]
-    await _verify_clean(admin_api, namespace)
+    await verify_clean(control_plane, namespace)
 
 
 async def test_shared_claim_is_reserved_for_every_consumer(
@@ -234,7 +184,8 @@ async def test_shared_claim_is_reserved_for_every_consumer(
     namespace: str,
     make_node: NodeFactory,
     cluster: Callable[..., Any],
-    operator: Operator,
+    operator: InProcessOperator,
+    control_plane: controlplane.ControlPlaneState,
 ) -> None:
     node = (await make_node())["metadata"]["name"]
     gpu = _unique("gpu")
@@ -248,7 +199,7 @@ async def test_shared_claim_is_reserved_for_every_consumer(
     claim = await admin_api.get(CLAIMS, "shared", namespace=namespace)
     assert sorted(r["name"] for r in claim["status"]["reservedFor"]) == ["a", "b", "c"]
     assert await _allocated_devices(admin_api, namespace) == [(node, "gpu-0")]
-    await _verify_clean(admin_api, namespace)
+    await verify_clean(control_plane, namespace)
 
 
 async def test_two_pods_racing_for_the_last_device(
@@ -256,7 +207,8 @@ async def test_two_pods_racing_for_the_last_device(
     namespace: str,
     make_node: NodeFactory,
     cluster: Callable[..., Any],
-    operator: Operator,
+    operator: InProcessOperator,
+    control_plane: controlplane.ControlPlaneState,
 ) -> None:
     node = (await make_node())["metadata"]["name"]
     gpu = _unique("gpu")
@@ -286,7 +238,7 @@ async def test_two_pods_racing_for_the_last_device(
     await admin_api.delete(PODS, winner, namespace=namespace, grace_period_seconds=0)
     assert await _until(lambda: _node_of(admin_api, namespace, loser)) == node
     assert await _allocated_devices(admin_api, namespace) == [(node, "gpu-0")]
-    await _verify_clean(admin_api, namespace)
+    await verify_clean(control_plane, namespace)
 
 
 async def test_concurrent_writer_touching_claims_causes_no_double_allocation(
@@ -294,7 +246,8 @@ async def test_concurrent_writer_touching_claims_causes_no_double_allocation(
     namespace: str,
     make_node: NodeFactory,
     cluster: Callable[..., Any],
-    operator: Operator,
+    operator: InProcessOperator,
+    control_plane: controlplane.ControlPlaneState,
 ) -> None:
     nodes = [(await make_node())["metadata"]["name"] for _ in range(2)]
     gpu = _unique("gpu")
@@ -329,7 +282,7 @@ async def test_concurrent_writer_touching_claims_causes_no_double_allocation(
     assert await meddler > 0
     devices = await _allocated_devices(admin_api, namespace)
     assert len(devices) == 6 and len(set(devices)) == 6
-    await _verify_clean(admin_api, namespace)
+    await verify_clean(control_plane, namespace)
 
 
 async def test_unsatisfiable_claim_is_explained_then_scheduled_when_a_slice_appears(
@@ -337,7 +290,8 @@ async def test_unsatisfiable_claim_is_explained_then_scheduled_when_a_slice_appe
     namespace: str,
     make_node: NodeFactory,
     cluster: Callable[..., Any],
-    operator: Operator,
+    operator: InProcessOperator,
+    control_plane: controlplane.ControlPlaneState,
 ) -> None:
     node = (await make_node())["metadata"]["name"]
     gpu = _unique("gpu")
@@ -348,7 +302,7 @@ async def test_unsatisfiable_claim_is_explained_then_scheduled_when_a_slice_appe
     assert "cannot allocate claim c (request gpu: 0/0 devices usable)" in messages[0]
     await cluster(SLICES, _slice(node, 1))
     assert await _until(lambda: _node_of(admin_api, namespace, "p")) == node
-    await _verify_clean(admin_api, namespace)
+    await verify_clean(control_plane, namespace)
 
 
 async def test_invalid_cel_is_reported_while_other_pods_schedule(
@@ -356,7 +310,8 @@ async def test_invalid_cel_is_reported_while_other_pods_schedule(
     namespace: str,
     make_node: NodeFactory,
     cluster: Callable[..., Any],
-    operator: Operator,
+    operator: InProcessOperator,
+    control_plane: controlplane.ControlPlaneState,
 ) -> None:
     node = (await make_node())["metadata"]["name"]
     good, bad = _unique("gpu"), _unique("broken")
@@ -372,4 +327,4 @@ async def test_invalid_cel_is_reported_while_other_pods_schedule(
     messages = await _until(lambda: _failed_scheduling(admin_api, namespace, "bad"))
     assert "CEL" in messages[0]
     assert await _node_of(admin_api, namespace, "bad") is None
-    await _verify_clean(admin_api, namespace)
+    await verify_clean(control_plane, namespace)

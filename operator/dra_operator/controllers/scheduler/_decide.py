@@ -12,7 +12,7 @@ caller reserves the placement in the ledger before the next decision (rule 8).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from dra_operator import errors, names
@@ -77,6 +77,7 @@ class State:
     usage: NodeUsage
 
     def class_map(self) -> dict[str, DeviceClass]:
+        """Classes by name, built once per decision (not once per node)."""
         return {entry.obj.metadata.name: entry.obj for entry in self.classes}
 
 
@@ -165,6 +166,7 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
     else:
         candidates = [entry.obj for entry in sorted(state.nodes, key=lambda e: e.key.name)]
     requests = pod.effective_requests
+    classes = state.class_map()
     rejected: list[list[str]] = []
     best: tuple[float, str, tuple[AllocationResult, ...]] | None = None
     for node in candidates:
@@ -176,7 +178,7 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
         if problems:
             rejected.append(problems)
             continue
-        outcome = _allocate_on(node, found.unallocated, state, settings)
+        outcome = _allocate_on(node, found.unallocated, classes, state, settings)
         if isinstance(outcome, errors.AllocationInputError):
             return Unschedulable(prefilter_error(node_count, str(outcome)))
         if isinstance(outcome, str):
@@ -237,10 +239,11 @@ def decide_claim(claim: ResourceClaim, state: State, settings: Settings) -> Deci
         candidates = [entry.obj]
     else:
         candidates = [entry.obj for entry in sorted(state.nodes, key=lambda e: e.key.name)]
+    classes = state.class_map()
     rejected: list[list[str]] = []
     best: tuple[float, str, AllocationResult] | None = None
     for node in candidates:
-        outcome = _allocate_on(node, [claim], state, settings)
+        outcome = _allocate_on(node, [claim], classes, state, settings)
         if isinstance(outcome, errors.AllocationInputError):
             return Unschedulable(str(outcome))
         if isinstance(outcome, str):
@@ -265,6 +268,7 @@ def _resolve_claims(pod: Pod, state: State, features: Features) -> _Claims | Wai
     """The pod's claims by what they need, a reason to wait, or a PreFilter failure text."""
     meta = pod.metadata
     found = _Claims()
+    seen: set[str] = set()
     for entry in pod.spec.resource_claims:
         if entry.resource_claim_name is not None:
             name: str | None = entry.resource_claim_name
@@ -285,6 +289,9 @@ def _resolve_claims(pod: Pod, state: State, features: Features) -> _Claims | Wai
         if cached is None:
             return Wait(f'resourceclaim "{name}" not found')
         claim = cached.obj
+        if claim.metadata.uid in seen:
+            continue  # two pod claim entries naming one claim: allocate and reserve it once
+        seen.add(claim.metadata.uid)
         problem = _claim_problem(pod, claim, check_owner, state, features)
         if problem is not None:
             return problem
@@ -354,7 +361,11 @@ def _devices_named(state: State, driver: str, pool: str, name: str) -> Iterator[
 
 
 def _allocate_on(
-    node: Node, claims: Sequence[ResourceClaim], state: State, settings: Settings
+    node: Node,
+    claims: Sequence[ResourceClaim],
+    classes: Mapping[str, DeviceClass],
+    state: State,
+    settings: Settings,
 ) -> tuple[AllocationResult, ...] | str | errors.AllocationInputError:
     """The allocation of `claims` on `node`, the node's reason why not, or a fatal input error."""
     if not claims:
@@ -367,7 +378,7 @@ def _allocate_on(
     try:
         answer = allocate(
             claims,
-            classes=state.class_map(),
+            classes=classes,
             slices=slices,
             node=AllocatorNode(name=node.name, labels=node.labels),
             features=settings.features,

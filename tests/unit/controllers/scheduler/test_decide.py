@@ -389,3 +389,11 @@ def test_serial_decisions_never_hand_out_a_device_twice(
         used += picked
         free[decision.node] -= len(picked)
     assert len(used) == len(set(used))
+
+
+def test_a_claim_named_twice_by_one_pod_is_allocated_once() -> None:
+    raw_pod = pod("p", claims=["c"])
+    raw_pod["spec"]["resourceClaims"].append({"name": "again", "resourceClaimName": "c"})
+    state = _state(*_cluster(("n1", 2)), ("claim", claim("c")), ("pod", raw_pod))
+    decision = decide_pod(_pod(state, "p"), state, settings())
+    assert isinstance(decision, Placement) and len(decision.claims) == 1

@@ -121,10 +121,20 @@ async def serve(
             started(operator)
         registry = kopf_registry(operator, config)
         async with contextlib.AsyncExitStack() as probes:
-            for host, port in probe_addresses(settings):
-                server = ProbeServer(operator.metrics, operator.health, host=host, port=port)
+            metrics_at = bind_address(settings.metrics_address)
+            health_at = bind_address(settings.health_address)
+            if metrics_at is not None or health_at is not None:
+                # One address given: everything is served there; two: metrics apart.
+                apart = metrics_at is not None and health_at not in (None, metrics_at)
+                server = ProbeServer(
+                    operator.metrics,
+                    operator.health,
+                    metrics_address=metrics_at or health_at,
+                    health_address=health_at if apart else None,
+                )
                 await probes.enter_async_context(server)
-                operator.probe_ports.append(server.port)
+                ports = (server.health_port, server.metrics_port)
+                operator.probe_ports.extend(dict.fromkeys(p for p in ports if p))
             await _watch_and_control(operator, registry, settings, stop)
         _log.info("operator.stopped", identity=settings.identity)
 

@@ -17,11 +17,9 @@ from pathlib import Path
 import click
 
 from dra_operator import app, errors, kube, names
-from dra_operator.observability import configure_logging
+from dra_operator.cli._logging import log_options
 
 __all__ = ["command"]
-
-_LEVELS = ("debug", "info", "warning", "error")
 
 
 def _identity() -> str:
@@ -41,6 +39,7 @@ def _controllers(value: str | None) -> frozenset[str] | None:
 
 
 @click.command("run")
+@log_options  # deploy/ passes --log-level to `run`; the group's --log-format stays in force
 @click.option(
     "--kubeconfig",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -96,7 +95,6 @@ def _controllers(value: str | None) -> frozenset[str] | None:
     default=None,
     help="host:port or :port serving /healthz and /readyz (and /metrics); 0 or unset: off.",
 )
-@click.option("--log-level", type=click.Choice(_LEVELS), default="info", show_default=True)
 def command(
     kubeconfig: Path | None,
     controllers: str | None,
@@ -112,15 +110,12 @@ def command(
     identity: str | None,
     metrics_bind_address: str | None,
     health_bind_address: str | None,
-    log_level: str,
 ) -> None:
     """Run the DRA operator until SIGTERM or SIGINT."""
     if leader_elect_renew_deadline >= leader_elect_lease_duration:
         raise click.BadParameter(
             "must be shorter than the lease duration", param_hint="--leader-elect-renew-deadline"
         )
-    # deploy/ passes --log-level to `run`; the group's --log-format stays in force.
-    configure_logging(log_level, click.get_current_context().find_root().params["log_format"])
     settings = app.Settings(
         controllers=_controllers(controllers),
         scheduler_names=scheduler_names,

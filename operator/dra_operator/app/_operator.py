@@ -15,6 +15,7 @@ the caches stay warm for the next term.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,6 +26,7 @@ from dra_operator.app._leader import LeaseElector
 from dra_operator.app._plugin import Builder, Context, Plugin
 from dra_operator.app._registry import BUILDERS
 from dra_operator.app._settings import Settings
+from dra_operator.cluster import Change
 from dra_operator.controllers import Observer
 from dra_operator.observability import (
     Health,
@@ -63,6 +65,7 @@ class Operator:
         self.metrics = Metrics(health=self.health)
         for kind, store in self.caches.stores.items():
             self.metrics.track_cache(str(kind), store.__len__)
+            store.assumed_hooks.append(functools.partial(self._assumed, kind))
         claims = self.caches.claims
         self.metrics.count_claims(lambda: [entry.obj for entry in claims])
         unknown = [name for name in controllers if name not in builders]
@@ -93,6 +96,13 @@ class Operator:
         change = self.caches.apply(kind, event_type, raw)
         if change is None:
             return
+        for plugin in self.plugins:
+            plugin.on_change(kind, change)
+
+    def _assumed(self, kind: Kind, change: Change[Any]) -> None:
+        """A controller's own write, taken into a store before the watch shows it."""
+        if kind is Kind.CLAIMS:
+            self.caches.ledger.observe(change)
         for plugin in self.plugins:
             plugin.on_change(kind, change)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -299,7 +300,8 @@ async def test_unsatisfiable_claim_is_explained_then_scheduled_when_a_slice_appe
     await admin_api.create(CLAIMS, _claim("c", gpu), namespace=namespace)
     await admin_api.create(PODS, _pod("p", resourceClaimName="c"), namespace=namespace)
     messages = await _until(lambda: _failed_scheduling(admin_api, namespace, "p"))
-    assert "cannot allocate claim c (request gpu: 0/0 devices usable)" in messages[0]
+    # Other tests' cluster-scoped slices may be visible (counted, never usable by this class).
+    assert re.search(r"cannot allocate claim c \(request gpu: 0/\d+ devices usable", messages[0])
     await cluster(SLICES, _slice(node, 1))
     assert await _until(lambda: _node_of(admin_api, namespace, "p")) == node
     await verify_clean(control_plane, namespace)

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support.controlplane import node_manifest
 
 from dra_operator import controlplane
+from dra_operator.controlplane import node_manifest
 from dra_operator.kube import NAMESPACES, NODES, PODS, Client, dra
 
 pytestmark = pytest.mark.controlplane

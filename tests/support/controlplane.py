@@ -122,29 +122,6 @@ async def namespace(admin_api: Client) -> AsyncIterator[str]:
     await admin_api.delete(NAMESPACES, name)
 
 
-def node_manifest(
-    name: str,
-    *,
-    labels: Mapping[str, str] | None = None,
-    capacity: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
-    """A Node object as a kubelet would register it (without the kubelet)."""
-    resources = {"cpu": "8", "memory": "32Gi", "pods": "110", **(capacity or {})}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {
-            "name": name,
-            "labels": {
-                "kubernetes.io/hostname": name,
-                "kubernetes.io/os": "linux",
-                **(labels or {}),
-            },
-        },
-        "status": {"capacity": resources, "allocatable": resources},
-    }
-
-
 @pytest.fixture
 async def make_node(admin_api: Client) -> AsyncIterator[NodeFactory]:
     """Create Nodes that look Ready: capacity, a Ready condition, and no not-ready taint."""
@@ -157,20 +134,10 @@ async def make_node(admin_api: Client) -> AsyncIterator[NodeFactory]:
         capacity: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
         node_name = name or f"node-{uuid.uuid4().hex[:8]}"
-        manifest = node_manifest(node_name, labels=labels, capacity=capacity)
-        await admin_api.create(NODES, manifest)
         created.append(node_name)
-        # TaintNodesByCondition admission adds node.kubernetes.io/not-ready on create; with no
-        # node lifecycle controller to lift it, the test lifts it (as upstream's DRA tests do).
-        await admin_api.patch(NODES, node_name, {"spec": {"taints": []}})
-        ready = {
-            "type": "Ready",
-            "status": "True",
-            "reason": "KubeletReady",
-            "message": "fake node for tests",
-        }
-        status = {**manifest["status"], "conditions": [ready]}
-        return await admin_api.patch(NODES, node_name, {"status": status}, subresource="status")
+        return await controlplane.create_ready_node(
+            admin_api, node_name, labels=labels, capacity=capacity
+        )
 
     yield make
     for node_name in created:

@@ -160,3 +160,26 @@ def test_an_unloadable_hook_is_bad_input(tmp_path: Path) -> None:
     code, out = _run(tmp_path, POD_WITH_TEMPLATE, "--hook", "no_such_module_here:x")
     assert code == 1
     assert "error: hook no_such_module_here:x: cannot import" in out
+
+
+def test_the_example_workloads_share_a_claim_and_explain_the_pod_that_does_not_fit() -> None:
+    """examples/workloads.yaml: a Namespace is skipped, the claim two pods share is allocated
+    once (both pods get the same device), and the third trainer is explained."""
+    args = ["allocate", *BASE, "-f", str(EXAMPLES / "workloads.yaml"), "-o", "json"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 3, result.output
+    claims = json.loads(result.output)["claims"]
+    shared = [c for c in claims if c["claim"] == "dra-demo/shared-gpu"]
+    assert [c["pod"] for c in shared] == ["dra-demo/inference-a", "dra-demo/inference-b"]
+    assert shared[0]["allocation"] == shared[1]["allocation"]
+    assert shared[0]["node"] == shared[1]["node"] == "node-2"
+    devices = [
+        r["device"]
+        for c in claims
+        if c["claim"] != "dra-demo/shared-gpu" and c["allocation"]
+        for r in c["allocation"]["devices"]["results"]
+    ]
+    assert sorted(devices) == ["gpu-0", "gpu-1"]
+    (unfit,) = [c for c in claims if not c["allocated"]]
+    assert unfit["pod"] == "dra-demo/trainer-2"
+    assert any("2 in use" in line for e in unfit["explanations"] for line in e["lines"])

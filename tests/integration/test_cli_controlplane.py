@@ -1,8 +1,9 @@
 """`dra-operator controlplane` and `dra-operator demo` as a user runs them.
 
-Covers: up → status → env → the built kubectl lists every DRA resource → demo (reusing the
-running control plane) → down leaves no process behind; a kube-apiserver that dies at start
-makes `up` exit non-zero with its last log lines and stop the etcd it had started.
+Covers: up → status → env → the built kubectl lists every DRA resource → demo (a fresh
+control plane, the operator placing the example workloads) → down leaves no process behind;
+a kube-apiserver that dies at start makes `up` exit non-zero with its last log lines and stop
+the etcd it had started.
 """
 
 from __future__ import annotations
@@ -67,10 +68,13 @@ def test_up_status_env_demo_down(tmp_path: Path, binaries: Binaries) -> None:
             "devicetaintrules",
         ):
             assert f"{plural}.resource.k8s.io" in resources
+        # The demo restarts the control plane fresh, runs the operator on the examples and
+        # exits 0 only once every pod is placed or explained, and trainer-2 got the device
+        # freed by deleting trainer-0.
         demo = _run("demo", "--state-dir", state_dir)
-        assert demo.returncode == 0, demo.stderr
-        assert "reusing the control plane" in demo.stdout
-        assert "node-2-gpu" in demo.stdout
+        assert demo.returncode == 0, demo.stdout + demo.stderr
+        assert "after deleting trainer-0" in demo.stdout
+        assert "dra-operator verify -n dra-demo" in demo.stdout
     finally:
         down = _run("controlplane", "down", "--state-dir", state_dir)
     state = controlplane.read_state(Path(state_dir))

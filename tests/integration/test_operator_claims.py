@@ -5,7 +5,7 @@ controller owner reference, template labels and annotations) and published in
 `pod.status.resourceClaimStatuses`; kopf leaves no trace on the objects it watches; a pod bound
 without us gets its allocated claim reserved; deleting the pod prunes the reservation,
 deallocates, removes the finalizer and deletes the generated claim; /healthz, /readyz and
-/metrics are served.
+/metrics are served; a follower keeps its caches warm and writes nothing.
 
 Every expectation is a condition polled with a timeout (`wait_for`), never a sleep. The
 operator runs in-process here; tests/integration/test_operator_process.py runs it as a process.
@@ -21,6 +21,7 @@ from tests.support.controlplane import NodeFactory
 from tests.support.operator import verify_clean, wait_for
 
 from dra_operator import controlplane, names
+from dra_operator.cluster import ObjectKey
 from dra_operator.errors import APINotFoundError
 from dra_operator.kube import PODS, Client, dra
 
@@ -248,22 +249,44 @@ async def test_probes_and_metrics_are_served(
     run_operator: Any,
     control_plane: controlplane.ControlPlaneState,
 ) -> None:
-    handle = await run_operator(health_address="127.0.0.1:0")
-    port = handle.operator.probe_ports[0]
+    handle = await run_operator(metrics_address="127.0.0.1:0", health_address="127.0.0.1:0")
+    probes = handle.operator.probes
     await admin_api.create(TEMPLATES, template("tmpl"), namespace=namespace)
     await admin_api.create(PODS, pod("p", template="tmpl"), namespace=namespace)
     await wait_for(lambda: claim_of(admin_api, namespace, "p"), what="the claim")
 
     async with aiohttp.ClientSession() as http:
 
-        async def get(path: str) -> tuple[int, str]:
+        async def get(port: int, path: str) -> tuple[int, str]:
             async with http.get(f"http://127.0.0.1:{port}{path}") as resp:
                 return resp.status, await resp.text()
 
-        assert await get("/healthz") == (200, "ok\n")
-        assert await get("/readyz") == (200, "ok\n")
-        status, metrics = await get("/metrics")
+        assert await get(probes.health_port, "/healthz") == (200, "ok\n")
+        assert await get(probes.health_port, "/readyz") == (200, "ok\n")
+        status, metrics = await get(probes.metrics_port, "/metrics")
     assert status == 200
     assert 'dra_operator_reconciles_total{controller="resource_claim",result="success"}' in metrics
     assert 'dra_operator_cache_objects{kind="pods"} 1.0' in metrics
+    await verify_clean(control_plane, namespace)
+
+
+async def test_a_follower_keeps_its_caches_warm_and_does_nothing(
+    admin_api: Client,
+    namespace: str,
+    run_operator: Any,
+    control_plane: controlplane.ControlPlaneState,
+) -> None:
+    leader = await run_operator("leader")
+    follower = await run_operator("follower", wait_leading=False)
+    await admin_api.create(TEMPLATES, template("tmpl"), namespace=namespace)
+    await admin_api.create(PODS, pod("p", template="tmpl"), namespace=namespace)
+    claim_name = await wait_for(lambda: claim_of(admin_api, namespace, "p"), what="the claim")
+
+    def follower_saw_the_claim() -> bool:
+        return follower.operator.caches.claims.get(ObjectKey(namespace, claim_name)) is not None
+
+    await wait_for(follower_saw_the_claim, what="the follower's cache to hold the claim")
+    assert leader.operator.leading.is_set()
+    assert not follower.operator.leading.is_set()
+    assert follower.operator.plugins == []
     await verify_clean(control_plane, namespace)

@@ -19,6 +19,7 @@ under CI=true, where they fail: a broken build must not pass as skipped tests.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import dataclasses
 import os
@@ -48,6 +49,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.controlplane)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Iterator[None] | Any:
+    """Attach the apiserver's last log lines to a failed test that used the control plane."""
+    report = yield
+    state = getattr(item, "funcargs", {}).get("control_plane")
+    if report.failed and isinstance(state, controlplane.ControlPlaneState):
+        for component in state.components:
+            if component.name == "kube-apiserver":
+                lines = Path(component.log).read_text(errors="replace").splitlines()
+                tail = "\n".join(lines[-40:])
+                report.sections.append(("kube-apiserver log (last lines)", tail))
+    return report
+
+
 def _missing_binaries(message: str) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(f"{message} (CI=true: failing instead of skipping)", pytrace=False)
@@ -69,7 +86,10 @@ def control_plane(
         pytest.fail(f"{exc}\n{exc.log_tail}", pytrace=False)
     try:
         roles = controlplane.load_cluster_roles(RBAC_DIR, binaries.path("kubectl"))
-        asyncio.run(_bind(state, roles))
+        # In a thread of its own: asyncio.run here would detach the session loop that
+        # pytest-asyncio set on this thread, leaving it unclosed.
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            pool.submit(asyncio.run, _bind(state, roles)).result()
         yield state
     finally:
         controlplane.down(state_dir)

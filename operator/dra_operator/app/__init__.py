@@ -20,7 +20,6 @@ from dra_operator.app._kopf import (
     build_operator,
     connection_info,
     kopf_settings,
-    probe_addresses,
     serve,
 )
 from dra_operator.app._leader import LeaseElector
@@ -36,7 +35,6 @@ from dra_operator.app._settings import (
     SCHEDULER,
     LeaderElection,
     Settings,
-    bind_address,
     choose_controllers,
 )
 
@@ -61,7 +59,6 @@ __all__ = [
     "Plugin",
     "ServerInfo",
     "Settings",
-    "bind_address",
     "build_claims",
     "build_operator",
     "choose_controllers",
@@ -70,7 +67,6 @@ __all__ = [
     "features_for",
     "kopf_settings",
     "newest_versions",
-    "probe_addresses",
     "release_minor",
     "serve",
     "upstream_controllers_running",

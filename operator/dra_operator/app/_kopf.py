@@ -29,10 +29,9 @@ from dra_operator.app._settings import (
     KCM_LEASE_NAME,
     KCM_LEASE_NAMESPACE,
     Settings,
-    bind_address,
     choose_controllers,
 )
-from dra_operator.observability import ProbeServer, get_logger
+from dra_operator.observability import ProbeServer, get_logger, parse_bind_address
 
 _log = get_logger(__name__)
 
@@ -120,33 +119,24 @@ async def serve(
         if started is not None:
             started(operator)
         registry = kopf_registry(operator, config)
-        async with contextlib.AsyncExitStack() as probes:
-            metrics_at = bind_address(settings.metrics_address)
-            health_at = bind_address(settings.health_address)
-            if metrics_at is not None or health_at is not None:
-                # One address given: everything is served there; two: metrics apart.
-                apart = metrics_at is not None and health_at not in (None, metrics_at)
-                server = ProbeServer(
-                    operator.metrics,
-                    operator.health,
-                    metrics_address=metrics_at or health_at,
-                    health_address=health_at if apart else None,
-                )
-                await probes.enter_async_context(server)
-                ports = (server.health_port, server.metrics_port)
-                operator.probe_ports.extend(dict.fromkeys(p for p in ports if p))
+        async with contextlib.AsyncExitStack() as stack:
+            probes = probe_server(settings, operator)
+            if probes is not None:
+                operator.probes = await stack.enter_async_context(probes)
             await _watch_and_control(operator, registry, settings, stop)
         _log.info("operator.stopped", identity=settings.identity)
 
 
-def probe_addresses(settings: Settings) -> list[tuple[str, int]]:
-    """Where to serve /metrics, /healthz and /readyz: each distinct address given."""
-    found: list[tuple[str, int]] = []
-    for value in (settings.health_address, settings.metrics_address):
-        address = bind_address(value)
-        if address is not None and address not in found:
-            found.append(address)
-    return found
+def probe_server(settings: Settings, operator: Operator) -> ProbeServer | None:
+    """/metrics on --metrics-bind-address, the probes on --health-bind-address (next to the
+    metrics when only that is given); None when neither is."""
+    metrics = parse_bind_address(settings.metrics_address or "0")
+    health = parse_bind_address(settings.health_address or "0")
+    if metrics is None and health is None:
+        return None
+    return ProbeServer(
+        operator.metrics, operator.health, metrics_address=metrics, health_address=health
+    )
 
 
 async def _watch_and_control(

@@ -27,8 +27,16 @@ from dra_operator.app._plugin import Builder, Context, Plugin
 from dra_operator.app._registry import BUILDERS
 from dra_operator.app._settings import Settings
 from dra_operator.cluster import Change
-from dra_operator.controllers import Observer, Outcome
-from dra_operator.observability import Health, LogEvent, Metrics, Role, get_logger
+from dra_operator.controllers import Observer
+from dra_operator.observability import (
+    Health,
+    LogEvent,
+    Metrics,
+    ProbeServer,
+    Role,
+    get_logger,
+    reconcile_observer,
+)
 
 _log = get_logger(__name__)
 
@@ -67,7 +75,7 @@ class Operator:
         self.plugins: list[Plugin] = []
         self.leading = asyncio.Event()
         self.elector: LeaseElector | None = None
-        self.probe_ports: list[int] = []  # where /metrics, /healthz, /readyz are served
+        self.probes: ProbeServer | None = None  # serving /metrics, /healthz, /readyz
         self._invalid_events: list[asyncio.Task[Any]] = []
 
     @property
@@ -195,15 +203,5 @@ class Operator:
         await self.elector.run(self.lead)
 
     def _observer(self, controller: str) -> Observer[Any]:
-        """Count every outcome; log an error once, here, where it is handled."""
-        log = _log.bind(controller=controller)
-        metrics = self.metrics
-
-        def observe(key: Any, outcome: Outcome, error: BaseException | None) -> None:
-            metrics.reconciled(controller, outcome.value)
-            if error is not None:
-                log.error(
-                    LogEvent.RECONCILE_FAILED, key=str(key), outcome=outcome.value, exc_info=error
-                )
-
-        return observe
+        """Counts every outcome and logs an error once, where it is handled."""
+        return reconcile_observer(self.metrics, controller)

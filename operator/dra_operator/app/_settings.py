@@ -55,17 +55,6 @@ class Settings:
     health_address: str | None = None
 
 
-def bind_address(value: str | None) -> tuple[str, int] | None:
-    """controller-runtime's bind-address syntax: `host:port`, `:port` (every interface), or
-    `0` / empty for off."""
-    if not value or value == "0":
-        return None
-    host, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit():
-        raise ValueError(f"bind address {value!r}: expected host:port or :port")
-    return (host.strip("[]") or "0.0.0.0", int(port))
-
-
 def choose_controllers(requested: frozenset[str] | None, upstream_running: bool) -> list[str]:
     """The controllers to run, in start order (architecture §1 "Living beside upstream")."""
     if requested is not None:

@@ -18,6 +18,7 @@ import click
 
 from dra_operator import app, errors, kube, names
 from dra_operator.cli._logging import log_options
+from dra_operator.observability import parse_bind_address
 
 __all__ = ["command"]
 
@@ -39,7 +40,7 @@ def _controllers(value: str | None) -> frozenset[str] | None:
 
 
 @click.command("run")
-@log_options  # deploy/ passes --log-level to `run`; the group's --log-format stays in force
+@log_options
 @click.option(
     "--kubeconfig",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -88,12 +89,13 @@ def _controllers(value: str | None) -> frozenset[str] | None:
 @click.option(
     "--metrics-bind-address",
     default=None,
-    help="host:port or :port serving /metrics (and the probes); 0 or unset: off.",
+    help="host:port or :port serving /metrics (and the probes when no health address is "
+    "given); 0 or unset: off.",
 )
 @click.option(
     "--health-bind-address",
     default=None,
-    help="host:port or :port serving /healthz and /readyz (and /metrics); 0 or unset: off.",
+    help="host:port or :port serving /healthz and /readyz; unset: next to the metrics.",
 )
 def command(
     kubeconfig: Path | None,
@@ -138,7 +140,7 @@ def command(
         ("--health-bind-address", health_bind_address),
     ):
         try:
-            app.bind_address(value)
+            parse_bind_address(value or "0")
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint=flag) from exc
     try:

@@ -10,7 +10,7 @@ import pickle
 from fractions import Fraction
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from dra_operator.errors import InvalidObjectError
@@ -293,6 +293,9 @@ _texts = st.builds(
 @given(_texts)
 def test_parse_of_str_is_the_same_quantity(text: str) -> None:
     q = Quantity.parse(text)
+    # From 10^21 on, a DecimalSI value's canonical exponent passes 18 and upstream drops the
+    # suffix (``1000E`` renders ``1``, pinned above), so the round trip is not defined there.
+    assume(q.format is not QuantityFormat.DECIMAL_SI or abs(q.value) < 10**21)
     again = Quantity.parse(str(q))
     assert again == q
     assert str(again) == str(q)

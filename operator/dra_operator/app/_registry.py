@@ -10,11 +10,13 @@ from __future__ import annotations
 from typing import Final
 
 from dra_operator.app._claims import build_claims
+from dra_operator.app._eviction import build_eviction
 from dra_operator.app._plugin import Builder
 from dra_operator.app._scheduler import build_scheduler
-from dra_operator.app._settings import CLAIMS, SCHEDULER
+from dra_operator.app._settings import CLAIMS, EVICTION, SCHEDULER
 
 BUILDERS: Final[dict[str, Builder]] = {
     CLAIMS: build_claims,
     SCHEDULER: build_scheduler,
+    EVICTION: build_eviction,
 }

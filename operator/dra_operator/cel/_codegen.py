@@ -16,8 +16,9 @@ from typing import Any
 from dra_operator.cel import _ast as A
 from dra_operator.cel import _types as T
 from dra_operator.cel._checker import Checked
-from dra_operator.cel._functions import make_dispatcher
+from dra_operator.cel._functions import Overload, make_dispatcher
 from dra_operator.cel._lib_core import TYPE_IDENTS
+from dra_operator.cel._runtime import python_types
 from dra_operator.cel._values import CelType, UInt
 
 _SAME_TYPE_EQ = frozenset({T.INT, T.UINT, T.STRING, T.BOOL, T.BYTES, T.DOUBLE, T.NULL})
@@ -252,11 +253,39 @@ class CodeGen:
         if name == "@in":
             return Code(stmts, f"_contains({exprs[1]}, {exprs[0]})")
         overloads = self.checked.overloads[id(node)]
+        if name == "lists.range":
+            # cel-go charges the list it builds, one unit per element
+            self.uses_cost = True
+            fn, out = self.bind(overloads[0].impl), self.tmp()
+            stmts += [f"{out} = {fn}({exprs[0]})", f"_c += len({out})"]
+            stmts += ["if _c > _COST_LIMIT:", "    _cost_exceeded()"]
+            return Code(stmts, out)
         if len(overloads) == 1 and not any(T.is_dyn(t) for t in types):
             fn = self.bind(overloads[0].impl)
-        else:
-            fn = self.bind(make_dispatcher(name, overloads))
-        return Code(stmts, f"{fn}({', '.join(exprs)})")
+            return Code(stmts, f"{fn}({', '.join(exprs)})")
+        dispatch = self.bind(make_dispatcher(name, overloads))
+        fast = self._receiver_fast_path(overloads, types, exprs, dispatch)
+        return Code(stmts, fast or f"{dispatch}({', '.join(exprs)})")
+
+    def _receiver_fast_path(
+        self, overloads: list[Overload], types: list[T.Type], exprs: list[str], dispatch: str
+    ) -> str | None:
+        """`<dyn>.f(<typed args>)`: test the receiver's class inline, dispatch only otherwise."""
+        if not T.is_dyn(types[0]) or any(T.is_dyn(t) for t in types[1:]):
+            return None
+        if not all(_trivial(e) for e in exprs[1:]):
+            return None
+        fitting = [o for o in overloads if list(o.params[1:]) == types[1:]]
+        if len(fitting) != 1 or T.is_dyn(fitting[0].params[0]):
+            return None
+        classes = python_types(T.head(fitting[0].params[0]))
+        if len(classes) != 1:
+            return None
+        cls = self.bind(next(iter(classes)), "c")
+        impl = self.bind(fitting[0].impl)
+        t = self.tmp()
+        rest = "".join(f", {e}" for e in exprs[1:])
+        return f"({impl}({t}{rest}) if type({t} := {exprs[0]}) is {cls} else {dispatch}({t}{rest}))"
 
     def _dyn_eq(self, op: str, helper: str, types: list[T.Type], exprs: list[str]) -> str:
         """`dyn <op> literal`: a type test and the Python operator, else the full operator."""

@@ -12,7 +12,13 @@ from dra_operator.cel import _runtime as R
 from dra_operator.cel import _types as T
 from dra_operator.cel._format import format_double, format_duration, format_timestamp
 from dra_operator.cel._functions import declare, declare_both
-from dra_operator.cel._time import parse_duration, parse_timestamp
+from dra_operator.cel._time import (
+    DURATION_GETTERS,
+    TIMESTAMP_GETTERS,
+    parse_duration,
+    parse_timestamp,
+    timestamp_getter,
+)
 from dra_operator.cel._values import CelType, UInt, no_such_overload
 from dra_operator.errors import CELRuntimeError
 
@@ -256,7 +262,19 @@ TYPE_IDENTS: dict[str, CelType] = {
 TYPE_IDENTS["type"] = CelType("type")
 
 
+def _declare_time() -> None:
+    for name in TIMESTAMP_GETTERS:
+        get = timestamp_getter(name)
+        declare(name, f"timestamp_to_{name}", (T.TIMESTAMP,), T.INT, get, member=True)
+        declare(
+            name, f"timestamp_to_{name}_with_tz", (T.TIMESTAMP, T.STRING), T.INT, get, member=True
+        )
+    for name, getter in DURATION_GETTERS.items():
+        declare(name, f"duration_to_{name}", (T.DURATION,), T.INT, getter, member=True)
+
+
 def install() -> None:
     _declare_operators()
     _declare_conversions()
     _declare_strings()
+    _declare_time()

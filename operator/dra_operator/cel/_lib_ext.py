@@ -8,7 +8,7 @@ from dra_operator.cel import _runtime as R
 from dra_operator.cel import _types as T
 from dra_operator.cel._functions import declare
 from dra_operator.cel._values import NONE, Optional, UInt, no_such_overload
-from dra_operator.errors import CELRuntimeError
+from dra_operator.errors import CELCostLimitError, CELRuntimeError
 
 A, B = "$A", "$B"
 OPT_A = T.optional_of(A)
@@ -103,8 +103,8 @@ def _flatten(items: Any, depth: int = 1) -> tuple[Any, ...]:
 
 
 def _range(n: int) -> tuple[int, ...]:
-    if n > 1_000_000:
-        raise CELRuntimeError("operation cancelled: actual cost limit exceeded")
+    if n > 1_000_000:  # the caller charges the size; refuse before building a huge list
+        raise CELCostLimitError("operation cancelled: actual cost limit exceeded")
     return tuple(range(max(n, 0)))
 
 

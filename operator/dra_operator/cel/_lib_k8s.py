@@ -53,8 +53,8 @@ def _declare_semver() -> None:
     declare("isSemver", "is_semver_string", (T.STRING,), T.BOOL, _is_semver)
     declare("isSemver", "is_semver_string_bool", (T.STRING, T.BOOL), T.BOOL, _is_semver)
     for name, overload, impl in (
-        ("isGreaterThan", "semver_is_greater_than", lambda a, b: a.compare(b) > 0),
-        ("isLessThan", "semver_is_less_than", lambda a, b: a.compare(b) < 0),
+        ("isGreaterThan", "semver_is_greater_than", lambda a, b: a.key > b.key),
+        ("isLessThan", "semver_is_less_than", lambda a, b: a.key < b.key),
     ):
         declare(name, overload, (S, S), T.BOOL, impl, member=True)
     declare("compareTo", "semver_compare_to", (S, S), T.INT, Semver.compare, member=True)
@@ -70,7 +70,7 @@ def _declare_semver() -> None:
 def parse_quantity(text: str) -> CelQuantity:
     try:
         parsed = Quantity.parse(text)
-        return CelQuantity(CelQuantity.from_model(parsed).nano, go_quantity_scale(text))
+        return CelQuantity(int(parsed.value * 10**9), go_quantity_scale(text))
     except InvalidObjectError:
         raise CELRuntimeError(QUANTITY_FORMAT_ERROR) from None
 

@@ -20,10 +20,13 @@ def render_issue(source: str, issue: CompileIssue) -> str:
     line_no = source.count("\n", 0, pos) + 1
     line_start = source.rfind("\n", 0, pos) + 1
     line_end = source.find("\n", pos)
-    line = source[line_start : line_end if line_end >= 0 else len(source)]
+    line = source[line_start : line_end if line_end >= 0 else len(source)].replace("\t", " ")
     col = pos - line_start
-    caret = "." * col + "^"
-    return f"ERROR: <input>:{line_no}:{col + 1}: {issue.message}\n | {line}\n | {caret}"
+    # cel-go marks multi-byte characters with full-width dots so the caret stays aligned.
+    dots = "".join("\uff0e" if len(ch.encode()) > 1 else "." for ch in line[:col])
+    at = line[col : col + 1]
+    caret = "\uff3e" if at and len(at.encode()) > 1 else "^"
+    return f"ERROR: <input>:{line_no}:{col + 1}: {issue.message}\n | {line}\n | {dots}{caret}"
 
 
 _SIMPLE = {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import re
+from collections.abc import Callable
 
 from dra_operator.errors import CELRuntimeError
 
@@ -68,3 +69,56 @@ def parse_timestamp(text: str) -> datetime.datetime:
     except ValueError as exc:
         raise CELRuntimeError(f'parsing time "{text}": {exc}') from None
     return value.astimezone(datetime.UTC)
+
+
+def _zone(name: str) -> datetime.tzinfo:
+    """A timezone argument: an IANA name or a fixed `[+-]HH:MM` offset."""
+    if name[:1] in "+-" and len(name) == 6 and name[3] == ":":
+        offset = datetime.timedelta(hours=int(name[1:3]), minutes=int(name[4:6]))
+        return datetime.timezone(offset if name[0] == "+" else -offset)
+    try:
+        import zoneinfo
+
+        return zoneinfo.ZoneInfo(name)
+    except (ValueError, KeyError, OSError):
+        raise CELRuntimeError(f"unknown time zone {name}") from None
+
+
+def _local(stamp: datetime.datetime, zone: str | None) -> datetime.datetime:
+    return stamp.astimezone(_zone(zone)) if zone is not None else stamp
+
+
+TIMESTAMP_GETTERS: dict[str, Callable[[datetime.datetime], int]] = {
+    "getFullYear": lambda t: t.year,
+    "getMonth": lambda t: t.month - 1,
+    "getDayOfMonth": lambda t: t.day - 1,
+    "getDate": lambda t: t.day,
+    "getDayOfWeek": lambda t: (t.weekday() + 1) % 7,
+    "getDayOfYear": lambda t: t.timetuple().tm_yday - 1,
+    "getHours": lambda t: t.hour,
+    "getMinutes": lambda t: t.minute,
+    "getSeconds": lambda t: t.second,
+    "getMilliseconds": lambda t: t.microsecond // 1000,
+}
+
+
+def timestamp_getter(name: str) -> Callable[..., int]:
+    getter = TIMESTAMP_GETTERS[name]
+
+    def get(stamp: datetime.datetime, zone: str | None = None) -> int:
+        return int(getter(_local(stamp, zone)))
+
+    return get
+
+
+def _total(value: datetime.timedelta, unit_micros: int) -> int:
+    micros = value // datetime.timedelta(microseconds=1)
+    return int(micros / unit_micros)  # truncates toward zero, as Go's Duration.Hours() casts do
+
+
+DURATION_GETTERS: dict[str, Callable[[datetime.timedelta], int]] = {
+    "getHours": lambda d: _total(d, 3_600_000_000),
+    "getMinutes": lambda d: _total(d, 60_000_000),
+    "getSeconds": lambda d: _total(d, 1_000_000),
+    "getMilliseconds": lambda d: _total(d, 1_000),
+}

@@ -8,8 +8,10 @@ Kubernetes' quantity. `Optional` is CEL's optional_type; `CelType` a type value 
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from fractions import Fraction
 
 from dra_operator.errors import CELRuntimeError
 from dra_operator.model import Quantity
@@ -50,6 +52,15 @@ class Semver:
     patch: int
     pre: tuple[int | str, ...] = ()
     build: tuple[str, ...] = ()
+    # Semver precedence as one tuple: a release sorts after its prereleases, numeric
+    # identifiers before alphanumeric ones, a shorter prerelease first; build is ignored.
+    key: tuple[object, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        pre_key: tuple[object, ...] = (
+            (0, *((0, p) if isinstance(p, int) else (1, p) for p in self.pre)) if self.pre else (1,)
+        )
+        object.__setattr__(self, "key", (self.major, self.minor, self.patch, pre_key))
 
     @classmethod
     def parse(cls, text: str) -> Semver:
@@ -99,19 +110,9 @@ class Semver:
         return cls.parse(".".join(parts))
 
     def compare(self, other: Semver) -> int:
-        mine = (self.major, self.minor, self.patch)
-        theirs = (other.major, other.minor, other.patch)
-        if mine != theirs:
-            return -1 if mine < theirs else 1
-        if not self.pre or not other.pre:
-            return (not self.pre) - (not other.pre)
-        for a, b in zip(self.pre, other.pre, strict=False):
-            if a == b:
-                continue
-            if isinstance(a, int) != isinstance(b, int):
-                return -1 if isinstance(a, int) else 1
-            return -1 if a < b else 1  # type: ignore[operator]
-        return (len(self.pre) > len(other.pre)) - (len(self.pre) < len(other.pre))
+        a = self.key
+        b = other.key
+        return (a > b) - (a < b)
 
     def __str__(self) -> str:
         text = f"{self.major}.{self.minor}.{self.patch}"
@@ -209,6 +210,12 @@ def go_quantity_scale(text: str) -> int | None:
     return scale
 
 
+@functools.lru_cache(maxsize=4096)
+def _from_text(text: str, value: Fraction) -> CelQuantity:
+    """Memoised: device views convert the same few capacity texts over and over."""
+    return CelQuantity(int(value * _NANO), go_quantity_scale(text))
+
+
 class CelQuantity:
     """Kubernetes' CEL `Quantity`: the exact value in integer nano-units, plus upstream's scale.
 
@@ -226,7 +233,7 @@ class CelQuantity:
 
     @classmethod
     def from_model(cls, quantity: Quantity) -> CelQuantity:
-        return cls(int(quantity.value * _NANO), go_quantity_scale(str(quantity)))
+        return _from_text(str(quantity), quantity.value)
 
     def combine(self, other: CelQuantity, nano: int) -> CelQuantity:
         """The result of `add`/`sub`: int64 arithmetic at the finer scale while it fits."""

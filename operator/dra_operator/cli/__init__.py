@@ -21,10 +21,13 @@ _SUBCOMMANDS: dict[str, str] = {
     "cel": "_cel",
     "controlplane": "_controlplane",
     "demo": "_demo",
+    "explain": "_explain",
     "run": "_run",
+    "taint": "_taint",
+    "untaint": "_untaint",
     "verify": "_verify",
 }
-_KUBECTL_SUBCOMMANDS: dict[str, str] = {}
+_KUBECTL_SUBCOMMANDS: dict[str, str] = {"devices": "_devices", "explain": "_explain"}
 
 
 class _LazyGroup(click.Group):

@@ -33,7 +33,8 @@ from dra_operator.allocator import (
     allocate,
     policy_named,
 )
-from dra_operator.errors import AllocationInputError, InvalidObjectError
+from dra_operator.errors import AllocationInputError, HookLoadError, InvalidObjectError
+from dra_operator.hooks import HookSet
 from dra_operator.model import (
     AllocationResult,
     DeviceClass,
@@ -200,7 +201,7 @@ def _allocate_unit(
             assert got.explanation is not None
             explanations.append(got.explanation)
             continue
-        score = policy.score(got.results, ledger)
+        score = got.score
         if best is None or (score, -order) > (best[0], -best[1]):
             best = (score, order, node, got)
         if policy.name == "FirstFit":
@@ -303,16 +304,29 @@ def _table(outcomes: Sequence[_Outcome]) -> str:
     default="1.36",
     help="Mimic the default feature gates of this release [default: 1.36].",
 )
+@click.option(
+    "--hook",
+    "hook_specs",
+    multiple=True,
+    help="Run this hook (module:attr, repeatable; docs/hooks.md) around the policy.",
+)
 def command(
-    files: tuple[str, ...], output: str, node: str | None, policy: str, kubernetes_version: str
+    files: tuple[str, ...],
+    output: str,
+    node: str | None,
+    policy: str,
+    kubernetes_version: str,
+    hook_specs: tuple[str, ...],
 ) -> None:
     """Allocate the claims in FILE(s) offline and print allocations or explanations."""
     name, _, attribute = policy.partition("=")
     try:
         chosen = policy_named(name, attribute=attribute)
+        if hook_specs:
+            chosen = HookSet.load(hook_specs, use_entry_points=False).policy(chosen)
         features = Features.for_kubernetes(kubernetes_version)
         outcomes = _run(files, node, chosen, features)
-    except (InvalidObjectError, AllocationInputError) as err:
+    except (InvalidObjectError, AllocationInputError, HookLoadError) as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     if output == "json":

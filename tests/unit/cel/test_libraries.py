@@ -72,6 +72,29 @@ CASES = [
         _err('time: invalid duration "1x"'),
         id="duration-error",
     ),
+    pytest.param(
+        'timestamp("2024-03-05T10:20:30.250Z").getFullYear() == 2024 && '
+        'timestamp("2024-03-05T10:20:30.250Z").getMonth() == 2 && '
+        'timestamp("2024-03-05T10:20:30.250Z").getDate() == 5 && '
+        'timestamp("2024-03-05T10:20:30.250Z").getDayOfMonth() == 4 && '
+        'timestamp("2024-03-05T10:20:30.250Z").getDayOfWeek() == 2 && '
+        'timestamp("2024-03-05T10:20:30.250Z").getDayOfYear() == 64 && '
+        'timestamp("2024-03-05T10:20:30.250Z").getMilliseconds() == 250',
+        T,
+        id="timestamp-getters",
+    ),
+    pytest.param(
+        'timestamp("2024-03-05T23:30:00Z").getHours("+02:00") == 1 && '
+        'timestamp("2024-03-05T23:30:00Z").getDate("Europe/Berlin") == 6',
+        T,
+        id="timestamp-getters-zone",
+    ),
+    pytest.param(
+        'duration("90m").getHours() == 1 && duration("90m").getMinutes() == 90 && '
+        'duration("-1.5s").getSeconds() == -1 && duration("1.5s").getMilliseconds() == 1500',
+        T,
+        id="duration-getters",
+    ),
     # strings extension v2
     pytest.param('"héllo".charAt(1) == "é" && "abc".charAt(3) == ""', T, id="char-at"),
     pytest.param('"abc".charAt(4) == ""', _err("index out of range: 4"), id="char-at-range"),

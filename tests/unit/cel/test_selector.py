@@ -230,9 +230,19 @@ CORE = [
         id="cost-limit-not-absorbed",
     ),
     pytest.param(
-        "lists.range(100).all(i, lists.range(100).all(j, j >= 0))",
+        "lists.range(400).all(i, lists.range(400).all(j, j >= 0))",
         MATCH_TRUE,
         id="within-cost-budget",
+    ),
+    pytest.param(
+        "lists.range(500).all(i, lists.range(500).all(j, j >= 0))",
+        ("cost", "operation cancelled: actual cost limit exceeded"),
+        id="over-cost-budget",
+    ),
+    pytest.param(
+        "lists.range(1000001).size() > 0",
+        ("cost", "operation cancelled: actual cost limit exceeded"),
+        id="range-is-charged",
     ),
     # optionals
     pytest.param(

@@ -130,3 +130,33 @@ def test_topology_affinity_needs_an_attribute(tmp_path: Path) -> None:
     code, out = _run(tmp_path, POD_WITH_TEMPLATE, "--policy", "TopologyAffinity")
     assert code == 1
     assert "needs an attribute" in out
+
+
+@pytest.mark.parametrize(
+    ("hooks", "device"),
+    [
+        pytest.param(["veto_by_name:VetoByName"], "gpu-1", id="veto-changes-the-device"),
+        pytest.param(["failing:Broken"], "gpu-0", id="failing-hook-contained"),
+    ],
+)
+def test_hooks_steer_the_allocation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hooks: list[str], device: str
+) -> None:
+    monkeypatch.syspath_prepend(str(EXAMPLES / "hooks"))
+    monkeypatch.setenv("DRA_OPERATOR_VETO_DEVICES", "gpu-0")
+    manifest = tmp_path / "claims.yaml"
+    manifest.write_text(POD_WITH_TEMPLATE)
+    args = [arg for hook in hooks for arg in ("--hook", hook)]
+    result = CliRunner().invoke(main, ["allocate", *BASE, "-f", str(manifest), "-o", "json", *args])
+    assert result.exit_code == 0, result.output
+    (claim,) = json.loads(result.stdout)["claims"]  # hook.failed logs go to stderr
+    assert (claim["node"], claim["allocation"]["devices"]["results"][0]["device"]) == (
+        "node-1",
+        device,
+    )
+
+
+def test_an_unloadable_hook_is_bad_input(tmp_path: Path) -> None:
+    code, out = _run(tmp_path, POD_WITH_TEMPLATE, "--hook", "no_such_module_here:x")
+    assert code == 1
+    assert "error: hook no_such_module_here:x: cannot import" in out

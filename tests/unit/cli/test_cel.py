@@ -131,3 +131,13 @@ def test_invalid_slice_names_the_file_and_field(tmp_path: Path) -> None:
     code, output = _run("-e", "true", "-f", str(path))
     assert code == 1
     assert str(path) in output
+
+
+def test_examples_evaluate() -> None:
+    examples = Path(__file__).resolve().parents[3] / "examples" / "resourceslices.yaml"
+    expression = 'device.capacity["gpu.example.com"].memory.isGreaterThan(quantity("40Gi"))'
+    code, output = _run("-e", expression, "-f", str(examples), "-o", "json")
+    assert code == 0
+    results = json.loads(output)["results"]
+    assert results
+    assert all(row["error"] is None and row["match"] is not None for row in results)

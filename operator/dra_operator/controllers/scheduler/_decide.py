@@ -184,9 +184,9 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
         if isinstance(outcome, str):
             rejected.append([outcome])
             continue
-        score = settings.policy.score(outcome, state.ledger.snapshot()) if outcome else 0.0
+        results, score = outcome
         if best is None or score > best[0]:
-            best = (score, node.name, outcome)
+            best = (score, node.name, results)
     if best is None:
         return Unschedulable(
             fit_error(len(candidates) if pod.spec.node_name else node_count, rejected)
@@ -249,9 +249,9 @@ def decide_claim(claim: ResourceClaim, state: State, settings: Settings) -> Deci
         if isinstance(outcome, str):
             rejected.append([outcome])
             continue
-        score = settings.policy.score(outcome, state.ledger.snapshot())
+        results, score = outcome
         if best is None or score > best[0]:
-            best = (score, node.name, outcome[0])
+            best = (score, node.name, results[0])
     if best is None:
         return Unschedulable(fit_error(len(candidates), rejected))
     write = ClaimWrite(
@@ -366,10 +366,11 @@ def _allocate_on(
     classes: Mapping[str, DeviceClass],
     state: State,
     settings: Settings,
-) -> tuple[AllocationResult, ...] | str | errors.AllocationInputError:
-    """The allocation of `claims` on `node`, the node's reason why not, or a fatal input error."""
+) -> tuple[tuple[AllocationResult, ...], float] | str | errors.AllocationInputError:
+    """The allocation of `claims` on `node` with the policy's score of it, the node's reason
+    why not, or a fatal input error."""
     if not claims:
-        return ()
+        return (), 0.0
     slices = [
         entry.obj
         for value in (node.name, None)
@@ -392,4 +393,4 @@ def _allocate_on(
     if answer.results is None:
         assert answer.explanation is not None
         return claim_failure(answer.explanation)
-    return answer.results
+    return answer.results, answer.score

@@ -4,4 +4,5 @@ pytest_plugins = [
     "tests.support.controlplane",
     "tests.support.kubelet_standin",
     "tests.support.oracle",
+    "tests.support.operator",
 ]

@@ -2,7 +2,7 @@
 # Build the pinned `helm` CLI from its Go module into a per-version cache outside the repo.
 # helm is only needed to render and lint deploy/helm/dra-operator; no chart repository is used.
 # Usage: e2e/helm/build.sh        (prints the path of the binary on stdout; progress on stderr)
-# DRA_OPERATOR_HELM_JOBS sets go install -p (default 1: the machine is shared with other builds).
+# DRA_OPERATOR_HELM_JOBS sets go install -p (default: every core; builds run one after another).
 set -euo pipefail
 # v4.3.1 is the newest release the module proxy serves whose go directive (1.26.0) Go 1.26.8
 # accepts; bump it here and nowhere else.
@@ -19,7 +19,7 @@ start=$(date +%s)
 # `go install pkg@version` resolves the module's own go.mod and verifies it against the checksum
 # database, so the build is pinned without a wrapper module.
 GOBIN="$cache/.tmp" GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false \
-  go install -p "${DRA_OPERATOR_HELM_JOBS:-1}" -trimpath \
+  go install -p "${DRA_OPERATOR_HELM_JOBS:-$(nproc)}" -trimpath \
   -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$version -X helm.sh/helm/v4/internal/version.metadata=" \
   "helm.sh/helm/v4/cmd/helm@$version"
 mv "$cache/.tmp/helm" "$bin"

@@ -17,6 +17,7 @@ A leaf module: it imports nothing from the package, so every layer can raise the
     │   ├── APITooManyRequestsError
     │   └── APIServerError
     ├── TerminalError             retrying cannot help; log, count and drop the work item
+    ├── HookLoadError             an extension hook could not be imported or is malformed
     └── ControlPlaneError         the local etcd + kube-apiserver could not start or stop
 
 Messages are lowercase, without a final period, and name a path from the outer object inward.
@@ -100,6 +101,10 @@ class APIServerError(APIError):
 
 class TerminalError(DRAOperatorError):
     """Retrying this work item cannot succeed."""
+
+
+class HookLoadError(DRAOperatorError):
+    """An extension hook (`--hook module:attr` or an entry point) cannot be used."""
 
 
 class ControlPlaneError(DRAOperatorError):

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support.controlplane import node_manifest
 
 from dra_operator import controlplane
+from dra_operator.controlplane import node_manifest
 from dra_operator.kube import NAMESPACES, NODES, PODS, Client, dra
 
 pytestmark = pytest.mark.controlplane
@@ -48,13 +48,13 @@ async def _wait_for(check: Any, timeout: float = 60.0) -> Any:
             await asyncio.sleep(0.2)
 
 
-def test_scheduler_binds_and_controller_manager_creates_claims(
+async def test_scheduler_binds_and_controller_manager_creates_claims(
     upstream: controlplane.ControlPlaneState,
 ) -> None:
     names = [c.name for c in upstream.components]
     assert names == ["etcd", "kube-apiserver", "kube-scheduler", "kube-controller-manager"]
     assert all(c.is_running() for c in upstream.components)
-    asyncio.run(_exercise(upstream.admin_kubeconfig))
+    await _exercise(upstream.admin_kubeconfig)
 
 
 async def _exercise(kubeconfig: Path) -> None:

@@ -39,6 +39,7 @@ class Gates:
     consumable_capacity: bool
     device_binding_and_status: bool
     stable_tier: bool
+    list_type_attributes: bool = False
 
 
 @dataclass(frozen=True)
@@ -146,7 +147,9 @@ def check_results(
                 problems.append(f"{spot}: device {'/'.join(key)} is already in use")
             new_exclusive[key] = spot
         problems += _check_counts(where, claim, result.devices.results)
-        problems += _check_constraints(where, claim, result.devices.results, found)
+        problems += _check_constraints(
+            where, claim, result.devices.results, found, lists=gates.list_type_attributes
+        )
         if result.node_selector is not None and not node_matches(
             node_name, node_labels, result.node_selector
         ):
@@ -268,11 +271,18 @@ def _attribute(device: Device, driver: str, name: str) -> object:
     return None if found is None else (found.kind, found.value)
 
 
+def _as_set(value: object) -> set[object]:
+    _kind, raw = value  # type: ignore[misc]
+    return set(raw) if isinstance(raw, tuple) else {raw}
+
+
 def _check_constraints(
     where: str,
     claim: ResourceClaim,
     entries: Sequence[DeviceRequestAllocationResult],
     found: Mapping[int, _Found],
+    *,
+    lists: bool,
 ) -> list[str]:
     problems = []
     for n, constraint in enumerate(claim.spec.constraints):
@@ -290,6 +300,11 @@ def _check_constraints(
         ]
         if any(v is None for _, v in values):
             problems.append(f"{where}, constraint #{n}: a device lacks the attribute")
+            continue
+        if constraint.match_attribute and lists and values:
+            # list-typed attributes: the values' sets must share at least one element
+            if not set.intersection(*(_as_set(v) for _, v in values)):
+                problems.append(f"{where}, constraint #{n}: no common value")
             continue
         if constraint.match_attribute and len({v for _, v in values}) > 1:
             problems.append(f"{where}, constraint #{n}: values differ")

@@ -19,6 +19,7 @@ under CI=true, where they fail: a broken build must not pass as skipped tests.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import dataclasses
 import os
@@ -48,6 +49,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.controlplane)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Iterator[None] | Any:
+    """Attach the apiserver's last log lines to a failed test that used the control plane."""
+    report = yield
+    state = getattr(item, "funcargs", {}).get("control_plane")
+    if report.failed and isinstance(state, controlplane.ControlPlaneState):
+        for component in state.components:
+            if component.name == "kube-apiserver":
+                lines = Path(component.log).read_text(errors="replace").splitlines()
+                tail = "\n".join(lines[-40:])
+                report.sections.append(("kube-apiserver log (last lines)", tail))
+    return report
+
+
 def _missing_binaries(message: str) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(f"{message} (CI=true: failing instead of skipping)", pytrace=False)
@@ -69,7 +86,10 @@ def control_plane(
         pytest.fail(f"{exc}\n{exc.log_tail}", pytrace=False)
     try:
         roles = controlplane.load_cluster_roles(RBAC_DIR, binaries.path("kubectl"))
-        asyncio.run(_bind(state, roles))
+        # In a thread of its own: asyncio.run here would detach the session loop that
+        # pytest-asyncio set on this thread, leaving it unclosed.
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            pool.submit(asyncio.run, _bind(state, roles)).result()
         yield state
     finally:
         controlplane.down(state_dir)
@@ -102,29 +122,6 @@ async def namespace(admin_api: Client) -> AsyncIterator[str]:
     await admin_api.delete(NAMESPACES, name)
 
 
-def node_manifest(
-    name: str,
-    *,
-    labels: Mapping[str, str] | None = None,
-    capacity: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
-    """A Node object as a kubelet would register it (without the kubelet)."""
-    resources = {"cpu": "8", "memory": "32Gi", "pods": "110", **(capacity or {})}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {
-            "name": name,
-            "labels": {
-                "kubernetes.io/hostname": name,
-                "kubernetes.io/os": "linux",
-                **(labels or {}),
-            },
-        },
-        "status": {"capacity": resources, "allocatable": resources},
-    }
-
-
 @pytest.fixture
 async def make_node(admin_api: Client) -> AsyncIterator[NodeFactory]:
     """Create Nodes that look Ready: capacity, a Ready condition, and no not-ready taint."""
@@ -137,20 +134,10 @@ async def make_node(admin_api: Client) -> AsyncIterator[NodeFactory]:
         capacity: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
         node_name = name or f"node-{uuid.uuid4().hex[:8]}"
-        manifest = node_manifest(node_name, labels=labels, capacity=capacity)
-        await admin_api.create(NODES, manifest)
         created.append(node_name)
-        # TaintNodesByCondition admission adds node.kubernetes.io/not-ready on create; with no
-        # node lifecycle controller to lift it, the test lifts it (as upstream's DRA tests do).
-        await admin_api.patch(NODES, node_name, {"spec": {"taints": []}})
-        ready = {
-            "type": "Ready",
-            "status": "True",
-            "reason": "KubeletReady",
-            "message": "fake node for tests",
-        }
-        status = {**manifest["status"], "conditions": [ready]}
-        return await admin_api.patch(NODES, node_name, {"status": status}, subresource="status")
+        return await controlplane.create_ready_node(
+            admin_api, node_name, labels=labels, capacity=capacity
+        )
 
     yield make
     for node_name in created:

@@ -23,6 +23,7 @@ from dra_operator.allocator._requests import (
     Candidate,
     Eligibility,
     RequestData,
+    RequestKey,
     candidates_of,
 )
 from dra_operator.allocator._result import build_results
@@ -37,6 +38,7 @@ class Allocation:
     results: tuple[AllocationResult, ...] | None
     explanation: Explanation | None
     steps: int  # search steps taken (upstream's allocateOne invocations, plus pruning)
+    score: float = 0.0  # the policy's score of `results` (rank candidate nodes by it)
 
     @property
     def is_allocated(self) -> bool:
@@ -93,8 +95,41 @@ def allocate(
         claim_list, by_name, pools, upstream_order, features, eligibility, capacity_check
     )
 
+    orders: dict[RequestKey, Sequence[Candidate]] = {}
+
     def order_for(data: RequestData) -> Sequence[Candidate]:
-        return policy.order_candidates(data, upstream_order, ledger)
+        found = orders.get(data.key)
+        if found is None:
+            found = orders[data.key] = policy.order_candidates(data, upstream_order, ledger)
+        return found
+
+    for data in prepared.requests.values():
+        if data.all_devices and data.devices:
+            allowed = {candidate.index for candidate in order_for(data)}
+            if any(candidate.index not in allowed for candidate in data.devices):
+                data.devices = []  # the policy vetoed a device the request must take
+
+    node_name = node.name if node is not None else ""
+    best: list[tuple[float, tuple[AllocationResult, ...]]] = []
+    seen = 0
+
+    def on_solution() -> bool:
+        """Keep the best-scored complete allocation; True once enough were seen."""
+        nonlocal seen
+        seen += 1
+        picked = [p.candidate for picks in search.picks for p in picks]
+        score = policy.score(picked, ledger)
+        if not best or score > best[0][0]:
+            results = build_results(
+                claim_list,
+                search.picks,
+                prepared,
+                search.chosen_subrequests(),
+                node_name,
+                features,
+            )
+            best[:] = [(score, results)]
+        return seen > policy.alternatives
 
     search = Search(
         claims=claim_list,
@@ -106,14 +141,24 @@ def allocate(
         eligibility=eligibility,
         budget=budget,
         new_share_id=new_share_id,
+        on_solution=on_solution if policy.alternatives > 0 else None,
     )
     outcome = search.run()
-    node_name = node.name if node is not None else ""
+    if best:  # an exploring policy: its best allocation, even if the budget ran out later
+        return Allocation(
+            results=best[0][1], explanation=None, steps=search.steps, score=best[0][0]
+        )
     if outcome is Outcome.FOUND:
         results = build_results(
             claim_list, search.picks, prepared, search.selected_sub, node_name, features
         )
-        return Allocation(results=results, explanation=None, steps=search.steps)
+        picked = [p.candidate for picks in search.picks for p in picks]
+        return Allocation(
+            results=results,
+            explanation=None,
+            steps=search.steps,
+            score=policy.score(picked, ledger),
+        )
     explanation = explain(
         claims=claim_list,
         prepared=prepared,
@@ -123,6 +168,7 @@ def allocate(
         features=features,
         ledger=ledger,
         eligibility=eligibility,
+        orders=order_for,
         steps=search.steps,
         aborted=outcome is Outcome.ABORTED,
     )

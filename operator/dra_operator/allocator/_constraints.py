@@ -37,10 +37,10 @@ def _as_set(attribute: DeviceAttribute) -> tuple[AttributeKind, frozenset[object
     """List-typed view: scalar kinds become one-element sets of their element kind."""
     if attribute.kind in _SCALAR:
         return attribute.kind, frozenset({(attribute.kind, attribute.value)})
-    if attribute.kind in _ELEMENT and isinstance(attribute.value, tuple):
+    if attribute.kind in _ELEMENT and isinstance(attribute.value, tuple) and attribute.value:
         kind = _ELEMENT[attribute.kind]
         return kind, frozenset((kind, v) for v in attribute.value)
-    return None
+    return None  # no value, or an empty list: upstream's attributeAsSet gives nil
 
 
 @dataclass(slots=True, kw_only=True)
@@ -158,7 +158,8 @@ class DistinctAttribute(Constraint):
                 return False
             for other in self.values.values():
                 other_view = _as_set(other)
-                if other_view is None or other_view[0] != view[0] or other_view[1] & view[1]:
+                # sets of another type never intersect (upstream's hasIntersection)
+                if other_view is not None and other_view[0] == view[0] and other_view[1] & view[1]:
                     return False
             return True
         for other in self.values.values():

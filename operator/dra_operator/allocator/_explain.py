@@ -1,19 +1,20 @@
 """Explanations: why a set of claims does not fit a node, as data and as actionable lines.
 
-Computed only after the search failed, so it may re-examine every device: per claim and
-request (each subrequest separately), how many devices of the node's usable pools were
-considered, how many could serve it on their own, and the first reason each other device was
-rejected, grouped (class selector, request selector, untolerated taint, in use, capacity,
-counters, node mismatch...). Pools that could not be used (incomplete, invalid) are listed too.
-When every request on its own has enough devices, the failure is in the combination
-(constraints, or requests competing for the same devices), which the summary says.
+Computed only after the search failed, so it may re-examine every device: per claim and request
+(each subrequest separately), how many devices of the node's usable pools were considered, how
+many could serve it on their own, and the first reason each other device was rejected, grouped
+(class selector, request selector, node mismatch, untolerated taint, in use, capacity,
+counters, policy veto), checked in that order so the groups read as a funnel. Pools that could
+not be used (incomplete, invalid) are listed too. When every request on its own has enough
+devices, the failure is in the combination (constraints, or requests competing for the same
+devices), which the summary says.
 """
 
 from __future__ import annotations
 
 import enum
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from dra_operator.allocator._capacity import fits_capacity, qualify
@@ -36,16 +37,17 @@ from dra_operator.model import ResourceClaim
 
 
 class Reason(enum.Enum):
+    IN_USE = "in-use"
     BINDING_CONDITIONS = "binding-conditions"
     CLASS_SELECTOR = "class-selector"
     REQUEST_SELECTOR = "request-selector"
     SELECTOR_ERROR = "selector-error"
     NODE = "node"
-    IN_USE = "in-use"
     PARTITIONABLE_DISABLED = "partitionable-disabled"
     TAINT = "taint"
     CAPACITY = "capacity"
     COUNTERS = "counters"
+    POLICY = "policy"
 
 
 _TEXT = {
@@ -59,6 +61,7 @@ _TEXT = {
     Reason.TAINT: "{n} with untolerated taint {detail}",
     Reason.CAPACITY: "{n} without enough capacity",
     Reason.COUNTERS: "{n} without enough shared counters",
+    Reason.POLICY: "{n} vetoed by the allocation policy",
 }
 
 
@@ -137,6 +140,7 @@ def explain(
     features: Features,
     ledger: Ledger,
     eligibility: Eligibility,
+    orders: Callable[[RequestData], Sequence[Candidate]],
     steps: int,
     aborted: bool,
 ) -> Explanation:
@@ -150,6 +154,7 @@ def explain(
             ledger,
             eligibility,
             counters,
+            frozenset(candidate.index for candidate in orders(data)),
         )
         for data in prepared.requests.values()
     )
@@ -212,11 +217,14 @@ def _explain_request(
     ledger: Ledger,
     eligibility: Eligibility,
     counters: CounterBook,
+    allowed: frozenset[int],
 ) -> RequestExplanation:
     tally: Counter[tuple[Reason, str]] = Counter()
     usable = 0
     for candidate in candidates:
         found = _reject(data, candidate, features, ledger, eligibility, counters)
+        if found is None and candidate.index not in allowed:
+            found = Reason.POLICY, ""
         if found is None:
             usable += 1
         else:
@@ -257,14 +265,14 @@ def _reject(
         return Reason.SELECTOR_ERROR, ""
     if isinstance(found, Rejection):
         return Reason(found.kind), found.detail
-    if not data.admin_access and candidate.id in ledger.exclusive:
-        return Reason.IN_USE, ""
     if device.consumes_counters and not features.partitionable_devices:
         return Reason.PARTITIONABLE_DISABLED, ""
     if features.device_taints:
         taint = blocking_taint(device, data.tolerations)
         if taint is not None:
             return Reason.TAINT, describe_taint(taint)
+    if not data.admin_access and candidate.id in ledger.exclusive:
+        return Reason.IN_USE, ""
     if features.consumable_capacity and not fits_capacity(
         ledger.consumed_capacity.get(candidate.id),
         qualify(data.capacity, candidate.id.driver),

@@ -1,10 +1,14 @@
 """Allocation policies: the seam through which callers steer *which* fitting devices are used.
 
 The allocator consumes this Protocol (hooks implement more). A policy orders the candidate
-devices of each request (the search then takes the first fitting combination in that order)
-and scores a node's complete allocation, so callers choosing among feasible nodes can rank
-them (higher is better). `FirstFit` keeps upstream's order exactly and scores every node alike,
-which makes the allocator answer as upstream does.
+devices of each request (the search takes the first fitting combination in that order) and
+may leave devices out (a veto: the search and `All` requests never take them, explanations
+count them as vetoed; it can never add a device or skip a check). It scores a complete
+allocation from the devices it picked (higher is better; callers rank candidate nodes by
+`Allocation.score`), and may ask the search to look at up to `alternatives` further complete
+allocations within the budget, keeping the best-scored one. `FirstFit` keeps upstream's order,
+scores everything alike and explores nothing, which makes the allocator answer exactly as
+upstream does.
 """
 
 from __future__ import annotations
@@ -18,7 +22,6 @@ from dra_operator.allocator._inputs import Ledger
 from dra_operator.allocator._pools import PoolID
 from dra_operator.allocator._requests import Candidate, RequestData
 from dra_operator.errors import AllocationInputError
-from dra_operator.model import AllocationResult
 
 
 class Policy(Protocol):
@@ -27,14 +30,19 @@ class Policy(Protocol):
     @property
     def name(self) -> str: ...
 
+    @property
+    def alternatives(self) -> int:
+        """How many further complete allocations to score after the first (0: first wins)."""
+        ...
+
     def order_candidates(
         self, request: RequestData, candidates: Sequence[Candidate], ledger: Ledger
     ) -> Sequence[Candidate]:
-        """The search order for `request` (a permutation of `candidates`, upstream order in)."""
+        """The search order for `request`: `candidates` (upstream order) permuted, or a subset."""
         ...
 
-    def score(self, results: Sequence[AllocationResult], ledger: Ledger) -> float:
-        """How good a complete allocation is (for ranking candidate nodes); higher is better."""
+    def score(self, picked: Sequence[Candidate], ledger: Ledger) -> float:
+        """How good a complete allocation (all claims' devices) is; higher is better."""
         ...
 
 
@@ -43,13 +51,14 @@ class FirstFit:
     """Upstream's behaviour: pools by (driver, pool), slices by name, devices as published."""
 
     name: str = "FirstFit"
+    alternatives: int = 0
 
     def order_candidates(
         self, request: RequestData, candidates: Sequence[Candidate], ledger: Ledger
     ) -> Sequence[Candidate]:
         return candidates
 
-    def score(self, results: Sequence[AllocationResult], ledger: Ledger) -> float:
+    def score(self, picked: Sequence[Candidate], ledger: Ledger) -> float:
         return 0.0
 
 
@@ -65,10 +74,10 @@ def _pool_usage(candidates: Sequence[Candidate], ledger: Ledger) -> dict[PoolID,
     return {pool: used.get(pool, 0) / count for pool, count in total.items()}
 
 
-def _used_fraction(results: Sequence[AllocationResult], ledger: Ledger) -> float:
-    pools = {(r.driver, r.pool) for a in results for r in a.devices.results}
-    used = sum(1 for d in ledger.exclusive if (d.driver, d.pool) in pools)
-    return float(used)
+def _used_in_pools(picked: Sequence[Candidate], ledger: Ledger) -> float:
+    """Devices already in use in the pools the allocation picks from."""
+    pools = {(c.pool.id.driver, c.pool.id.pool) for c in picked}
+    return float(sum(1 for d in ledger.exclusive if (d.driver, d.pool) in pools))
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +85,7 @@ class BinPack:
     """Fill the most-used pools first, so whole pools (and nodes) stay free for big requests."""
 
     name: str = "BinPack"
+    alternatives: int = 16
 
     def order_candidates(
         self, request: RequestData, candidates: Sequence[Candidate], ledger: Ledger
@@ -83,8 +93,8 @@ class BinPack:
         usage = _pool_usage(candidates, ledger)
         return sorted(candidates, key=lambda c: -usage[c.pool.id])
 
-    def score(self, results: Sequence[AllocationResult], ledger: Ledger) -> float:
-        return _used_fraction(results, ledger)
+    def score(self, picked: Sequence[Candidate], ledger: Ledger) -> float:
+        return _used_in_pools(picked, ledger)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +102,7 @@ class Spread:
     """Use the least-used pools first, spreading load (and failure impact) evenly."""
 
     name: str = "Spread"
+    alternatives: int = 16
 
     def order_candidates(
         self, request: RequestData, candidates: Sequence[Candidate], ledger: Ledger
@@ -99,8 +110,8 @@ class Spread:
         usage = _pool_usage(candidates, ledger)
         return sorted(candidates, key=lambda c: usage[c.pool.id])
 
-    def score(self, results: Sequence[AllocationResult], ledger: Ledger) -> float:
-        return -_used_fraction(results, ledger)
+    def score(self, picked: Sequence[Candidate], ledger: Ledger) -> float:
+        return -_used_in_pools(picked, ledger)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +124,7 @@ class TopologyAffinity:
 
     attribute: str
     name: str = "TopologyAffinity"
+    alternatives: int = 16
 
     def order_candidates(
         self, request: RequestData, candidates: Sequence[Candidate], ledger: Ledger
@@ -131,8 +143,13 @@ class TopologyAffinity:
         )
         return [candidate for _, members in ranked for candidate in members]
 
-    def score(self, results: Sequence[AllocationResult], ledger: Ledger) -> float:
-        return 0.0
+    def score(self, picked: Sequence[Candidate], ledger: Ledger) -> float:
+        """Fewer distinct values of the attribute among the picked devices is better."""
+        values = set()
+        for candidate in picked:
+            found = lookup_attribute(candidate.device, candidate.id.driver, self.attribute)
+            values.add(None if found is None else (found.kind, found.value))
+        return -float(len(values))
 
 
 def policy_named(name: str, *, attribute: str = "") -> Policy:

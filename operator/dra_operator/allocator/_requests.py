@@ -34,15 +34,36 @@ MAX_RESULTS = 32  # resource.k8s.io AllocationResultsMaxSize
 RequestKey = tuple[int, int, int]  # claim, request, subrequest (0 without subrequests)
 
 
-@dataclass(frozen=True, slots=True)
 class Candidate:
-    """One device at its place in upstream's search order (`index`, unique per call)."""
+    """One device at its place in upstream's search order (`index`, unique per call).
 
-    id: DeviceID
-    device: Device
-    slice: ResourceSlice
-    pool: Pool
-    index: int
+    A plain slotted class, not a dataclass: thousands are made per call, and the DeviceID is
+    built only when something asks for it (results, ledger lookups, error texts).
+    """
+
+    __slots__ = ("_id", "device", "index", "pool", "slice")
+
+    def __init__(self, device: Device, piece: ResourceSlice, pool: Pool, index: int) -> None:
+        self.device = device
+        self.slice = piece
+        self.pool = pool
+        self.index = index
+        self._id: DeviceID | None = None
+
+    @property
+    def id(self) -> DeviceID:
+        found = self._id
+        if found is None:
+            found = self._id = DeviceID(self.pool.id.driver, self.pool.id.pool, self.device.name)
+        return found
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """(driver, pool, device) as a plain tuple, cheaper than `id` for set lookups."""
+        return (self.pool.id.driver, self.pool.id.pool, self.device.name)
+
+    def __repr__(self) -> str:
+        return f"Candidate({self.index}: {self.id})"
 
 
 def candidates_of(pools: Sequence[Pool]) -> list[Candidate]:
@@ -53,8 +74,7 @@ def candidates_of(pools: Sequence[Pool]) -> list[Candidate]:
             continue
         for piece in pool.slices:
             for device in piece.devices:
-                device_id = DeviceID(pool.id.driver, pool.id.pool, device.name)
-                found.append(Candidate(device_id, device, piece, pool, len(found)))
+                found.append(Candidate(device, piece, pool, len(found)))
     return found
 
 

@@ -12,7 +12,8 @@ candidates left from its start position (only those with a `matchAttribute` cons
 value, when one applies: candidates grouped by attribute value), and that every later request
 could still be served from the devices not yet taken (an `All` request needs all of its
 devices free). Devices only get taken deeper in a branch, so a doomed branch stays doomed.
-A step budget and a deadline end the search with `Outcome.ABORTED`.
+A step budget and a deadline end the search with `Outcome.ABORTED`. The pruning itself lives
+in `_pruning`.
 """
 
 from __future__ import annotations
@@ -23,19 +24,17 @@ from fractions import Fraction
 from functools import partial
 
 from dra_operator.allocator._capacity import consumed_capacity, fits_capacity, qualify
-from dra_operator.allocator._constraints import MatchAttribute, lookup_attribute
 from dra_operator.allocator._counters import CounterBook
 from dra_operator.allocator._features import Features
 from dra_operator.allocator._inputs import Budget, Ledger
 from dra_operator.allocator._prepare import Prepared
+from dra_operator.allocator._pruning import Lookahead
 from dra_operator.allocator._requests import (
     MAX_RESULTS,
     Candidate,
     Eligibility,
-    Rejection,
     RequestData,
     RequestKey,
-    SelectorFailure,
     claim_ref,
 )
 from dra_operator.allocator._taints import blocking_taint
@@ -88,6 +87,7 @@ class Search:
         eligibility: Eligibility,
         budget: Budget,
         new_share_id: Callable[[], str],
+        on_solution: Callable[[], bool] | None = None,
     ) -> None:
         self.claims = claims
         self.prepared = prepared
@@ -98,28 +98,45 @@ class Search:
         self.eligibility = eligibility
         self.budget = budget
         self.new_share_id = new_share_id
+        self._on_solution = on_solution
         self.picks: list[list[Pick]] = [[] for _ in claims]
         self.selected_sub: dict[tuple[int, int], int] = {}
         self.steps = 0
         self._deadline = None if budget.timeout is None else budget.clock() + budget.timeout
-        self._exclusive = [c.id in ledger.exclusive for c in candidates]
+        self._exclusive = [False] * len(candidates)
+        if ledger.exclusive:
+            keys = {(d.driver, d.pool, d.device) for d in ledger.exclusive}
+            self._exclusive = [c.key in keys for c in candidates]
         self._holders: list[set[int] | None] = [None] * len(candidates)
         self._taken = 0  # bit i: candidate i is picked (non-shared) in this attempt
         self._capacity: dict[int, dict[str, Fraction]] = {}
         self._counters = CounterBook(ledger)
         self._orders: dict[RequestKey, tuple[Sequence[Candidate], bool]] = {}
-        self._consumption: dict[tuple[RequestKey, int], dict[str, Fraction] | None] = {}
+        self._consumption: dict[tuple[object, int], dict[str, Quantity] | None] = {}
         minimum = sum(d.num_devices + 1 for d in prepared.requests.values())
         self._warmup = 2 * minimum + 2 * len(claims) + 16
-        self._eligible: dict[RequestKey, int] = {}
-        self._all_masks: dict[RequestKey, list[int]] = {}
-        self._groups: dict[str, dict[object, int]] = {}
-        self._suffixes: dict[RequestKey, list[int]] = {}
-        self._futures: dict[tuple[int, int], _Future] = {}
-        self._prunable: bool | None = None
+        self._lookahead = Lookahead(
+            claims=claims,
+            prepared=prepared,
+            candidates=candidates,
+            features=features,
+            ledger=ledger,
+            eligibility=eligibility,
+            exclusive=self._exclusive,
+            order=self._order,
+        )
 
     def run(self) -> Outcome:
         return self._allocate_one(0, 0, 0, 0, False, 0)
+
+    def chosen_subrequests(self) -> dict[tuple[int, int], int]:
+        """The subrequest each prioritized request uses in the current picks."""
+        return {
+            (p.request.key[0], p.request.key[1]): p.request.key[2]
+            for picks in self.picks
+            for p in picks
+            if p.request.parent
+        }
 
     # -- the recursion -------------------------------------------------------------------------
 
@@ -138,7 +155,10 @@ class Search:
         ):
             return Outcome.ABORTED
         if c >= len(self.claims):
-            return Outcome.FOUND
+            # A policy exploring alternatives records this one and lets the search go on.
+            if self._on_solution is None or self._on_solution():
+                return Outcome.FOUND
+            return Outcome.NONE
         if r >= len(self.claims[c].spec.requests):
             found = self._allocate_one(c + 1, 0, 0, 0, False, 0)
             return Outcome.NONE if found is Outcome.TOO_MANY else found
@@ -165,10 +185,11 @@ class Search:
             return self._allocate_one(c, r + 1, 0, 0, False, 0)
         if len(self.picks[c]) + data.num_devices - d > MAX_RESULTS:
             return Outcome.TOO_MANY
+        lookahead = self._lookahead
         if (
             self.steps > self._warmup
-            and self._can_prune()
-            and self._is_doomed(c, r, data, d, start)
+            and lookahead.can_prune()
+            and lookahead.is_doomed(c, r, data, d, start, self._taken)
         ):
             return Outcome.NONE
 
@@ -186,6 +207,10 @@ class Search:
         exclusive, holders = self._exclusive, self._holders
         check = self.eligibility.check
         capacity = self.features.consumable_capacity
+        # Devices without a fixed matchAttribute value would be refused by the constraint
+        # inside _allocate_device with no lasting effect; skipping them there is the same.
+        # (Only after the selector check, which may raise what upstream raises.)
+        allowed = lookahead.within_fixed_values(c, data, -1) if self.prepared.constraints[c] else -1
         for position in range(start, len(order)):
             candidate = order[position]
             index = candidate.index
@@ -198,6 +223,8 @@ class Search:
             if check(data, candidate) is not None:
                 continue
             if capacity and not self._capacity_fits(data, candidate):
+                continue
+            if not (allowed >> index) & 1:
                 continue
             undo = self._allocate_device(c, data, candidate, must=False)
             if undo is None:
@@ -263,8 +290,7 @@ class Search:
                 rollback()
                 return None
             if multi:
-                requested = qualify(data.capacity, candidate.id.driver)
-                consumed = consumed_capacity(requested, device.capacity)
+                consumed = dict(self._consumption.get((data.capacity, index)) or {})
                 share_id = self.new_share_id()
                 undo.append(self._insert_capacity(index, consumed))
         picks = self.picks[c]
@@ -315,16 +341,14 @@ class Search:
         capacities = candidate.device.capacity
         if not capacities and not data.capacity:
             return True
-        key = (data.key, candidate.index)
+        key = (data.capacity, candidate.index)  # requests alike share the computation
         try:
             consumption = self._consumption[key]
         except KeyError:
             requested = qualify(data.capacity, candidate.id.driver)
             # With nothing else in use this is a pure policy check; None: never fits.
             if fits_capacity(None, requested, capacities, None):
-                consumption = {
-                    k: v.value for k, v in consumed_capacity(requested, capacities).items()
-                }
+                consumption = consumed_capacity(requested, capacities)
             else:
                 consumption = None
             self._consumption[key] = consumption
@@ -334,8 +358,8 @@ class Search:
         allocating = self._capacity.get(candidate.index)
         if not existing and not allocating:
             return True
-        for name, amount in consumption.items():
-            total = amount
+        for name, quantity in consumption.items():
+            total = quantity.value
             if existing and name in existing:
                 total += existing[name].value
             if allocating and name in allocating:
@@ -353,150 +377,6 @@ class Search:
             order = self._order_for(data)
             found = (order, all(c.index == i for i, c in enumerate(order)))
             self._orders[data.key] = found
-        return found
-
-    def _can_prune(self) -> bool:
-        """Whether cutting branches can never hide a fatal error upstream would raise.
-
-        Upstream raises when its search *reaches* a device whose selector fails to evaluate,
-        or an `All` device a claim constraint refuses; a pruned branch might have been the one
-        to reach it. So pruning is off when any request has such a device or such a request
-        exists. Decided once, on the first hard step (it evaluates every selector).
-        """
-        if self._prunable is None:
-            self._prunable = not any(
-                self._has_selector_failures(data) or self._is_constrained_all(data)
-                for data in self.prepared.requests.values()
-            )
-        return self._prunable
-
-    def _has_selector_failures(self, data: RequestData) -> bool:
-        peek = self.eligibility.peek
-        return any(isinstance(peek(data, c), SelectorFailure) for c in self.candidates)
-
-    def _is_constrained_all(self, data: RequestData) -> bool:
-        if not data.all_devices:
-            return False
-        base, sub = (data.parent, data.name) if data.parent else (data.name, "")
-        return any(con.applies_to(base, sub) for con in self.prepared.constraints[data.key[0]])
-
-    def _is_doomed(self, c: int, r: int, data: RequestData, d: int, start: int) -> bool:
-        """Whether this branch cannot succeed, whatever the later choices (sound, not complete)."""
-        taken = self._taken
-        if not data.all_devices:
-            mask = self._eligible_mask(data)
-            if not data.admin_access:
-                mask &= ~taken
-            mask = self._within_fixed_values(c, data, mask)
-            if (mask & self._suffix(data, start)).bit_count() < data.num_devices - d:
-                return True
-        elif not data.admin_access and self._all_mask(data, d) & taken:
-            return True
-        for alternatives in self._future(c, r):
-            if not any(self._could_serve(c, alt, taken) for alt in alternatives):
-                return True
-        return False
-
-    def _could_serve(self, c: int, data: RequestData, taken: int) -> bool:
-        if data.admin_access:
-            return True
-        if data.all_devices:
-            return bool(data.devices) and not self._all_mask(data, 0) & taken
-        mask = self._eligible_mask(data) & ~taken
-        if data.key[0] == c:
-            mask = self._within_fixed_values(c, data, mask)
-        return mask.bit_count() >= data.num_devices
-
-    def _within_fixed_values(self, c: int, data: RequestData, mask: int) -> int:
-        base, sub = (data.parent, data.name) if data.parent else (data.name, "")
-        for constraint in self.prepared.constraints[c]:
-            if isinstance(constraint, MatchAttribute) and constraint.applies_to(base, sub):
-                fixed = constraint.fixed_value()
-                if fixed is not None:
-                    groups = self._value_groups(constraint.attribute)
-                    mask &= groups.get((fixed.kind, fixed.value), 0)
-        return mask
-
-    def _future(self, c: int, r: int) -> _Future:
-        """Plain later requests (this claim's after `r`, then every later claim's)."""
-        found = self._futures.get((c, r))
-        if found is None:
-            found = []
-            for claim in range(c, len(self.claims)):
-                first = r + 1 if claim == c else 0
-                for request in range(first, len(self.claims[claim].spec.requests)):
-                    count = self.prepared.subrequests[(claim, request)]
-                    keys = [(claim, request, sub) for sub in range(count or 1)]
-                    found.append([self.prepared.requests[key] for key in keys])
-            self._futures[(c, r)] = found
-        return found
-
-    def _eligible_mask(self, data: RequestData) -> int:
-        """Candidates that could ever serve `data` in this call, ignoring this attempt's picks."""
-        found = self._eligible.get(data.key)
-        if found is not None:
-            return found
-        found = 0
-        features, ledger = self.features, self.ledger
-        for candidate in self.candidates:
-            device = candidate.device
-            if not data.admin_access and self._exclusive[candidate.index]:
-                continue
-            if isinstance(self.eligibility.peek(data, candidate), Rejection):
-                continue
-            if not features.partitionable_devices and device.consumes_counters:
-                continue
-            if features.device_taints and blocking_taint(device, data.tolerations):
-                continue
-            if features.consumable_capacity and not fits_capacity(
-                ledger.consumed_capacity.get(candidate.id),
-                qualify(data.capacity, candidate.id.driver),
-                device.capacity,
-                None,
-            ):
-                continue
-            found |= 1 << candidate.index
-        self._eligible[data.key] = found
-        return found
-
-    def _all_mask(self, data: RequestData, d: int) -> int:
-        """The non-shared devices an `All` request still has to take, from its `d`-th on."""
-        found = self._all_masks.get(data.key)
-        if found is None:
-            found = [0] * (len(data.devices) + 1)
-            shared_ok = self.features.consumable_capacity
-            for position in range(len(data.devices) - 1, -1, -1):
-                candidate = data.devices[position]
-                bit = 0
-                if not (shared_ok and candidate.device.allow_multiple_allocations):
-                    bit = 1 << candidate.index
-                found[position] = found[position + 1] | bit
-            self._all_masks[data.key] = found
-        return found[d]
-
-    def _suffix(self, data: RequestData, start: int) -> int:
-        """Candidates at or after `start` in the request's order, as a mask of indices."""
-        order, identity = self._order(data)
-        if identity:
-            return ~((1 << start) - 1)
-        suffixes = self._suffixes.get(data.key)
-        if suffixes is None:
-            suffixes = [0] * (len(order) + 1)
-            for position in range(len(order) - 1, -1, -1):
-                suffixes[position] = suffixes[position + 1] | (1 << order[position].index)
-            self._suffixes[data.key] = suffixes
-        return suffixes[min(start, len(order))]
-
-    def _value_groups(self, name: str) -> dict[object, int]:
-        found = self._groups.get(name)
-        if found is None:
-            found = {}
-            for candidate in self.candidates:
-                attribute = lookup_attribute(candidate.device, candidate.id.driver, name)
-                if attribute is not None:
-                    key = (attribute.kind, attribute.value)
-                    found[key] = found.get(key, 0) | (1 << candidate.index)
-            self._groups[name] = found
         return found
 
 

@@ -8,9 +8,10 @@ Kubernetes client, and each subcommand lives in its own module (`_<name>.py`, at
 from __future__ import annotations
 
 import importlib
-from typing import Literal
 
 import click
+
+from dra_operator.cli._logging import log_options
 
 __all__ = ["kubectl_main", "main"]
 
@@ -20,9 +21,13 @@ _SUBCOMMANDS: dict[str, str] = {
     "cel": "_cel",
     "controlplane": "_controlplane",
     "demo": "_demo",
+    "explain": "_explain",
+    "run": "_run",
+    "taint": "_taint",
+    "untaint": "_untaint",
     "verify": "_verify",
 }
-_KUBECTL_SUBCOMMANDS: dict[str, str] = {}
+_KUBECTL_SUBCOMMANDS: dict[str, str] = {"devices": "_devices", "explain": "_explain"}
 
 
 class _LazyGroup(click.Group):
@@ -43,29 +48,9 @@ class _LazyGroup(click.Group):
 
 @click.group(cls=_LazyGroup, lazy=_SUBCOMMANDS)
 @click.version_option(package_name="dra-operator")
-@click.option(
-    "--log-level",
-    default="info",
-    show_default=True,
-    envvar="DRA_OPERATOR_LOG_LEVEL",
-    help="debug, info, warning, error or critical; applies to kopf and aiohttp too.",
-)
-@click.option(
-    "--log-format",
-    type=click.Choice(["auto", "json", "console"]),
-    default="auto",
-    show_default=True,
-    envvar="DRA_OPERATOR_LOG_FORMAT",
-    help="auto: JSON lines unless stderr is a terminal.",
-)
-def main(log_level: str, log_format: Literal["auto", "json", "console"]) -> None:
+@log_options
+def main() -> None:
     """dra-operator: the Kubernetes DRA control plane."""
-    from dra_operator.observability import configure_logging  # --help never gets here
-
-    try:
-        configure_logging(log_level, log_format)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--log-level") from exc
 
 
 @click.group(cls=_LazyGroup, lazy=_KUBECTL_SUBCOMMANDS)

@@ -33,7 +33,8 @@ from dra_operator.allocator import (
     allocate,
     policy_named,
 )
-from dra_operator.errors import AllocationInputError, InvalidObjectError
+from dra_operator.errors import AllocationInputError, HookLoadError, InvalidObjectError
+from dra_operator.hooks import HookSet
 from dra_operator.model import (
     AllocationResult,
     DeviceClass,
@@ -43,6 +44,7 @@ from dra_operator.model import (
     ResourceClaimStatus,
     ResourceClaimTemplate,
     ResourceSlice,
+    node_matches,
     parse_object,
     render_allocation_result,
 )
@@ -90,10 +92,16 @@ def _documents(path: Path) -> Iterator[tuple[str, Any]]:
             yield where, doc
 
 
+# Kinds that commonly sit beside workloads in a manifest and play no part in allocation.
+_IGNORED_KINDS = frozenset({"Namespace", "ConfigMap", "Secret", "ServiceAccount", "Service"})
+
+
 def _load(files: Sequence[str]) -> _Inputs:
     inputs = _Inputs([], [], [], {}, [], [])
     for name in files:
         for where, raw in _documents(Path(name)):
+            if isinstance(raw, dict) and raw.get("kind") in _IGNORED_KINDS:
+                continue
             try:
                 obj = parse_object(raw)
             except InvalidObjectError as err:
@@ -200,7 +208,7 @@ def _allocate_unit(
             assert got.explanation is not None
             explanations.append(got.explanation)
             continue
-        score = policy.score(got.results, ledger)
+        score = got.score
         if best is None or (score, -order) > (best[0], -best[1]):
             best = (score, order, node, got)
         if policy.name == "FirstFit":
@@ -217,9 +225,24 @@ def _run(
     allocated = [c for c in inputs.claims if c.status.allocation is not None]
     selectors = CELSelectors(features)
     outcomes = []
-    for pod, claims in _units(inputs):
-        candidates = _candidate_nodes(inputs, pod, node)
+    # Claims this run allocated, by (namespace, name): a shared claim is allocated for its first
+    # consumer; later consumers reuse that allocation and must land on a node it admits.
+    done: dict[tuple[str, str], tuple[AllocationResult, str | None]] = {}
+    for pod, wanted in _units(inputs):
         pod_ref = _ref(pod.metadata) if pod is not None else None
+        reused = [c for c in wanted if _key(c) in done]
+        claims = [c for c in wanted if _key(c) not in done]
+        candidates = [
+            n
+            for n in _candidate_nodes(inputs, pod, node)
+            if all(_admits(done[_key(c)][0], n) for c in reused)
+        ]
+        if not claims:
+            chosen_name = candidates[0].name if candidates else None
+            for claim in reused:
+                result = done[_key(claim)][0] if chosen_name else None
+                outcomes.append(_Outcome(claim, pod_ref, chosen_name, result, []))
+            continue
         try:
             chosen, got, explanations = _allocate_unit(
                 inputs, claims, candidates, allocated, features, policy, selectors
@@ -230,11 +253,23 @@ def _run(
         if got is None or got.results is None:
             outcomes += [_Outcome(c, pod_ref, None, None, explanations) for c in claims]
             continue
+        node_name = chosen.name if chosen else None
         for claim, result in zip(claims, got.results, strict=True):
-            done = replace(claim, status=ResourceClaimStatus(allocation=result))
-            allocated.append(done)
-            outcomes.append(_Outcome(claim, pod_ref, chosen.name if chosen else None, result, []))
+            allocated.append(replace(claim, status=ResourceClaimStatus(allocation=result)))
+            done[_key(claim)] = (result, node_name)
+            outcomes.append(_Outcome(claim, pod_ref, node_name, result, []))
+        for claim in reused:
+            outcomes.append(_Outcome(claim, pod_ref, node_name, done[_key(claim)][0], []))
     return outcomes
+
+
+def _key(claim: ResourceClaim) -> tuple[str, str]:
+    return _ns(claim.metadata), claim.metadata.name
+
+
+def _admits(allocation: AllocationResult, node: Node) -> bool:
+    selector = allocation.node_selector
+    return selector is None or node_matches(node.name, node.labels, selector)
 
 
 def _json(outcomes: Sequence[_Outcome]) -> dict[str, Any]:
@@ -303,16 +338,29 @@ def _table(outcomes: Sequence[_Outcome]) -> str:
     default="1.36",
     help="Mimic the default feature gates of this release [default: 1.36].",
 )
+@click.option(
+    "--hook",
+    "hook_specs",
+    multiple=True,
+    help="Run this hook (module:attr, repeatable; docs/hooks.md) around the policy.",
+)
 def command(
-    files: tuple[str, ...], output: str, node: str | None, policy: str, kubernetes_version: str
+    files: tuple[str, ...],
+    output: str,
+    node: str | None,
+    policy: str,
+    kubernetes_version: str,
+    hook_specs: tuple[str, ...],
 ) -> None:
     """Allocate the claims in FILE(s) offline and print allocations or explanations."""
     name, _, attribute = policy.partition("=")
     try:
         chosen = policy_named(name, attribute=attribute)
+        if hook_specs:
+            chosen = HookSet.load(hook_specs, use_entry_points=False).policy(chosen)
         features = Features.for_kubernetes(kubernetes_version)
         outcomes = _run(files, node, chosen, features)
-    except (InvalidObjectError, AllocationInputError) as err:
+    except (InvalidObjectError, AllocationInputError, HookLoadError) as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     if output == "json":

@@ -7,6 +7,7 @@ talks to the API server itself and never imports `kube`: the controllers wire th
 from dra_operator.cluster._deleted import RecentlyDeleted
 from dra_operator.cluster._indexes import (
     CLAIM_INDEXERS,
+    CLAIMS_BY_DEVICE,
     CLAIMS_BY_OWNER_POD,
     POD_INDEXERS,
     PODS_BY_CLAIM,
@@ -15,6 +16,7 @@ from dra_operator.cluster._indexes import (
     SLICES_BY_NODE,
     SLICES_BY_POOL,
     PoolKey,
+    claim_devices,
     claim_owner_pod_uids,
     pod_claim_keys,
     pod_template_keys,
@@ -34,6 +36,7 @@ from dra_operator.cluster._store import (
 )
 
 __all__ = [
+    "CLAIMS_BY_DEVICE",
     "CLAIMS_BY_OWNER_POD",
     "CLAIM_INDEXERS",
     "DELETED",
@@ -52,6 +55,7 @@ __all__ = [
     "PoolKey",
     "RecentlyDeleted",
     "Store",
+    "claim_devices",
     "claim_owner_pod_uids",
     "pod_claim_keys",
     "pod_template_keys",

@@ -3,6 +3,7 @@
 * pods by claim: every claim a pod resolves to (upstream's `podResourceClaim` index), and every
   template a pod names (`podResourceClaimTemplate`), as `ObjectKey`s in the pod's namespace;
 * claims by controlling pod UID (`claimPodOwner`): owner apiVersion v1, kind Pod, controller;
+* claims by allocated `DeviceID` (the eviction controller: which claims a taint touches);
 * slices by pool (`PoolKey`), and pools by node: slices by the node they are local to, with
   `None` for slices that may serve several nodes (node selector, all nodes, per-device).
 """
@@ -13,11 +14,12 @@ from collections.abc import Mapping
 from typing import Final, NamedTuple
 
 from dra_operator.cluster._store import IndexFunc, ObjectKey, Store
-from dra_operator.model import Pod, ResourceClaim, ResourceSlice
+from dra_operator.model import DeviceID, Pod, ResourceClaim, ResourceSlice
 
 PODS_BY_CLAIM: Final = "pod-resource-claim"
 PODS_BY_TEMPLATE: Final = "pod-resource-claim-template"
 CLAIMS_BY_OWNER_POD: Final = "claim-pod-owner"
+CLAIMS_BY_DEVICE: Final = "claim-allocated-device"
 SLICES_BY_POOL: Final = "slice-pool"
 SLICES_BY_NODE: Final = "slice-node"
 
@@ -59,6 +61,14 @@ def claim_owner_pod_uids(claim: ResourceClaim) -> list[str]:
     ]
 
 
+def claim_devices(claim: ResourceClaim) -> list[DeviceID]:
+    """The devices allocated to the claim (the eviction controller finds claims by device)."""
+    allocation = claim.status.allocation
+    if allocation is None:
+        return []
+    return [DeviceID(r.driver, r.pool, r.device) for r in allocation.devices.results]
+
+
 def slice_pool(resource_slice: ResourceSlice) -> list[PoolKey]:
     return [PoolKey(resource_slice.driver, resource_slice.pool.name)]
 
@@ -81,6 +91,7 @@ POD_INDEXERS: Final[Mapping[str, IndexFunc[Pod]]] = {
 }
 CLAIM_INDEXERS: Final[Mapping[str, IndexFunc[ResourceClaim]]] = {
     CLAIMS_BY_OWNER_POD: claim_owner_pod_uids,
+    CLAIMS_BY_DEVICE: claim_devices,
 }
 SLICE_INDEXERS: Final[Mapping[str, IndexFunc[ResourceSlice]]] = {
     SLICES_BY_POOL: slice_pool,

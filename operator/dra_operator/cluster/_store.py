@@ -89,6 +89,9 @@ class Store(Generic[T]):
         }
         self._indexed: dict[ObjectKey, dict[str, frozenset[Hashable]]] = {}
         self._assumed: dict[ObjectKey, int] = {}
+        self.assumed_hooks: list[Callable[[Change[T]], None]] = []
+        """Called with every change `assume` makes: our own writes reach the ledger and the
+        other controllers as watch events would (the watch event that follows changes nothing)."""
 
     def apply(self, event_type: str | None, raw: Mapping[str, Any]) -> Change[T] | None:
         """Record one watch event; None when it changes nothing (same resourceVersion).
@@ -138,6 +141,9 @@ class Store(Generic[T]):
         change = self.apply("MODIFIED", raw)
         if version is not None:
             self._assumed[key] = version
+        if change is not None:
+            for hook in self.assumed_hooks:
+                hook(change)
         return change
 
     def get(self, key: ObjectKey) -> Entry[T] | None:

@@ -30,6 +30,7 @@ from dra_operator.controlplane._features import (
     Stage,
     release_flags,
 )
+from dra_operator.controlplane._nodes import create_ready_node, node_manifest
 from dra_operator.controlplane._pki import (
     CertifiedKey,
     issue_client_cert,
@@ -53,6 +54,7 @@ __all__ = [
     "Stage",
     "bind_cluster_roles",
     "cache_root",
+    "create_ready_node",
     "default_state_dir",
     "down",
     "find_binaries",
@@ -62,6 +64,7 @@ __all__ = [
     "minor_of",
     "new_ca",
     "new_sa_key",
+    "node_manifest",
     "read_state",
     "release_flags",
     "up",

@@ -60,18 +60,12 @@ def start_process(argv: Sequence[str], log_path: Path) -> int:
     return proc.pid
 
 
-def _reap(pid: int) -> None:
-    # A child of ours that exited stays a zombie (and "alive" to kill(0)) until waited for.
-    child = _CHILDREN.get(pid)
-    if child is not None and child.poll() is not None:
-        del _CHILDREN[pid]
-
-
-def _cmdline(pid: int) -> str:
+def _cmdline(pid: int) -> list[str]:
     try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
-        return ""
+        return []
+    return raw.decode(errors="replace").split("\0")
 
 
 def _is_zombie(pid: int) -> bool:
@@ -83,17 +77,25 @@ def _is_zombie(pid: int) -> bool:
 
 
 def is_running(pid: int, binary: str | None = None) -> bool:
-    """Whether `pid` is alive (and, when `binary` is given, still runs that binary)."""
-    _reap(pid)
+    """Whether `pid` is alive (and, when `binary` is given, still runs that binary).
+
+    A child of this interpreter is asked directly (which also reaps it). Any other pid must
+    exist, not be a zombie, and have `binary` as its program or, for scripts, as the
+    interpreter's first argument.
+    """
+    child = _CHILDREN.get(pid)
+    if child is not None:
+        if child.poll() is None:
+            return True
+        del _CHILDREN[pid]
+        return False
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
+    except (ProcessLookupError, PermissionError):
         return False
     if _is_zombie(pid):
         return False
-    return binary is None or _cmdline(pid).startswith(binary)
+    return binary is None or binary in _cmdline(pid)[:2]
 
 
 def stop_process(pid: int, binary: str | None = None, *, grace: float = 10.0) -> bool:

@@ -53,14 +53,18 @@ def load_cluster_roles(path: Path, kubectl: Path | None = None) -> list[dict[str
 
 
 async def bind_cluster_roles(admin: Client, roles: list[dict[str, Any]], user: str) -> None:
-    """Apply each ClusterRole and bind it to `user` with a ClusterRoleBinding of its name."""
+    """Apply each ClusterRole and bind it to `user`.
+
+    The binding is named `<role>:user:<user>`, so it never replaces deploy/'s own binding of
+    the same role to the operator's ServiceAccount when both are applied to one cluster.
+    """
     for role in roles:
         name = role["metadata"]["name"]
         await admin.apply(CLUSTER_ROLES, role, field_manager=_FIELD_MANAGER, force=True)
         binding = {
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "ClusterRoleBinding",
-            "metadata": {"name": name},
+            "metadata": {"name": f"{name}:user:{user}"},
             "roleRef": {
                 "apiGroup": "rbac.authorization.k8s.io",
                 "kind": "ClusterRole",

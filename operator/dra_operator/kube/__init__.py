@@ -12,6 +12,7 @@ from dra_operator.kube._config import (
     load_incluster_config,
     load_kubeconfig,
 )
+from dra_operator.kube._events import event_manifest, post_event
 from dra_operator.kube._resources import (
     CORE_EVENTS,
     EVENTS,
@@ -38,7 +39,9 @@ __all__ = [
     "PatchType",
     "Resource",
     "dra",
+    "event_manifest",
     "load_config",
     "load_incluster_config",
     "load_kubeconfig",
+    "post_event",
 ]

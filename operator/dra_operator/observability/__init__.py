@@ -13,6 +13,13 @@ from dra_operator.observability._health import (
     Health,
     Role,
 )
+from dra_operator.observability._labels import (
+    AllocationOutcome,
+    BlockingReason,
+    CELStats,
+    HookFailure,
+    RetryReason,
+)
 from dra_operator.observability._logging import (
     LOG_FORMATS,
     LOG_LEVELS,
@@ -22,15 +29,9 @@ from dra_operator.observability._logging import (
     get_logger,
     reconcile_scope,
 )
-from dra_operator.observability._metrics import (
-    CONTENT_TYPE,
-    AllocationOutcome,
-    CELStats,
-    HookFailure,
-    Metrics,
-    RetryReason,
-)
-from dra_operator.observability._server import ProbeServer, make_app
+from dra_operator.observability._metrics import CONTENT_TYPE, Metrics
+from dra_operator.observability._reconcile import ReconcileObserver, reconcile_observer
+from dra_operator.observability._server import Address, ProbeServer, make_app, parse_bind_address
 from dra_operator.observability._workqueue import QueueMetrics
 
 __all__ = [
@@ -39,7 +40,9 @@ __all__ = [
     "HEARTBEAT_INTERVAL",
     "LOG_FORMATS",
     "LOG_LEVELS",
+    "Address",
     "AllocationOutcome",
+    "BlockingReason",
     "CELStats",
     "Check",
     "ClaimSource",
@@ -50,6 +53,7 @@ __all__ = [
     "Metrics",
     "ProbeServer",
     "QueueMetrics",
+    "ReconcileObserver",
     "RetryReason",
     "Role",
     "claim_source",
@@ -57,5 +61,7 @@ __all__ = [
     "get_logger",
     "has_admin_access",
     "make_app",
+    "parse_bind_address",
+    "reconcile_observer",
     "reconcile_scope",
 ]

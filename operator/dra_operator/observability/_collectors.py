@@ -20,6 +20,7 @@ from prometheus_client.core import GaugeMetricFamily
 from dra_operator import names
 from dra_operator.model import ResourceClaim
 from dra_operator.observability._health import Health
+from dra_operator.observability._labels import bool_label
 from dra_operator.observability._logging import LogEvent, get_logger
 
 _log = get_logger(__name__)
@@ -54,10 +55,6 @@ def has_admin_access(claim: ResourceClaim) -> bool:
     )
 
 
-def _bool_label(value: bool) -> str:
-    return "true" if value else "false"
-
-
 class ResourceClaims:
     """`resourceclaim_controller_resource_claims{allocated,admin_access,source}`."""
 
@@ -76,8 +73,8 @@ class ResourceClaims:
             try:
                 tally = Counter(
                     (
-                        _bool_label(claim.status.allocation is not None),
-                        _bool_label(has_admin_access(claim)),
+                        bool_label(claim.status.allocation is not None),
+                        bool_label(has_admin_access(claim)),
                         claim_source(claim).value,
                     )
                     for claim in self.source()

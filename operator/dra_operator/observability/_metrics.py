@@ -2,12 +2,13 @@
 
 `Metrics` owns a `CollectorRegistry` of its own, never prometheus-client's global one, so tests
 and two operators in one process do not share counters. Callers never spell a metric or label
-name: each method says what happened (`claim_created`, `allocation_decided`, `api_conflict`) and
+name: each method says what happened (`claim_created`, `allocation_attempted`, `api_conflict`) and
 maps it to the metrics upstream dashboards know, or to ours under `dra_operator_`.
 
 Names, labels, types and buckets are upstream's where upstream has the metric (v1.36.4:
 kube-controller-manager's resourceclaim and device-taint-eviction controllers, client-go's
-workqueue). docs/metrics.md lists every metric; a unit test keeps it equal to the registry.
+workqueue). deploy/monitoring's alerts and dashboard are written against these names.
+docs/metrics.md lists every metric; a unit test keeps it equal to the registry.
 
 Not done here: deciding when something happened, timing it (callers pass seconds), or exposing
 the page (`_server`). prometheus-client's metrics are thread-safe; the work-queue recorders and
@@ -16,10 +17,8 @@ the scrape-time collectors are meant for the loop thread.
 
 from __future__ import annotations
 
-import enum
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import Final
 
 from prometheus_client import Counter, Histogram
@@ -30,6 +29,14 @@ from prometheus_client.registry import CollectorRegistry
 from dra_operator.model import ResourceClaim
 from dra_operator.observability._collectors import CacheSizes, LeaderStatus, ResourceClaims
 from dra_operator.observability._health import Health
+from dra_operator.observability._labels import (
+    AllocationOutcome,
+    BlockingReason,
+    CELStats,
+    HookFailure,
+    RetryReason,
+    bool_label,
+)
 from dra_operator.observability._workqueue import QueueMetrics, WorkQueues
 
 CONTENT_TYPE: Final = CONTENT_TYPE_PLAIN_0_0_4
@@ -49,47 +56,6 @@ BINDING_BUCKETS: Final = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 
 
 STEP_BUCKETS: Final = tuple(float(4**power) for power in range(13))
 """Search steps per decision, powers of four from 1 to about 16.8 million."""
-
-
-class AllocationOutcome(enum.Enum):
-    """How one allocation decision (a pod's claims, or one standalone claim) ended."""
-
-    ALLOCATED = "allocated"
-    UNSCHEDULABLE = "unschedulable"  # no node or device fits; `reason` says what blocked
-    ABORTED = "aborted"  # the search budget ran out
-    ERROR = "error"  # invalid input, e.g. a missing DeviceClass or a broken selector
-
-
-class RetryReason(enum.Enum):
-    """Why an API request was sent again."""
-
-    CONFLICT = "conflict"
-    TOO_MANY_REQUESTS = "too_many_requests"
-    SERVER_ERROR = "server_error"
-    CONNECTION = "connection"
-
-
-class HookFailure(enum.Enum):
-    """How a hook call failed."""
-
-    ERROR = "error"
-    TIMEOUT = "timeout"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CELStats:
-    """CEL work done since the last report: counts to add, never running totals."""
-
-    compilations: int = 0
-    compilation_errors: int = 0
-    evaluations: int = 0
-    evaluation_errors: int = 0
-    cache_hits: int = 0
-    cache_misses: int = 0
-
-
-def _bool_label(value: bool) -> str:
-    return "true" if value else "false"
 
 
 class _CacheHitRatio:
@@ -182,7 +148,8 @@ class Metrics:
         # ours
         self._attempts = Counter(
             "dra_operator_allocation_attempts_total",
-            "Allocation decisions, by outcome and, when not allocated, the blocking reason.",
+            "Allocation attempts (a claim set on a candidate node, or a standalone claim), by "
+            "outcome and, when not allocated, the blocking reason.",
             ("outcome", "reason"),
             registry=r,
         )
@@ -292,19 +259,25 @@ class Metrics:
     def claim_created(self, *, ok: bool, admin_access: bool) -> None:
         """A create request for a claim from a template returned (`ok`) or failed."""
         status = "success" if ok else "failure"
-        self._creates.labels(status=status, admin_access=_bool_label(admin_access)).inc()
+        self._creates.labels(status=status, admin_access=bool_label(admin_access)).inc()
 
     # -- scheduler -------------------------------------------------------------------------
 
-    def allocation_decided(
-        self, outcome: AllocationOutcome, *, seconds: float, steps: int, reason: str = ""
+    def allocation_attempted(
+        self,
+        outcome: AllocationOutcome,
+        *,
+        seconds: float,
+        steps: int,
+        reason: BlockingReason | None = None,
     ) -> None:
-        """One allocation decision; `reason` (unschedulable, aborted) is a short constant.
-
-        Use the allocator's rejection reason values (`taint`, `in-use`, `capacity`...) or
-        `constraints`, never free text: each value is a time series.
-        """
-        label = "" if outcome is AllocationOutcome.ALLOCATED else reason
+        """One attempt; `reason` is required unless allocated, and ignored when allocated."""
+        if outcome is AllocationOutcome.ALLOCATED:
+            label = ""
+        elif reason is None:
+            raise ValueError(f"metrics: a {outcome.value} attempt needs a blocking reason")
+        else:
+            label = reason.value
         self._attempts.labels(outcome=outcome.value, reason=label).inc()
         self._decision.labels(outcome=outcome.value).observe(seconds)
         self._steps.observe(steps)

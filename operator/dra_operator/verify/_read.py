@@ -13,7 +13,14 @@ from typing import TypeVar
 
 from dra_operator.errors import APINotFoundError, InvalidObjectError
 from dra_operator.kube import NODES, PODS, RESOURCE_GROUP, Client, JSONObject, Resource, dra
-from dra_operator.model import parse_node, parse_pod, parse_resource_claim, parse_resource_slice
+from dra_operator.model import (
+    DeviceClass,
+    parse_device_class,
+    parse_node,
+    parse_pod,
+    parse_resource_claim,
+    parse_resource_slice,
+)
 from dra_operator.verify._state import ClusterState
 
 __all__ = ["newest_version", "read_cluster"]
@@ -39,11 +46,14 @@ def newest_version(served: list[str]) -> str | None:
     return max(readable, key=rank) if readable else None
 
 
-async def read_cluster(api: Client, *, namespace: str | None = None) -> ClusterState:
+async def read_cluster(
+    api: Client, *, namespace: str | None = None, with_classes: bool = False
+) -> ClusterState:
     """A snapshot of claims, slices, pods and nodes; raises APIError or InvalidObjectError.
 
     With `namespace`, only that namespace's claims and pods are read (slices and nodes are
-    cluster-scoped and always read whole).
+    cluster-scoped and always read whole). `with_classes` adds the DeviceClasses, which the
+    checks do not need but `explain` (running the allocator on the snapshot) does.
     """
     version = newest_version(await api.served_versions(RESOURCE_GROUP))
     if version is None:
@@ -61,7 +71,12 @@ async def read_cluster(api: Client, *, namespace: str | None = None) -> ClusterS
         _list(api, PODS, parse_pod, namespace),
         _list(api, NODES, parse_node),
     )
-    return ClusterState(claims=claims, slices=slices, pods=pods, nodes=nodes)
+    classes: tuple[DeviceClass, ...] = ()
+    if with_classes:
+        classes = await _list(
+            api, dra("deviceclasses", version), lambda raw: parse_device_class(raw, version)
+        )
+    return ClusterState(claims=claims, slices=slices, pods=pods, nodes=nodes, classes=classes)
 
 
 async def _list(

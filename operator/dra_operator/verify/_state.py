@@ -10,19 +10,23 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from dra_operator.model import Node, Pod, ResourceClaim, ResourceSlice
+from dra_operator.model import DeviceClass, Node, Pod, ResourceClaim, ResourceSlice
 
 __all__ = ["ClusterState", "Code", "Severity", "Violation"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ClusterState:
-    """Every claim, slice, pod and node of the cluster, as one consistent-enough snapshot."""
+    """Every claim, slice, pod and node of the cluster, as one consistent-enough snapshot.
+
+    `classes` is read only on request (see `read_cluster`).
+    """
 
     claims: tuple[ResourceClaim, ...] = ()
     slices: tuple[ResourceSlice, ...] = ()
     pods: tuple[Pod, ...] = ()
     nodes: tuple[Node, ...] = ()
+    classes: tuple[DeviceClass, ...] = ()
 
 
 class Severity(enum.StrEnum):

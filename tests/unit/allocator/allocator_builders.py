@@ -1,9 +1,10 @@
 """Short builders for allocator scenarios, named after upstream's test helpers.
 
 Rows in the scenario tables stay one screen long: `claim("claim-0", request("req-0", "class-a"))`,
-`slice_with_devices("slice-1", NODE1, "pool-1", "driver-a", device("device-1"))`. A small fake
-selector evaluator understands the handful of CEL forms the tables use, until the real CEL
-engine is wired in; it raises the engine's error types for the error scenarios.
+`slice_with_devices("slice-1", NODE1, "pool-1", "driver-a", device("device-1"))`. Scenario
+rows run with the real CEL engine (`CELSelectors`); a small fake evaluator that understands the
+few CEL forms the generated scenarios use serves the property tests, where it is much faster
+and the engine is not what is being tested.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from dra_operator.allocator import Allocation, Features, Ledger, Node, allocate
+from dra_operator.allocator import Allocation, CELSelectors, Features, Ledger, Node, allocate
 from dra_operator.errors import AllocationInputError, CELCompileError, CELRuntimeError
 from dra_operator.model import (
     AllocationMode,
@@ -471,7 +472,7 @@ def run(
         slices=case.slices if slices is None else slices,
         node=case.node,
         features=case.features,
-        selectors=fake_selectors,
+        selectors=CELSelectors(case.features),
         ledger=case.ledger if case.ledger is not None else Ledger.from_claims(case.allocated),
         new_share_id=lambda: SHARE_ID,
     )

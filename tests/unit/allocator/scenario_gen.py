@@ -51,6 +51,8 @@ from allocator_builders import (
 
 from dra_operator.allocator import Features, Node
 from dra_operator.model import (
+    AttributeKind,
+    DeviceAttribute,
     DeviceCapacity,
     DeviceClass,
     DeviceRequest,
@@ -86,7 +88,23 @@ def _features(rng: random.Random) -> Features:
     )
 
 
-def _device(rng: random.Random, name: str, driver: str, *, shared: bool, counter: str | None):
+def _numa(rng: random.Random, lists: bool) -> object:
+    """A NUMA attribute; with DRAListTypeAttributes sometimes a list of nodes."""
+    if lists and rng.random() < 0.5:
+        values = tuple(sorted(rng.sample(range(3), rng.randint(1, 2))))
+        return DeviceAttribute(kind=AttributeKind.INTS, value=values)
+    return rng.randrange(3)
+
+
+def _device(
+    rng: random.Random,
+    name: str,
+    driver: str,
+    *,
+    shared: bool,
+    counter: str | None,
+    lists: bool = False,
+):
     capacity: dict[str, str | DeviceCapacity] = {"memory": rng.choice(["1Gi", "2Gi", "4Gi"])}
     if shared:
         capacity["slots"] = rng.choice(
@@ -96,7 +114,7 @@ def _device(rng: random.Random, name: str, driver: str, *, shared: bool, counter
         name,
         driver=driver,
         attributes={
-            "numa": rng.randrange(3),
+            "numa": _numa(rng, lists),
             "type": rng.choice(["X", "Y"]),
             "flag": rng.random() < 0.5,
             "driverVersion": version(rng.choice(["1.0.0", "2.0.0"])),
@@ -149,6 +167,7 @@ def _pools(rng: random.Random, features: Features) -> list[ResourceSlice]:
                         driver,
                         shared=rng.random() < 0.2,
                         counter="set-0" if counters and rng.random() < 0.7 else None,
+                        lists=features.list_type_attributes,
                     )
                     if placement == PER_DEVICE:
                         dev = _per_device(rng, dev)

@@ -437,7 +437,8 @@ ALL_MODE = [
             classes=[CLASS_A],
             slices=[one("slice-1")],
             error=(
-                "claim claim-0: selector #0: CEL compile error: ERROR: <input>:1:1: "
+                "claim claim-0: selector #0: CEL compile error: compilation failed: "
+                "ERROR: <input>:1:1: "
                 "undeclared reference to 'noSuchVar'"
             ),
         ),
@@ -759,7 +760,8 @@ LIMITS = [
             classes=[CLASS_A],
             slices=[one("slice-1")],
             error=(
-                "claim claim-0: selector #0: CEL compile error: ERROR: <input>:1:1: "
+                "claim claim-0: selector #0: CEL compile error: compilation failed: "
+                "ERROR: <input>:1:1: "
                 "undeclared reference to 'noSuchVar'"
             ),
         ),
@@ -771,7 +773,8 @@ LIMITS = [
             classes=[device_class("class-a", A, selectors=["noSuchVar"])],
             slices=[one("slice-1")],
             error=(
-                "class class-a: selector #1: CEL compile error: ERROR: <input>:1:1: "
+                "class class-a: selector #1: CEL compile error: compilation failed: "
+                "ERROR: <input>:1:1: "
                 "undeclared reference to 'noSuchVar'"
             ),
         ),

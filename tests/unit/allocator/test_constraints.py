@@ -6,6 +6,8 @@ matchAttribute, pairwise disjoint sets for distinctAttribute.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from allocator_builders import (
     NODE1,
@@ -339,7 +341,89 @@ SCENARIOS = [
 ]
 
 
-@pytest.mark.parametrize("case", SCENARIOS)
+LIST_FEATURES = Features(list_type_attributes=True, consumable_capacity=True)
+
+
+def _strings(*values: str) -> DeviceAttribute:
+    return DeviceAttribute(kind=AttributeKind.STRINGS, value=values)
+
+
+def _listed(count: int, constraint: DeviceConstraint, *values: object, features=LIST_FEATURES):  # type: ignore[no-untyped-def]
+    return Case(
+        claims=[claim("claim-0", request("req-0", "class-a", count), constraints=[constraint])],
+        classes=[CLASS_A],
+        features=features,
+        slices=[devices_with(*({"stringAttribute": v} for v in values))],
+    )
+
+
+LIST_SCENARIOS = [
+    pytest.param(
+        replace(
+            _listed(2, match(STRING), _strings("value1", "value2"), _strings("value2", "value3")),
+            expect=[
+                allocation(
+                    LOCAL,
+                    result("req-0", A, "pool-1", "device-1"),
+                    result("req-0", A, "pool-1", "device-2"),
+                )
+            ],
+        ),
+        id="list-attributes-match-constaint-list-of-string-values-with-common-elements",
+    ),
+    pytest.param(
+        _listed(
+            3,
+            match(STRING),
+            _strings("value1", "value2"),
+            _strings("value2", "value3"),
+            _strings("value3", "value1"),
+        ),
+        id="list-attributes-match-constaint-list-of-string-values-with-partially-common-elements",
+    ),
+    pytest.param(
+        _listed(2, match(STRING), "value1", _strings("value2", "value3")),
+        id="list-attributes-match-constaint-mixed-scalar-and-list-of-string-values-without-common-elements",
+    ),
+    pytest.param(
+        replace(
+            _listed(
+                2,
+                match(STRING),
+                _strings("value1", "value2"),
+                _strings("value2", "value3"),
+                features=Features(),
+            ),
+            error="unsupported attribute value",
+        ),
+        id="list-attributes-disabled-match-constraint-with-lists",
+    ),
+    pytest.param(
+        replace(
+            _listed(2, distinct(STRING), "value1", "value2"),
+            expect=[
+                allocation(
+                    LOCAL,
+                    result("req-0", A, "pool-1", "device-1"),
+                    result("req-0", A, "pool-1", "device-2"),
+                )
+            ],
+        ),
+        id="list-attributes-distinct-constraint-scalar-string-values-all-distinct",
+    ),
+    pytest.param(
+        _listed(
+            2,
+            distinct(STRING),
+            _strings("value1", "value2", "value3"),
+            _strings("value2", "value4", "value5"),
+        ),
+        id="list-attributes-distinct-constraint-list-of-string-values-with-common-elements",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", SCENARIOS + LIST_SCENARIOS)
 def test_scenario(case: Case) -> None:
     check(case)
 
@@ -359,6 +443,7 @@ LISTS = Features(list_type_attributes=True)
         pytest.param([_ints(1, 2), 2, _ints(2, 5)], True, id="scalar-in-list"),
         pytest.param([_ints(1, 2), _ints(2, 3), _ints(1)], False, id="intersection-shrinks"),
         pytest.param([_ints(1), "1"], False, id="type-mismatch"),
+        pytest.param([_ints()], False, id="empty-list"),
     ],
 )
 def test_list_typed_match_attribute_keeps_a_non_empty_intersection(values, fits: bool) -> None:
@@ -373,6 +458,8 @@ def test_list_typed_match_attribute_keeps_a_non_empty_intersection(values, fits:
         pytest.param([_ints(1, 2), _ints(3, 4)], True, id="disjoint"),
         pytest.param([_ints(1, 2), _ints(2, 4)], False, id="overlap"),
         pytest.param([3, _ints(1, 2)], True, id="scalar-and-list-disjoint"),
+        pytest.param([_ints(1), "1"], True, id="other-types-never-intersect"),
+        pytest.param([_ints(1), _ints()], False, id="empty-list-has-no-set"),
     ],
 )
 def test_list_typed_distinct_attribute_needs_disjoint_sets(values, fits: bool) -> None:

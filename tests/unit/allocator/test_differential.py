@@ -11,7 +11,9 @@ consumable capacity and binding conditions) searches pools in Go map order.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -107,7 +109,7 @@ def ours(
 
 
 @pytest.mark.parametrize("chunk", range(10))
-def test_agrees_with_upstream(oracle: Oracle, chunk: int) -> None:
+def test_agrees_with_upstream(oracle: Oracle, chunk: int, tmp_path: Path) -> None:
     per_chunk = SCENARIOS // 10
     disagreements = []
     for seed in range(chunk * per_chunk, (chunk + 1) * per_chunk):
@@ -137,4 +139,9 @@ def test_agrees_with_upstream(oracle: Oracle, chunk: int) -> None:
                     [render_allocation_result(r) for r in mine],
                 )
             )
-    assert not disagreements, disagreements[:3]
+    for seed, *_ in disagreements:
+        # the oracle request, replayable with `dra-oracle serve < file`
+        (tmp_path / f"scenario-{seed}.json").write_text(
+            json.dumps({"op": "allocate", **oracle_request(generate(seed))})
+        )
+    assert not disagreements, (str(tmp_path), disagreements[:3])

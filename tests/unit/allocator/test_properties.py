@@ -28,7 +28,7 @@ from dra_operator.allocator import (
     TopologyAffinity,
     allocate,
 )
-from dra_operator.allocator._search import Search
+from dra_operator.allocator._pruning import Lookahead
 from dra_operator.errors import AllocationInputError
 
 SEEDS = st.integers(min_value=0, max_value=10**9)
@@ -73,6 +73,7 @@ def _problems(s: Scenario, got: Allocation) -> list[str]:
             consumable_capacity=f.consumable_capacity,
             device_binding_and_status=f.device_binding_and_status,
             stable_tier=f.is_stable_tier,
+            list_type_attributes=f.list_type_attributes,
         ),
         evaluate=fake_selectors,
         results=got.results,
@@ -94,7 +95,7 @@ def test_pruning_never_changes_the_answer(seed: int, monkeypatch_module) -> None
     s = generate(seed)
     pruned = _run(s)
     with monkeypatch_module.context() as patch:
-        patch.setattr(Search, "_can_prune", lambda self: False)
+        patch.setattr(Lookahead, "can_prune", lambda self: False)
         plain = _run(s, budget=Budget(max_steps=20_000, timeout=None))
     if pruned is None or plain is None or (plain.explanation and plain.explanation.aborted):
         assert (pruned is None) == (plain is None) or plain is not None

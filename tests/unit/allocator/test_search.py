@@ -153,6 +153,38 @@ SCENARIOS = [
             claims=[
                 claim(
                     "claim-0",
+                    request("req-1", "class-a", 1, mem(8)),
+                    prioritized(
+                        "req-0",
+                        sub_request("subReq-0", "class-a", 1, mem(8)),
+                        sub_request("subReq-1", "class-a", 1, mem(4)),
+                    ),
+                )
+            ],
+            classes=[CLASS_A],
+            slices=[
+                slice_with_devices(
+                    "slice-1", NODE1, "pool-1", A, device("device-1", capacity={"memory": "8Gi"})
+                ),
+                slice_with_devices(
+                    "slice-2", NODE1, "pool-2", A, device("device-2", capacity={"memory": "4Gi"})
+                ),
+            ],
+            expect=[
+                allocation(
+                    LOCAL,
+                    result("req-1", A, "pool-1", "device-1"),
+                    result("req-0/subReq-1", A, "pool-2", "device-2"),
+                )
+            ],
+        ),
+        id="prioritized-list-multi-request",
+    ),
+    pytest.param(
+        Case(
+            claims=[
+                claim(
+                    "claim-0",
                     prioritized(
                         "req-0",
                         sub_request("subReq-0", "class-b", 500),

@@ -276,3 +276,20 @@ def test_explanation_names_the_untolerated_taint() -> None:
         "1 with untolerated taint taint-key=taint-value-2:NoExecute, "
         "1 with untolerated taint taint-key=taint-value:NoSchedule"
     )
+
+
+def test_explanation_counts_a_tainted_device_in_use_as_tainted() -> None:
+    """Taints come before "in use" in the explanation, the order of explain's funnel."""
+    case = Case(
+        claims=[claim("claim-1", request("req-0", "class-a"))],
+        classes=CLASSES,
+        slices=[slice_with_devices("s", NODE1, "pool-1", A, device("d", taints=[NO_SCHEDULE]))],
+        features=TAINTS,
+        ledger=Ledger(exclusive=frozenset({DeviceID(A, "pool-1", "d")})),
+    )
+    got = check(case)
+    assert got is not None and got.explanation is not None
+    assert got.explanation.lines()[1] == (
+        "claim claim-1, request req-0: 0/1 devices usable: "
+        "1 with untolerated taint taint-key=taint-value:NoSchedule"
+    )

@@ -130,3 +130,56 @@ def test_topology_affinity_needs_an_attribute(tmp_path: Path) -> None:
     code, out = _run(tmp_path, POD_WITH_TEMPLATE, "--policy", "TopologyAffinity")
     assert code == 1
     assert "needs an attribute" in out
+
+
+@pytest.mark.parametrize(
+    ("hooks", "device"),
+    [
+        pytest.param(["veto_by_name:VetoByName"], "gpu-1", id="veto-changes-the-device"),
+        pytest.param(["failing:Broken"], "gpu-0", id="failing-hook-contained"),
+    ],
+)
+def test_hooks_steer_the_allocation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hooks: list[str], device: str
+) -> None:
+    monkeypatch.syspath_prepend(str(EXAMPLES / "hooks"))
+    monkeypatch.setenv("DRA_OPERATOR_VETO_DEVICES", "gpu-0")
+    manifest = tmp_path / "claims.yaml"
+    manifest.write_text(POD_WITH_TEMPLATE)
+    args = [arg for hook in hooks for arg in ("--hook", hook)]
+    result = CliRunner().invoke(main, ["allocate", *BASE, "-f", str(manifest), "-o", "json", *args])
+    assert result.exit_code == 0, result.output
+    (claim,) = json.loads(result.stdout)["claims"]  # hook.failed logs go to stderr
+    assert (claim["node"], claim["allocation"]["devices"]["results"][0]["device"]) == (
+        "node-1",
+        device,
+    )
+
+
+def test_an_unloadable_hook_is_bad_input(tmp_path: Path) -> None:
+    code, out = _run(tmp_path, POD_WITH_TEMPLATE, "--hook", "no_such_module_here:x")
+    assert code == 1
+    assert "error: hook no_such_module_here:x: cannot import" in out
+
+
+def test_the_example_workloads_share_a_claim_and_explain_the_pod_that_does_not_fit() -> None:
+    """examples/workloads.yaml: a Namespace is skipped, the claim two pods share is allocated
+    once (both pods get the same device), and the third trainer is explained."""
+    args = ["allocate", *BASE, "-f", str(EXAMPLES / "workloads.yaml"), "-o", "json"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 3, result.output
+    claims = json.loads(result.output)["claims"]
+    shared = [c for c in claims if c["claim"] == "dra-demo/shared-gpu"]
+    assert [c["pod"] for c in shared] == ["dra-demo/inference-a", "dra-demo/inference-b"]
+    assert shared[0]["allocation"] == shared[1]["allocation"]
+    assert shared[0]["node"] == shared[1]["node"] == "node-2"
+    devices = [
+        r["device"]
+        for c in claims
+        if c["claim"] != "dra-demo/shared-gpu" and c["allocation"]
+        for r in c["allocation"]["devices"]["results"]
+    ]
+    assert sorted(devices) == ["gpu-0", "gpu-1"]
+    (unfit,) = [c for c in claims if not c["allocated"]]
+    assert unfit["pod"] == "dra-demo/trainer-2"
+    assert any("2 in use" in line for e in unfit["explanations"] for line in e["lines"])

@@ -179,6 +179,19 @@ def test_an_assumed_new_object_is_visible_at_once() -> None:
     assert colored(s, "red") == ["created"]
 
 
+def test_assumed_changes_reach_the_hooks_and_the_later_watch_event_changes_nothing() -> None:
+    s = store()
+    seen: list[Change[Thing]] = []
+    s.assumed_hooks.append(seen.append)
+    s.apply("ADDED", raw("a", "5", "red"))
+    s.assume(raw("a", "7", "blue"))
+    s.assume(raw("a", "6", "green"))  # older than what the store holds: no change, no hook
+    assert [(c.old and c.old.obj, c.new and c.new.obj) for c in seen] == [
+        (Thing("a", ("red",)), Thing("a", ("blue",)))
+    ]
+    assert s.apply("MODIFIED", raw("a", "7", "blue")) is None
+
+
 def test_recently_deleted_forgets_the_oldest_first() -> None:
     deleted = RecentlyDeleted(capacity=2)
     for uid in ("a", "b", "a", "c"):

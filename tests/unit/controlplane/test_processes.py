@@ -1,14 +1,15 @@
 """Starting and stopping processes by pid, and the state file that records them.
 
-Covers: a started process runs detached and logs to its file; stop_process ends it and
-reports whether it ran; a pid whose command line is not the recorded binary is left alone
-(a recycled pid); a stopped pid is not "running" (the zombie is reaped); the log tail;
+Covers: a started process runs detached; stop_process ends it and reports whether it ran;
+a foreign pid (read back from state.json) whose command line is not the recorded binary is
+left alone (a recycled pid), and an exited one is not "running" even as a zombie; the log tail;
 state.json round-trips, and `down` on an empty directory stops nothing.
 """
 
 from __future__ import annotations
 
-import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from dra_operator.controlplane import Component, ControlPlaneState, down, read_state
@@ -21,18 +22,31 @@ from dra_operator.controlplane._processes import (
     stop_process,
 )
 
-SLEEP = shutil.which("sleep") or "/bin/sleep"
+SLEEP = sys.executable
+SLEEPER = [SLEEP, "-c", "import time; time.sleep(300)  # dra-operator process test"]
 
 
-def test_start_and_stop_by_pid(tmp_path: Path) -> None:
-    pid = start_process([SLEEP, "300"], tmp_path / "logs" / "sleep.log")
+def test_start_and_stop_a_child_by_pid(tmp_path: Path) -> None:
+    pid = start_process(SLEEPER, tmp_path / "logs" / "sleep.log")
     assert is_running(pid, SLEEP)
-    assert not is_running(pid, "/usr/bin/not-sleep")
-    assert not stop_process(pid, "/usr/bin/not-sleep")
-    assert is_running(pid)
     assert stop_process(pid, SLEEP, grace=10)
     assert not is_running(pid)
     assert not stop_process(pid, SLEEP)
+
+
+def test_a_foreign_pid_is_checked_by_command_line() -> None:
+    # As after a restart of the CLI: the pid comes from state.json, not from our children.
+    proc = subprocess.Popen(SLEEPER)
+    try:
+        assert is_running(proc.pid, SLEEP)
+        assert not is_running(proc.pid, "/usr/bin/not-sleep")
+        assert not stop_process(proc.pid, "/usr/bin/not-sleep")
+        assert proc.poll() is None
+        assert stop_process(proc.pid, SLEEP, grace=10)
+        assert not is_running(proc.pid, SLEEP)
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
 
 
 def test_log_tail(tmp_path: Path) -> None:
@@ -47,7 +61,7 @@ def test_probe_of_a_closed_port_fails() -> None:
 
 
 def test_state_round_trip_and_down(tmp_path: Path) -> None:
-    pid = start_process([SLEEP, "300"], tmp_path / "logs" / "sleep.log")
+    pid = start_process(SLEEPER, tmp_path / "logs" / "sleep.log")
     component = Component(name="sleeper", pid=pid, binary=SLEEP, log=str(tmp_path / "x.log"))
     state = ControlPlaneState(
         state_dir=tmp_path, version="v1.36.4", server="https://127.0.0.1:1", components=(component,)

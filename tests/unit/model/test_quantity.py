@@ -10,7 +10,7 @@ import pickle
 from fractions import Fraction
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from dra_operator.errors import InvalidObjectError
@@ -293,6 +293,9 @@ _texts = st.builds(
 @given(_texts)
 def test_parse_of_str_is_the_same_quantity(text: str) -> None:
     q = Quantity.parse(text)
+    # From 10^21 on, a DecimalSI value's canonical exponent passes 18 and upstream drops the
+    # suffix (``1000E`` renders ``1``, pinned above), so the round trip is not defined there.
+    assume(q.format is not QuantityFormat.DECIMAL_SI or abs(q.value) < 10**21)
     again = Quantity.parse(str(q))
     assert again == q
     assert str(again) == str(q)
@@ -307,4 +310,15 @@ def test_canonical_form_is_idempotent(value: Fraction, fmt: QuantityFormat) -> N
     q = Quantity(value, fmt)
     again = Quantity.parse(str(q))
     assert again == q
-    assert again.canonical() == q.canonical() == str(again)
+    # The text is stable from the first re-parse on, not before: a BinarySI value that is no
+    # multiple of 1024 renders without a suffix ("5000") and parses back as DecimalSI ("5k"),
+    # exactly as apimachinery does.
+    assert Quantity.parse(str(again)).canonical() == again.canonical() == str(again)
+    if fmt is not QuantityFormat.BINARY_SI:
+        assert again.canonical() == q.canonical()
+
+
+def test_binary_value_without_binary_suffix_reparses_as_decimal() -> None:
+    q = Quantity(5000, QuantityFormat.BINARY_SI)
+    assert str(q) == "5000"
+    assert str(Quantity.parse(str(q))) == "5k"

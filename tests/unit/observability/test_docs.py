@@ -47,7 +47,7 @@ def exercised() -> Metrics:
     queue.done("k")
     queue.retried()
     metrics.claim_created(ok=True, admin_access=False)
-    metrics.allocation_decided(AllocationOutcome.ALLOCATED, seconds=0.001, steps=1)
+    metrics.allocation_attempted(AllocationOutcome.ALLOCATED, seconds=0.001, steps=1)
     metrics.pod_bound(seconds_since_creation=1.0)
     metrics.pod_evicted(seconds_after_due=1.0)
     metrics.api_conflict("Pod")

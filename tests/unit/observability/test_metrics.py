@@ -1,8 +1,9 @@
 """The Metrics facade.
 
 Covers: each typed call lands in the upstream-named or `dra_operator_` series with the right
-labels; upstream's buckets; registries of two operators stay apart; no `_created` series; the
-scrape-time gauges (leader status, cache sizes, CEL hit ratio) and a failing source.
+labels; a failed attempt needs a reason; upstream's buckets; registries of two operators stay
+apart; no `_created` series; the scrape-time gauges (leader status, cache sizes, CEL hit ratio)
+and a failing source.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from tests.unit.observability.scrape import scrape, value
 
 from dra_operator.observability import (
     AllocationOutcome,
+    BlockingReason,
     CELStats,
     Health,
     HookFailure,
@@ -44,23 +46,28 @@ from dra_operator.observability import (
             id="pod-evicted",
         ),
         pytest.param(
-            lambda m: m.allocation_decided(
-                AllocationOutcome.UNSCHEDULABLE, seconds=0.01, steps=5, reason="taint"
+            lambda m: m.allocation_attempted(
+                AllocationOutcome.UNSCHEDULABLE, seconds=0.01, steps=5, reason=BlockingReason.TAINT
             ),
             "dra_operator_allocation_attempts_total",
             {"outcome": "unschedulable", "reason": "taint"},
             id="unschedulable-with-reason",
         ),
         pytest.param(
-            lambda m: m.allocation_decided(
-                AllocationOutcome.ALLOCATED, seconds=0.01, steps=5, reason="ignored"
+            lambda m: m.allocation_attempted(
+                AllocationOutcome.ALLOCATED, seconds=0.01, steps=5, reason=BlockingReason.TAINT
             ),
             "dra_operator_allocation_attempts_total",
             {"outcome": "allocated", "reason": ""},
             id="allocated-drops-the-reason",
         ),
         pytest.param(
-            lambda m: m.allocation_decided(AllocationOutcome.ABORTED, seconds=2.0, steps=10**6),
+            lambda m: m.allocation_attempted(
+                AllocationOutcome.ABORTED,
+                seconds=2.0,
+                steps=10**6,
+                reason=BlockingReason.SEARCH_BUDGET,
+            ),
             "dra_operator_allocation_duration_seconds_count",
             {"outcome": "aborted"},
             id="decision-latency-by-outcome",
@@ -109,16 +116,26 @@ def test_each_call_counts_once_in_its_series(call, series, labels) -> None:
     assert value(metrics, series, **labels) == 1.0
 
 
-def test_allocation_decided_observes_latency_and_steps() -> None:
+def test_allocation_attempted_observes_latency_and_steps() -> None:
     metrics = Metrics()
-    metrics.allocation_decided(AllocationOutcome.ALLOCATED, seconds=0.003, steps=17)
-    metrics.allocation_decided(AllocationOutcome.ALLOCATED, seconds=0.001, steps=3)
+    metrics.allocation_attempted(AllocationOutcome.ALLOCATED, seconds=0.003, steps=17)
+    metrics.allocation_attempted(AllocationOutcome.ALLOCATED, seconds=0.001, steps=3)
     page = scrape(metrics)
     assert page[("dra_operator_allocation_duration_seconds_sum", (("outcome", "allocated"),))] == (
         pytest.approx(0.004)
     )
     assert page[("dra_operator_allocation_search_steps_sum", ())] == 20.0
     assert page[("dra_operator_allocation_search_steps_bucket", (("le", "4.0"),))] == 1.0
+
+
+@pytest.mark.parametrize(
+    "outcome",
+    [AllocationOutcome.UNSCHEDULABLE, AllocationOutcome.ABORTED, AllocationOutcome.ERROR],
+    ids=lambda outcome: outcome.value,
+)
+def test_an_attempt_that_did_not_allocate_needs_a_reason(outcome: AllocationOutcome) -> None:
+    with pytest.raises(ValueError, match=f"a {outcome.value} attempt needs a blocking reason"):
+        Metrics().allocation_attempted(outcome, seconds=0.1, steps=1)
 
 
 def test_pod_evicted_observes_upstreams_buckets() -> None:

@@ -12,6 +12,7 @@ from dra_operator.controllers.claims._events import (
     keys_for_pod,
     keys_for_template,
 )
+from dra_operator.controllers.claims._kube import KubeClaimsWriter
 from dra_operator.controllers.claims._reconcile import ClaimsReconciler, ClaimsWriter, StoreView
 from dra_operator.controllers.claims._resolve import (
     MAX_GENERATE_NAME,
@@ -62,6 +63,7 @@ __all__ = [
     "CreatedFor",
     "DeleteClaim",
     "Event",
+    "KubeClaimsWriter",
     "NeedPods",
     "Plan",
     "PodsByClaim",

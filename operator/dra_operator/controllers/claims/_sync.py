@@ -295,7 +295,11 @@ def sync_claim(
         owner = owning_pod(claim)
         if owner is not None:
             pod = view.pod(meta.namespace, owner.name)
-            # Not in the cache: leave it to the garbage collector rather than ask the server.
-            if pod is not None and (pod.metadata.uid != owner.uid or is_pod_done(pod)):
+            # A pod the watch showed deleted is certainly gone: delete its claim as the garbage
+            # collector would (a bare control plane has none; with one, the UID precondition
+            # makes the second delete harmless). Merely not in the cache: leave it to the
+            # garbage collector rather than ask the server.
+            gone = pod is None and view.pod_was_deleted(owner.uid)
+            if gone or (pod is not None and (pod.metadata.uid != owner.uid or is_pod_done(pod))):
                 writes.append(DeleteClaim(claim=key, uid=meta.uid))
     return Plan(writes=tuple(writes))

@@ -432,7 +432,7 @@ def prune(
         ),
         pytest.param(
             View(deleted={POD_UID}),
-            RESERVED_STRUCTURED,
+            claim(allocated=True, reserved_for=[POD_WITH_RESOURCE], finalizer=True, owned_by=None),
             None,
             Plan(
                 writes=(
@@ -441,6 +441,26 @@ def prune(
                 )
             ),
             id="known-deleted-pod-needs-no-api-check",
+        ),
+        pytest.param(
+            View(deleted={POD_UID}),
+            RESERVED_STRUCTURED,
+            None,
+            Plan(
+                writes=(
+                    prune(deallocate=True),
+                    RemoveFinalizer(claim=CLAIM_KEY, resource_version=None),
+                    DeleteClaim(claim=CLAIM_KEY, uid=TEST_CLAIM.metadata.uid),
+                )
+            ),
+            id="claim-of-a-pod-seen-deleted-is-deleted-without-garbage-collector",
+        ),
+        pytest.param(
+            View(),
+            claim(finalizer=False),
+            None,
+            Plan(),
+            id="owner-not-in-cache-is-left-to-the-garbage-collector",
         ),
         pytest.param(
             View(pods=[pod(uid="new-uid", template_claims=[POD_CLAIM])]),

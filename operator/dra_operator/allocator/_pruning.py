@@ -1,0 +1,213 @@
+"""Sound pruning for the search: prove a branch cannot succeed, with bitmasks.
+
+A bit per candidate index: `taken` (picked, non-shared, in this attempt), each request's
+`eligible` devices (could ever serve it in this call: selectors, not held by the ledger,
+taints, capacity against the ledger), the devices an `All` request must take, and candidates
+grouped by attribute value for `matchAttribute`. A branch is doomed when the current request
+has fewer candidates left from its start position than it still needs (within the fixed
+value of a matchAttribute constraint, when one applies), or when a later request (or every
+alternative of a prioritized list) could not be served by the devices not yet taken. Devices
+are only taken deeper in a branch, so a doomed branch stays doomed: cutting it never changes
+which solution the search finds first.
+
+Pruning must also never hide a fatal error upstream would raise by *reaching* a device (a
+selector that fails to evaluate, an `All` device a claim constraint refuses), so it stays off
+when any request could meet one (`can_prune`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from dra_operator.allocator._capacity import fits_capacity, qualify
+from dra_operator.allocator._constraints import MatchAttribute, lookup_attribute
+from dra_operator.allocator._features import Features
+from dra_operator.allocator._inputs import Ledger
+from dra_operator.allocator._prepare import Prepared
+from dra_operator.allocator._requests import (
+    Candidate,
+    Eligibility,
+    Rejection,
+    RequestData,
+    RequestKey,
+    SelectorFailure,
+)
+from dra_operator.allocator._taints import blocking_taint
+from dra_operator.model import ResourceClaim
+
+# A later request's alternatives (one, or one per subrequest).
+_Future = list[list[RequestData]]
+
+
+class Lookahead:
+    """Per-call pruning state; all masks are computed lazily and kept for the call."""
+
+    def __init__(
+        self,
+        *,
+        claims: Sequence[ResourceClaim],
+        prepared: Prepared,
+        candidates: Sequence[Candidate],
+        features: Features,
+        ledger: Ledger,
+        eligibility: Eligibility,
+        exclusive: list[bool],
+        order: Callable[[RequestData], tuple[Sequence[Candidate], bool]],
+    ) -> None:
+        self.claims = claims
+        self.prepared = prepared
+        self.candidates = candidates
+        self.features = features
+        self.ledger = ledger
+        self.eligibility = eligibility
+        self._exclusive = exclusive
+        self._order_of = order
+        self._eligible: dict[RequestKey, int] = {}
+        self._all_masks: dict[RequestKey, list[int]] = {}
+        self._groups: dict[str, dict[object, int]] = {}
+        self._suffixes: dict[RequestKey, list[int]] = {}
+        self._futures: dict[tuple[int, int], _Future] = {}
+        self._prunable: bool | None = None
+
+    def can_prune(self) -> bool:
+        """Whether cutting branches can never hide a fatal error upstream would raise.
+
+        Upstream raises when its search *reaches* a device whose selector fails to evaluate,
+        or an `All` device a claim constraint refuses; a pruned branch might have been the one
+        to reach it. So pruning is off when any request has such a device or such a request
+        exists. Decided once, on the first hard step (it evaluates every selector).
+        """
+        if self._prunable is None:
+            self._prunable = not any(
+                self._has_selector_failures(data) or self._is_constrained_all(data)
+                for data in self.prepared.requests.values()
+            )
+        return self._prunable
+
+    def _has_selector_failures(self, data: RequestData) -> bool:
+        peek = self.eligibility.peek
+        return any(isinstance(peek(data, c), SelectorFailure) for c in self.candidates)
+
+    def _is_constrained_all(self, data: RequestData) -> bool:
+        if not data.all_devices:
+            return False
+        base, sub = (data.parent, data.name) if data.parent else (data.name, "")
+        return any(con.applies_to(base, sub) for con in self.prepared.constraints[data.key[0]])
+
+    def is_doomed(self, c: int, r: int, data: RequestData, d: int, start: int, taken: int) -> bool:
+        """Whether this branch cannot succeed, whatever the later choices (sound, not complete)."""
+        if not data.all_devices:
+            mask = self._eligible_mask(data)
+            if not data.admin_access:
+                mask &= ~taken
+            mask = self.within_fixed_values(c, data, mask)
+            if (mask & self._suffix(data, start)).bit_count() < data.num_devices - d:
+                return True
+        elif not data.admin_access and self._all_mask(data, d) & taken:
+            return True
+        for alternatives in self._future(c, r):
+            if not any(self._could_serve(c, alt, taken) for alt in alternatives):
+                return True
+        return False
+
+    def _could_serve(self, c: int, data: RequestData, taken: int) -> bool:
+        if data.admin_access:
+            return True
+        if data.all_devices:
+            return bool(data.devices) and not self._all_mask(data, 0) & taken
+        mask = self._eligible_mask(data) & ~taken
+        if data.key[0] == c:
+            mask = self.within_fixed_values(c, data, mask)
+        return mask.bit_count() >= data.num_devices
+
+    def within_fixed_values(self, c: int, data: RequestData, mask: int) -> int:
+        base, sub = (data.parent, data.name) if data.parent else (data.name, "")
+        for constraint in self.prepared.constraints[c]:
+            if isinstance(constraint, MatchAttribute) and constraint.applies_to(base, sub):
+                fixed = constraint.fixed_value()
+                if fixed is not None:
+                    groups = self._value_groups(constraint.attribute)
+                    mask &= groups.get((fixed.kind, fixed.value), 0)
+        return mask
+
+    def _future(self, c: int, r: int) -> _Future:
+        """Plain later requests (this claim's after `r`, then every later claim's)."""
+        found = self._futures.get((c, r))
+        if found is None:
+            found = []
+            for claim in range(c, len(self.claims)):
+                first = r + 1 if claim == c else 0
+                for request in range(first, len(self.claims[claim].spec.requests)):
+                    count = self.prepared.subrequests[(claim, request)]
+                    keys = [(claim, request, sub) for sub in range(count or 1)]
+                    found.append([self.prepared.requests[key] for key in keys])
+            self._futures[(c, r)] = found
+        return found
+
+    def _eligible_mask(self, data: RequestData) -> int:
+        """Candidates that could ever serve `data` in this call, ignoring this attempt's picks."""
+        found = self._eligible.get(data.key)
+        if found is not None:
+            return found
+        found = 0
+        features, ledger = self.features, self.ledger
+        for candidate in self.candidates:
+            device = candidate.device
+            if not data.admin_access and self._exclusive[candidate.index]:
+                continue
+            if isinstance(self.eligibility.peek(data, candidate), Rejection):
+                continue
+            if not features.partitionable_devices and device.consumes_counters:
+                continue
+            if features.device_taints and blocking_taint(device, data.tolerations):
+                continue
+            if features.consumable_capacity and not fits_capacity(
+                ledger.consumed_capacity.get(candidate.id),
+                qualify(data.capacity, candidate.id.driver),
+                device.capacity,
+                None,
+            ):
+                continue
+            found |= 1 << candidate.index
+        self._eligible[data.key] = found
+        return found
+
+    def _all_mask(self, data: RequestData, d: int) -> int:
+        """The non-shared devices an `All` request still has to take, from its `d`-th on."""
+        found = self._all_masks.get(data.key)
+        if found is None:
+            found = [0] * (len(data.devices) + 1)
+            shared_ok = self.features.consumable_capacity
+            for position in range(len(data.devices) - 1, -1, -1):
+                candidate = data.devices[position]
+                bit = 0
+                if not (shared_ok and candidate.device.allow_multiple_allocations):
+                    bit = 1 << candidate.index
+                found[position] = found[position + 1] | bit
+            self._all_masks[data.key] = found
+        return found[d]
+
+    def _suffix(self, data: RequestData, start: int) -> int:
+        """Candidates at or after `start` in the request's order, as a mask of indices."""
+        order, identity = self._order_of(data)
+        if identity:
+            return ~((1 << start) - 1)
+        suffixes = self._suffixes.get(data.key)
+        if suffixes is None:
+            suffixes = [0] * (len(order) + 1)
+            for position in range(len(order) - 1, -1, -1):
+                suffixes[position] = suffixes[position + 1] | (1 << order[position].index)
+            self._suffixes[data.key] = suffixes
+        return suffixes[min(start, len(order))]
+
+    def _value_groups(self, name: str) -> dict[object, int]:
+        found = self._groups.get(name)
+        if found is None:
+            found = {}
+            for candidate in self.candidates:
+                attribute = lookup_attribute(candidate.device, candidate.id.driver, name)
+                if attribute is not None:
+                    key = (attribute.kind, attribute.value)
+                    found[key] = found.get(key, 0) | (1 << candidate.index)
+            self._groups[name] = found
+        return found

@@ -1,0 +1,173 @@
+"""Every store the controllers read, fed by the watch handlers, and whether they are synced.
+
+One `Store` per watched kind, the allocated-devices ledger and the deleted-pod UIDs, kept
+together because one event touches several of them (a claim event moves the ledger; a pod
+deletion is remembered). Every replica keeps these warm, leader or not (rule 7).
+
+An object that does not parse keeps its last good version (see `Store.apply`) and is reported
+once per resourceVersion through `on_invalid`; the operator never stops over it.
+
+"Synced" is client-go's `WaitForCacheSync`: every object a LIST returned at start-up has reached
+its store. Objects deleted between that LIST and the watch's own never arrive, so a kind still
+missing objects after a while is listed again and compared with the fresh list.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from dra_operator import errors, model
+from dra_operator.cluster import (
+    CLAIM_INDEXERS,
+    DELETED,
+    POD_INDEXERS,
+    SLICE_INDEXERS,
+    Change,
+    DeviceLedger,
+    ObjectKey,
+    RecentlyDeleted,
+    Store,
+)
+
+
+class Kind(enum.StrEnum):
+    """The watched kinds, by their plural resource name."""
+
+    PODS = "pods"
+    NODES = "nodes"
+    CLAIMS = "resourceclaims"
+    TEMPLATES = "resourceclaimtemplates"
+    CLASSES = "deviceclasses"
+    SLICES = "resourceslices"
+    TAINT_RULES = "devicetaintrules"
+
+
+CORE_KINDS: Final = frozenset({Kind.PODS, Kind.NODES})
+
+InvalidHook = Callable[[Kind, Mapping[str, Any], errors.InvalidObjectError], None]
+
+_RESYNC_AFTER: Final = 5.0  # seconds before a kind still missing listed objects is re-listed
+
+
+class Caches:
+    """The stores of one operator; `versions` names the served version of each DRA kind."""
+
+    def __init__(
+        self,
+        versions: Mapping[str, str],
+        *,
+        consumable_capacity: bool = True,
+        on_invalid: InvalidHook | None = None,
+    ) -> None:
+        def dra(parse: Callable[[Mapping[str, Any], str], Any], kind: Kind) -> Any:
+            version = versions[kind]
+            return lambda raw: parse(raw, version)
+
+        self.pods: Store[model.Pod] = Store("Pod", model.parse_pod, POD_INDEXERS)
+        self.nodes: Store[model.Node] = Store("Node", model.parse_node)
+        self.claims: Store[model.ResourceClaim] = Store(
+            "ResourceClaim", dra(model.parse_resource_claim, Kind.CLAIMS), CLAIM_INDEXERS
+        )
+        self.templates: Store[model.ResourceClaimTemplate] = Store(
+            "ResourceClaimTemplate", dra(model.parse_resource_claim_template, Kind.TEMPLATES)
+        )
+        self.classes: Store[model.DeviceClass] = Store(
+            "DeviceClass", dra(model.parse_device_class, Kind.CLASSES)
+        )
+        self.slices: Store[model.ResourceSlice] = Store(
+            "ResourceSlice", dra(model.parse_resource_slice, Kind.SLICES), SLICE_INDEXERS
+        )
+        self.stores: dict[Kind, Store[Any]] = {
+            Kind.PODS: self.pods,
+            Kind.NODES: self.nodes,
+            Kind.CLAIMS: self.claims,
+            Kind.TEMPLATES: self.templates,
+            Kind.CLASSES: self.classes,
+            Kind.SLICES: self.slices,
+        }
+        self.taint_rules: Store[model.DeviceTaintRule] | None = None
+        if Kind.TAINT_RULES in versions:
+            self.taint_rules = Store(
+                "DeviceTaintRule", dra(model.parse_device_taint_rule, Kind.TAINT_RULES)
+            )
+            self.stores[Kind.TAINT_RULES] = self.taint_rules
+        self.ledger = DeviceLedger(consumable_capacity=consumable_capacity)
+        self.deleted_pods = RecentlyDeleted()
+        self._on_invalid = on_invalid
+        self._reported: set[tuple[Kind, ObjectKey, str]] = set()
+        self._pending: dict[Kind, set[ObjectKey]] = {}
+        self._changed = asyncio.Event()
+
+    @property
+    def kinds(self) -> list[Kind]:
+        return list(self.stores)
+
+    def apply(
+        self, kind: Kind, event_type: str | None, raw: Mapping[str, Any]
+    ) -> Change[Any] | None:
+        """Record one watch event; None when it changes nothing or does not parse."""
+        key = ObjectKey.of(raw)
+        pending = self._pending.get(kind)
+        if pending is not None and key in pending:
+            pending.discard(key)
+            self._changed.set()
+        try:
+            change = self.stores[kind].apply(event_type, raw)
+        except errors.InvalidObjectError as exc:
+            self._report(kind, key, raw, exc)
+            return None
+        if change is None:
+            return None
+        if kind is Kind.CLAIMS:
+            self.ledger.observe(change)
+        elif kind is Kind.PODS and change.new is None and event_type == DELETED:
+            uid = change.old.obj.metadata.uid if change.old else ""
+            if uid:
+                self.deleted_pods.add(uid)
+        return change
+
+    def _report(
+        self, kind: Kind, key: ObjectKey, raw: Mapping[str, Any], exc: errors.InvalidObjectError
+    ) -> None:
+        version = str((raw.get("metadata") or {}).get("resourceVersion") or "")
+        if (kind, key, version) in self._reported:
+            return
+        self._reported.add((kind, key, version))
+        if self._on_invalid is not None:
+            self._on_invalid(kind, raw, exc)
+
+    # -- synced -------------------------------------------------------------------------------
+
+    def expect(self, kind: Kind, listed: list[Mapping[str, Any]]) -> None:
+        """Objects a LIST returned: the kind is synced once each has reached its store."""
+        store = self.stores[kind]
+        keys = {ObjectKey.of(raw) for raw in listed}
+        self._pending[kind] = {key for key in keys if store.get(key) is None}
+        self._changed.set()
+
+    def missing(self, kind: Kind) -> int:
+        """How many listed objects have not arrived yet (0 once synced)."""
+        pending = self._pending.get(kind)
+        if pending is None:
+            return -1
+        # An object whose parse failed is not in the store but has arrived: count it synced.
+        return len(pending)
+
+    def synced(self) -> bool:
+        return all(self.missing(kind) == 0 for kind in self.stores)
+
+    async def wait_synced(self, lister: Callable[[Kind], Any]) -> None:
+        """List every kind (`await lister(kind)` → its items), then wait until all arrived."""
+        for kind in self.stores:
+            self.expect(kind, await lister(kind))
+        while not self.synced():
+            self._changed.clear()
+            try:
+                await asyncio.wait_for(self._changed.wait(), _RESYNC_AFTER)
+            except TimeoutError:
+                for kind in self.stores:
+                    if self.missing(kind) != 0:
+                        self.expect(kind, await lister(kind))

@@ -1,0 +1,101 @@
+"""What the API server serves: the resource.k8s.io version of each DRA kind, and its release.
+
+The operator speaks the newest version the server serves for each kind (a 1.35 server serves
+claims in v1 but DeviceTaintRules only in v1alpha3) and switches the allocator's behaviours as
+that release's kube-scheduler does by default (`allocator.Features.for_kubernetes`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Final
+
+from dra_operator import errors, kube
+from dra_operator.allocator import Features
+
+DRA_KINDS: Final = (
+    "resourceclaims",
+    "resourceclaimtemplates",
+    "deviceclasses",
+    "resourceslices",
+    "devicetaintrules",
+)
+REQUIRED_KINDS: Final = frozenset(DRA_KINDS) - {"devicetaintrules"}
+
+# Newest first: the order in which a version is preferred when several serve a kind.
+_VERSION_ORDER: Final = ("v1", "v1beta2", "v1beta1", "v1alpha3")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ServerInfo:
+    """The served version of each DRA kind (absent: not served) and the server's release."""
+
+    git_version: str
+    minor: int
+    versions: Mapping[str, str]
+    features: Features
+
+    def resource(self, plural: str) -> kube.Resource:
+        return kube.dra(plural, self.versions[plural])
+
+    def serves(self, plural: str) -> bool:
+        return plural in self.versions
+
+
+def newest_versions(served: Mapping[str, list[str]]) -> dict[str, str]:
+    """For each kind, the newest of the versions serving it (`served`: version -> plurals)."""
+    chosen: dict[str, str] = {}
+    for version in _VERSION_ORDER:
+        for plural in served.get(version, ()):
+            chosen.setdefault(plural, version)
+    return chosen
+
+
+def release_minor(version_doc: Mapping[str, object]) -> tuple[str, int]:
+    """`gitVersion` and the minor from /version (`minor` may read "36+" on managed clusters)."""
+    git_version = str(version_doc.get("gitVersion") or "")
+    minor_text = str(version_doc.get("minor") or "").rstrip("+")
+    if not minor_text.isdigit():
+        parts = git_version.removeprefix("v").split(".")
+        minor_text = parts[1] if len(parts) > 1 else ""
+    if not minor_text.isdigit():
+        raise errors.DRAOperatorError(f"server version {git_version!r}: no minor version")
+    return git_version, int(minor_text)
+
+
+def features_for(minor: int) -> Features:
+    """The allocator features of that release; a release newer than we know gets our newest."""
+    try:
+        return Features.for_kubernetes(f"1.{minor}")
+    except errors.AllocationInputError:
+        if minor > 36:
+            return Features.for_kubernetes("1.37")
+        raise
+
+
+async def discover(api: kube.Client) -> ServerInfo:
+    """Ask the server; fails when it serves no usable version of a kind the operator needs."""
+    git_version, minor = release_minor(await api.server_version())
+    served: dict[str, list[str]] = {}
+    for version in await api.served_versions(kube.RESOURCE_GROUP):
+        if version not in _VERSION_ORDER:
+            continue
+        resources = await api.api_resources(kube.RESOURCE_GROUP, version)
+        served[version] = [r["name"] for r in resources if "/" not in r["name"]]
+    versions = {k: v for k, v in newest_versions(served).items() if k in DRA_KINDS}
+    missing = sorted(REQUIRED_KINDS - versions.keys())
+    if missing:
+        raise errors.DRAOperatorError(
+            f"server {git_version}: {kube.RESOURCE_GROUP} does not serve {', '.join(missing)}"
+        )
+    return ServerInfo(git_version, minor, versions, features_for(minor))
+
+
+async def upstream_controllers_running(api: kube.Client, namespace: str, name: str) -> bool:
+    """Whether kube-controller-manager's leader Lease exists (someone runs it)."""
+    try:
+        await api.get(kube.LEASES, name, namespace=namespace)
+    except errors.APINotFoundError:
+        return False
+    return True

@@ -1,0 +1,182 @@
+"""kopf as the watch layer only: event handlers that feed `Operator.handle` (rule 5).
+
+Nothing here writes to the watched objects. kopf writes only for change-detecting handlers
+(create/update/resume/delete: annotations, finalizers, progress), for peering and for posting
+handler logs as Events; we register event handlers alone, run standalone (no peering objects),
+turn posting off, and disable the CRD/namespace scanning we have no RBAC for. kopf's own client
+logs in with the same `kube.ClusterConfig` our client uses, through a login handler.
+
+`serve` is the whole operator: discovery, the choice of controllers, kopf's watches and the
+operator's leader election / controllers, side by side until `stop` is set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any
+
+import kopf
+
+from dra_operator import kube
+from dra_operator.app._caches import Kind
+from dra_operator.app._discovery import discover, upstream_controllers_running
+from dra_operator.app._operator import Operator
+from dra_operator.app._settings import (
+    KCM_LEASE_NAME,
+    KCM_LEASE_NAMESPACE,
+    Settings,
+    choose_controllers,
+)
+from dra_operator.observability import ProbeServer, get_logger, parse_bind_address
+
+_log = get_logger(__name__)
+
+EventHandler = Callable[..., Coroutine[Any, Any, None]]
+
+
+def kopf_settings() -> kopf.OperatorSettings:
+    """kopf configured to watch and never write (see the module docstring)."""
+    settings = kopf.OperatorSettings()
+    settings.posting.enabled = False
+    settings.scanning.disabled = True
+    settings.watching.server_timeout = 300
+    settings.watching.client_timeout = 330
+    settings.watching.connect_timeout = 30
+    settings.networking.request_timeout = 30
+    return settings
+
+
+def connection_info(config: kube.ClusterConfig) -> kopf.ConnectionInfo:
+    """kopf's credentials from ours: same server, CA, client certificate or token."""
+    return kopf.ConnectionInfo(
+        server=config.server,
+        ca_data=config.ca_pem,
+        insecure=config.insecure_skip_tls_verify or None,
+        scheme="Bearer" if config.bearer_token() else None,
+        token=config.bearer_token(),
+        certificate_data=config.client_cert_pem,
+        private_key_data=config.client_key_pem,
+    )
+
+
+def _handler(operator: Operator, kind: Kind) -> EventHandler:
+    async def on_event(event: Mapping[str, Any], **_: Any) -> None:
+        operator.handle(kind, event.get("type"), event["object"])
+
+    on_event.__name__ = f"on_{kind.value}"
+    return on_event
+
+
+def kopf_registry(operator: Operator, config: kube.ClusterConfig) -> kopf.OperatorRegistry:
+    """A private registry (several operators may share a process in tests)."""
+    registry = kopf.OperatorRegistry()
+
+    def login(**_: Any) -> kopf.ConnectionInfo:
+        return connection_info(config)
+
+    kopf.on.login(registry=registry)(login)
+    for kind in operator.caches.kinds:
+        resource = operator.resource(kind)
+        group, version = resource.group, resource.version
+        kopf.on.event(group, version, resource.plural, registry=registry, id=f"watch-{kind}")(
+            _handler(operator, kind)
+        )
+    return registry
+
+
+async def build_operator(settings: Settings, api: kube.Client) -> Operator:
+    """Discover the server and choose the controllers (leaving KCM's to it when it runs)."""
+    server = await discover(api)
+    upstream = settings.controllers is None and await upstream_controllers_running(
+        api, KCM_LEASE_NAMESPACE, KCM_LEASE_NAME
+    )
+    controllers = choose_controllers(settings.controllers, upstream)
+    _log.info(
+        "operator.starting",
+        server=server.git_version,
+        versions=dict(server.versions),
+        controllers=controllers,
+        kube_controller_manager=upstream,
+        identity=settings.identity,
+    )
+    return Operator(settings, api, server, controllers)
+
+
+async def serve(
+    settings: Settings,
+    config: kube.ClusterConfig,
+    *,
+    stop: asyncio.Event,
+    started: Callable[[Operator], None] | None = None,
+) -> None:
+    """Run the operator until `stop` is set: kopf's watches plus the leader's controllers."""
+    async with kube.Client(config, user_agent="dra-operator") as api:
+        operator = await build_operator(settings, api)
+        if started is not None:
+            started(operator)
+        registry = kopf_registry(operator, config)
+        async with contextlib.AsyncExitStack() as stack:
+            probes = probe_server(settings, operator)
+            if probes is not None:
+                operator.probes = await stack.enter_async_context(probes)
+            await _watch_and_control(operator, registry, settings, stop)
+        _log.info("operator.stopped", identity=settings.identity)
+
+
+def probe_server(settings: Settings, operator: Operator) -> ProbeServer | None:
+    """/metrics on --metrics-bind-address, the probes on --health-bind-address (next to the
+    metrics when only that is given); None when neither is."""
+    metrics = parse_bind_address(settings.metrics_address or "0")
+    health = parse_bind_address(settings.health_address or "0")
+    if metrics is None and health is None:
+        return None
+    return ProbeServer(
+        operator.metrics, operator.health, metrics_address=metrics, health_address=health
+    )
+
+
+async def _watch_and_control(
+    operator: Operator, registry: kopf.OperatorRegistry, settings: Settings, stop: asyncio.Event
+) -> None:
+    """kopf's watches and the operator side by side, until `stop` or either ends."""
+    kopf_stop = asyncio.Event()
+    logging.getLogger("kopf").setLevel(logging.WARNING)
+    # spawn_tasks, not kopf.operator: the latter cancels every task of the loop created
+    # after it started (its own sub-tasks, it assumes), ours and a test's included.
+    watching = await kopf.spawn_tasks(
+        registry=registry,
+        settings=kopf_settings(),
+        standalone=True,
+        clusterwide=not settings.namespaces,
+        namespaces=settings.namespaces,
+        stop_flag=kopf_stop,
+    )
+    controlling = asyncio.create_task(operator.run(), name="operator")
+    stopping = asyncio.create_task(stop.wait(), name="stop")
+    try:
+        done, _ = await asyncio.wait(
+            {*watching, controlling, stopping}, return_when=asyncio.FIRST_COMPLETED
+        )
+    finally:
+        controlling.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await controlling  # releases the Lease on the way out
+        kopf_stop.set()
+        for task in (*watching, stopping):
+            task.cancel()
+        await asyncio.gather(*watching, stopping, return_exceptions=True)
+        _forget_signal_handlers()
+    if controlling in done and not controlling.cancelled():
+        controlling.result()  # surface why the controllers stopped on their own
+
+
+def _forget_signal_handlers() -> None:
+    """kopf installs SIGINT/SIGTERM handlers on the loop; drop them when it is done."""
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(ValueError, RuntimeError):
+            loop.remove_signal_handler(signum)

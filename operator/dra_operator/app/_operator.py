@@ -1,0 +1,207 @@
+"""The assembly: caches, controllers and leader election for one `dra-operator run`.
+
+```
+kopf event handler ─▶ Operator.handle(kind, event) ─▶ caches.apply ─▶ change
+                                 (leader only) └─▶ plugin.on_change(kind, change) ─▶ keys
+LeaseElector.run(lead):  lead() = wait for synced caches → build plugins → resync → run them
+```
+
+Every replica feeds its caches from the watches; only the Lease holder builds and runs the
+controllers, and it builds them afresh each time it becomes leader (a shut-down queue stays
+shut). Losing the Lease cancels `lead()`: the workers stop and the plugins are dropped, while
+the caches stay warm for the next term.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+from dra_operator import errors, kube, names
+from dra_operator.app._caches import Caches, Kind
+from dra_operator.app._discovery import ServerInfo
+from dra_operator.app._leader import LeaseElector
+from dra_operator.app._plugin import Builder, Context, Plugin
+from dra_operator.app._registry import BUILDERS
+from dra_operator.app._settings import Settings
+from dra_operator.cluster import Change
+from dra_operator.controllers import Observer
+from dra_operator.observability import (
+    Health,
+    LogEvent,
+    Metrics,
+    ProbeServer,
+    Role,
+    get_logger,
+    reconcile_observer,
+)
+
+_log = get_logger(__name__)
+
+
+class Operator:
+    """One operator instance; `controllers` are the names chosen for this run."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        api: kube.Client,
+        server: ServerInfo,
+        controllers: list[str],
+        *,
+        builders: Mapping[str, Builder] = BUILDERS,
+    ) -> None:
+        self.settings = settings
+        self.api = api
+        self.server = server
+        self.caches = Caches(
+            server.versions,
+            consumable_capacity=server.features.consumable_capacity,
+            on_invalid=self._invalid,
+        )
+        self.health = Health(caches=[str(kind) for kind in self.caches.kinds])
+        self.metrics = Metrics(health=self.health)
+        for kind, store in self.caches.stores.items():
+            self.metrics.track_cache(str(kind), store.__len__)
+            store.assumed_hooks.append(functools.partial(self._assumed, kind))
+        claims = self.caches.claims
+        self.metrics.count_claims(lambda: [entry.obj for entry in claims])
+        unknown = [name for name in controllers if name not in builders]
+        for name in unknown:
+            _log.warning("controller.unavailable", controller=name)
+        self._builders = {name: builders[name] for name in controllers if name in builders}
+        self.plugins: list[Plugin] = []
+        self.leading = asyncio.Event()
+        self.elector: LeaseElector | None = None
+        self.probes: ProbeServer | None = None  # serving /metrics, /healthz, /readyz
+        self._invalid_events: list[asyncio.Task[Any]] = []
+
+    @property
+    def controllers(self) -> list[str]:
+        return list(self._builders)
+
+    def resource(self, kind: Kind) -> kube.Resource:
+        if kind is Kind.PODS:
+            return kube.PODS
+        if kind is Kind.NODES:
+            return kube.NODES
+        return self.server.resource(kind)
+
+    # -- watch events -------------------------------------------------------------------------
+
+    def handle(self, kind: Kind, event_type: str | None, raw: Mapping[str, Any]) -> None:
+        """One watch event: into the caches, then to the running controllers as keys."""
+        change = self.caches.apply(kind, event_type, raw)
+        if change is None:
+            return
+        for plugin in self.plugins:
+            plugin.on_change(kind, change)
+
+    def _assumed(self, kind: Kind, change: Change[Any]) -> None:
+        """A controller's own write, taken into a store before the watch shows it."""
+        if kind is Kind.CLAIMS:
+            self.caches.ledger.observe(change)
+        for plugin in self.plugins:
+            plugin.on_change(kind, change)
+
+    def _invalid(self, kind: Kind, raw: Mapping[str, Any], exc: errors.InvalidObjectError) -> None:
+        metadata = raw.get("metadata") or {}
+        _log.warning(
+            "object.invalid",
+            kind=str(kind),
+            namespace=metadata.get("namespace"),
+            name=metadata.get("name"),
+            error=str(exc),
+        )
+        if not self.leading.is_set():
+            return  # one report per object: the leader's
+        regarding = {
+            "apiVersion": raw.get("apiVersion"),
+            "kind": raw.get("kind"),
+            "namespace": metadata.get("namespace"),
+            "name": metadata.get("name"),
+            "uid": metadata.get("uid"),
+        }
+        post = kube.post_event(
+            self.api,
+            regarding,
+            type=names.EVENT_TYPE_WARNING,
+            reason="InvalidObject",
+            message=f"dra-operator cannot read this object: {exc}",
+            component=names.OPERATOR_FIELD_MANAGER,
+        )
+        task = asyncio.get_running_loop().create_task(post)
+        self._invalid_events.append(task)
+        task.add_done_callback(self._invalid_events.remove)
+
+    # -- controllers --------------------------------------------------------------------------
+
+    async def list_kind(self, kind: Kind) -> list[Mapping[str, Any]]:
+        """The objects of one kind in the namespaces we serve (for the synced check)."""
+        items: list[Mapping[str, Any]] = []
+        resource = self.resource(kind)
+        scopes: tuple[str | None, ...] = (None,)
+        if resource.namespaced and self.settings.namespaces:
+            scopes = self.settings.namespaces
+        for namespace in scopes:
+            token: str | None = None
+            while True:
+                page = await self.api.list(
+                    resource, namespace=namespace, limit=500, continue_token=token
+                )
+                items.extend(page.get("items") or ())
+                token = (page.get("metadata") or {}).get("continue") or None
+                if token is None:
+                    break
+        return items
+
+    async def wait_synced(self) -> None:
+        """client-go's WaitForCacheSync: every kind listed once (see `Caches`)."""
+        await self.caches.wait_synced(self.list_kind)
+        for kind in self.caches.kinds:
+            self.health.set_cache_synced(str(kind))
+        sizes = {str(kind): len(store) for kind, store in self.caches.stores.items()}
+        _log.info(LogEvent.CACHE_SYNCED, **sizes)
+
+    async def lead(self) -> None:
+        """Run the controllers until cancelled (leadership lost or shutdown)."""
+        context = Context(
+            self.settings, self.server, self.caches, self.api, self._observer, self.metrics
+        )
+        plugins = [build(context) for build in self._builders.values()]
+        self.plugins = plugins
+        self.leading.set()
+        self.health.set_role(Role.LEADER)
+        try:
+            for plugin in plugins:
+                plugin.resync()
+            async with asyncio.TaskGroup() as group:
+                for plugin in plugins:
+                    group.create_task(plugin.run(), name=f"controller-{plugin.name}")
+        finally:
+            self.health.set_role(Role.STANDBY)
+            self.leading.clear()
+            self.plugins = []
+            for plugin in plugins:
+                plugin.shut_down()
+
+    async def run(self) -> None:
+        """Sync the caches, then lead when elected (at once without leader election).
+
+        The caches sync before campaigning, as kube-scheduler's informers do: a new leader
+        then starts from a full picture, and a follower is ready to take over.
+        """
+        await self.wait_synced()
+        self.health.set_role(Role.STANDBY)
+        election = self.settings.leader_election
+        if not election.enabled:
+            await self.lead()
+            return
+        self.elector = LeaseElector(self.api, election, self.settings.identity)
+        await self.elector.run(self.lead)
+
+    def _observer(self, controller: str) -> Observer[Any]:
+        """Counts every outcome and logs an error once, where it is handled."""
+        return reconcile_observer(self.metrics, controller)

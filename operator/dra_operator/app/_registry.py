@@ -1,0 +1,22 @@
+"""Where each controller named by `--controllers` is built: THE registration point.
+
+To add a controller, write a builder `Callable[[Context], Plugin]` (see `_plugin.py`; the
+claims controller in `_claims.py` is the example) and add ONE line below. The scheduler
+controller (`controllers/scheduler/`) registers as `SCHEDULER: build_scheduler`.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from dra_operator.app._claims import build_claims
+from dra_operator.app._eviction import build_eviction
+from dra_operator.app._plugin import Builder
+from dra_operator.app._scheduler import build_scheduler
+from dra_operator.app._settings import CLAIMS, EVICTION, SCHEDULER
+
+BUILDERS: Final[dict[str, Builder]] = {
+    CLAIMS: build_claims,
+    SCHEDULER: build_scheduler,
+    EVICTION: build_eviction,
+}

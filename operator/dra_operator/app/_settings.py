@@ -1,0 +1,63 @@
+"""What `dra-operator run` was asked to do, as one immutable value.
+
+The CLI builds it from flags; the assembly (`Operator`) reads nothing else. Defaults match the
+flags' defaults, so tests can build a `Settings()` and change only what they exercise.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Final
+
+from dra_operator import names
+
+CLAIMS: Final = "claims"
+SCHEDULER: Final = "scheduler"
+EVICTION: Final = "eviction"
+CONTROLLER_NAMES: Final = (CLAIMS, SCHEDULER, EVICTION)
+"""Every controller `--controllers` may name, in start order."""
+
+UPSTREAM_CONTROLLERS: Final = frozenset({CLAIMS, EVICTION})
+"""Controllers kube-controller-manager runs too: left to it when it is detected."""
+
+KCM_LEASE_NAMESPACE: Final = "kube-system"
+KCM_LEASE_NAME: Final = "kube-controller-manager"
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class LeaderElection:
+    """Lease-based leader election, with client-go's default timings (seconds)."""
+
+    enabled: bool = True
+    namespace: str = "kube-system"
+    name: str = "dra-operator"
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    """One operator's configuration.
+
+    `controllers` None means "all of them, except those kube-controller-manager runs when it is
+    there" (decided at start-up by `choose_controllers`); a set means exactly those.
+    `namespaces` empty means the whole cluster.
+    """
+
+    controllers: frozenset[str] | None = None
+    scheduler_names: tuple[str, ...] = (names.DEFAULT_SCHEDULER_NAME,)
+    namespaces: tuple[str, ...] = ()
+    workers: int = 50
+    identity: str = "dra-operator"
+    leader_election: LeaderElection = dataclasses.field(default_factory=LeaderElection)
+    metrics_address: str | None = None
+    health_address: str | None = None
+
+
+def choose_controllers(requested: frozenset[str] | None, upstream_running: bool) -> list[str]:
+    """The controllers to run, in start order (architecture §1 "Living beside upstream")."""
+    if requested is not None:
+        return [name for name in CONTROLLER_NAMES if name in requested]
+    skip = UPSTREAM_CONTROLLERS if upstream_running else frozenset()
+    return [name for name in CONTROLLER_NAMES if name not in skip]

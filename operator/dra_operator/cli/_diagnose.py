@@ -1,0 +1,272 @@
+"""Why a claim or pod has no devices: the allocator run in explain mode on a cluster snapshot.
+
+Pure: from a `verify.ClusterState` (read with its DeviceClasses) to a `Diagnosis`. Allocated
+claims report their devices and node. The unallocated claims of a pod are tried together on
+each candidate node (the pod's node when it is bound, else every node, else every node the
+slices name), with every other allocated claim in the ledger, exactly as the scheduler would.
+Each request of a node that does not fit gets its funnel: devices considered, then how many
+remain after the class selector, the request selector, node selection, taints, being free
+(in use, capacity, shared counters), the policy and the claim's constraints, and the stage
+that blocks it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dra_operator.allocator import (
+    CELSelectors,
+    Explanation,
+    Features,
+    Ledger,
+    Node,
+    Reason,
+    RequestExplanation,
+    allocate,
+)
+from dra_operator.errors import AllocationInputError
+from dra_operator.model import AllocationResult, Pod, ResourceClaim
+from dra_operator.verify import ClusterState
+
+__all__ = ["Diagnosis", "NodeVerdict", "RequestFunnel", "Stage", "diagnose_claim", "diagnose_pod"]
+
+# funnel stage -> the explanation reasons that drop devices at it, in the order they are checked
+STAGES: tuple[tuple[str, frozenset[Reason]], ...] = (
+    (
+        "class selector",
+        frozenset({Reason.BINDING_CONDITIONS, Reason.CLASS_SELECTOR, Reason.SELECTOR_ERROR}),
+    ),
+    ("request selector", frozenset({Reason.REQUEST_SELECTOR})),
+    ("node", frozenset({Reason.NODE, Reason.PARTITIONABLE_DISABLED})),
+    ("taints", frozenset({Reason.TAINT})),
+    ("free", frozenset({Reason.IN_USE, Reason.CAPACITY, Reason.COUNTERS})),
+    ("policy", frozenset({Reason.POLICY})),
+)
+_OPTIONAL = frozenset({"node", "policy"})  # shown only when they drop something
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Stage:
+    name: str
+    remaining: int
+    dropped: tuple[str, ...]  # the rejection groups, as sentences
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestFunnel:
+    claim: str
+    request: str
+    considered: int
+    needed: int  # 0: "All" (every matching device, at least one)
+    stages: tuple[Stage, ...]
+    blocking: str  # "" when this request alone could be served
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeVerdict:
+    node: str
+    fits: bool
+    summary: str
+    requests: tuple[RequestFunnel, ...] = ()
+    pools: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AllocatedClaim:
+    claim: str
+    node: str
+    devices: tuple[str, ...]  # "request: driver/pool/device"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Diagnosis:
+    subject: str  # "claim ns/name" or "pod ns/name"
+    allocated: tuple[AllocatedClaim, ...] = ()
+    pending: tuple[str, ...] = ()  # claims of the unallocated set
+    missing: tuple[str, ...] = ()  # pod claims that do not exist (yet)
+    nodes: tuple[NodeVerdict, ...] = ()
+    error: str = ""
+
+    @property
+    def is_allocated(self) -> bool:
+        return not self.pending and not self.missing and not self.error
+
+
+def _ref(claim: ResourceClaim) -> str:
+    return f"{claim.metadata.namespace}/{claim.metadata.name}"
+
+
+def _find_claim(state: ClusterState, namespace: str, name: str) -> ResourceClaim | None:
+    for claim in state.claims:
+        if claim.metadata.namespace == namespace and claim.metadata.name == name:
+            return claim
+    return None
+
+
+def _allocated_node(claim: ResourceClaim, result: AllocationResult, state: ClusterState) -> str:
+    reserved = {ref.uid for ref in claim.status.reserved_for if ref.resource == "pods"}
+    nodes = sorted({p.spec.node_name for p in state.pods if p.metadata.uid in reserved} - {""})
+    if nodes:
+        return ", ".join(nodes)
+    selector = result.node_selector
+    if selector is None:
+        return "(any node)"
+    for term in selector.node_selector_terms:
+        for field in term.match_fields:
+            if field.key == "metadata.name" and field.operator == "In":
+                return ", ".join(field.values)
+    return "(nodes matching its node selector)"
+
+
+def _allocated(claim: ResourceClaim, state: ClusterState) -> AllocatedClaim:
+    result = claim.status.allocation
+    assert result is not None
+    return AllocatedClaim(
+        claim=_ref(claim),
+        node=_allocated_node(claim, result, state),
+        devices=tuple(
+            f"{r.request}: {r.driver}/{r.pool}/{r.device}" + (" (admin)" if r.admin_access else "")
+            for r in result.devices.results
+        ),
+    )
+
+
+def _candidate_nodes(state: ClusterState, pod: Pod | None) -> list[Node]:
+    known = {n.name: Node(name=n.name, labels=n.labels) for n in state.nodes}
+    if pod is not None and pod.spec.node_name:
+        return [known.get(pod.spec.node_name, Node(name=pod.spec.node_name))]
+    if known:
+        return [known[name] for name in sorted(known)]
+    return [Node(name=name) for name in sorted({s.node_name for s in state.slices if s.node_name})]
+
+
+def _funnel(request: RequestExplanation, constraint_summary: str) -> RequestFunnel:
+    remaining = request.considered
+    wanted = max(request.needed, 1)
+    stages: list[Stage] = []
+    blocking = ""
+    if request.considered < wanted:
+        blocking = f"considered: only {request.considered} devices on this node"
+    for name, reasons in STAGES:
+        groups = [g for g in request.rejected if g.reason in reasons]
+        remaining -= sum(g.count for g in groups)
+        if name in _OPTIONAL and not groups:
+            continue
+        stages.append(Stage(name=name, remaining=remaining, dropped=tuple(map(str, groups))))
+        if not blocking and remaining < wanted:
+            detail = "; ".join(map(str, groups)) or "no devices"
+            blocking = f"{name}: {detail}"
+    stages.append(Stage(name="constraints", remaining=remaining, dropped=()))
+    if not blocking and constraint_summary:
+        blocking = f"constraints: {constraint_summary}"
+    return RequestFunnel(
+        claim=request.claim,
+        request=request.request,
+        considered=request.considered,
+        needed=request.needed,
+        stages=tuple(stages),
+        blocking=blocking,
+    )
+
+
+def _verdict(node: str, explanation: Explanation) -> NodeVerdict:
+    combined = "" if any(r.is_short for r in explanation.requests) else explanation.summary
+    return NodeVerdict(
+        node=node,
+        fits=False,
+        summary=explanation.summary,
+        requests=tuple(_funnel(r, combined) for r in explanation.requests),
+        pools=tuple(str(p) for p in explanation.pools),
+    )
+
+
+def _try_nodes(
+    state: ClusterState, claims: list[ResourceClaim], pod: Pod | None, features: Features
+) -> tuple[tuple[NodeVerdict, ...], str]:
+    pending = {_ref(c) for c in claims}
+    others = [c for c in state.claims if _ref(c) not in pending]
+    ledger = Ledger.from_claims(others, consumable_capacity=features.consumable_capacity)
+    selectors = CELSelectors(features)
+    verdicts: list[NodeVerdict] = []
+    for node in _candidate_nodes(state, pod):
+        try:
+            got = allocate(
+                claims,
+                classes=state.classes,
+                slices=state.slices,
+                node=node,
+                features=features,
+                selectors=selectors,
+                ledger=ledger,
+            )
+        except AllocationInputError as exc:
+            return tuple(verdicts), str(exc)
+        if got.explanation is None:
+            verdicts.append(NodeVerdict(node=node.name, fits=True, summary="the claims fit"))
+        else:
+            verdicts.append(_verdict(node.name, got.explanation))
+    return tuple(verdicts), ""
+
+
+def diagnose_claim(
+    state: ClusterState, namespace: str, name: str, features: Features
+) -> Diagnosis | None:
+    """None when the claim does not exist."""
+    claim = _find_claim(state, namespace, name)
+    if claim is None:
+        return None
+    subject = f"claim {namespace}/{name}"
+    if claim.status.allocation is not None:
+        return Diagnosis(subject=subject, allocated=(_allocated(claim, state),))
+    nodes, error = _try_nodes(state, [claim], None, features)
+    return Diagnosis(subject=subject, pending=(_ref(claim),), nodes=nodes, error=error)
+
+
+def _pod_claim_names(pod: Pod) -> list[tuple[str, str | None]]:
+    """(pod claim name, ResourceClaim name or None when not created yet)."""
+    generated = {s.name: s.resource_claim_name for s in pod.status.resource_claim_statuses}
+    found: list[tuple[str, str | None]] = []
+    for entry in pod.spec.resource_claims:
+        if entry.resource_claim_name:
+            found.append((entry.name, entry.resource_claim_name))
+        elif entry.name in generated and generated[entry.name] is None:
+            continue  # the template yields no claim for this pod
+        else:
+            found.append((entry.name, generated.get(entry.name)))
+    return found
+
+
+def diagnose_pod(
+    state: ClusterState, namespace: str, name: str, features: Features
+) -> Diagnosis | None:
+    """None when the pod does not exist."""
+    pod = next(
+        (p for p in state.pods if p.metadata.namespace == namespace and p.metadata.name == name),
+        None,
+    )
+    if pod is None:
+        return None
+    allocated: list[AllocatedClaim] = []
+    pending: list[ResourceClaim] = []
+    missing: list[str] = []
+    for entry, claim_name in _pod_claim_names(pod):
+        claim = _find_claim(state, namespace, claim_name) if claim_name else None
+        if claim is None:
+            missing.append(claim_name or f"(from template, for {entry})")
+        elif claim.status.allocation is not None:
+            allocated.append(_allocated(claim, state))
+        else:
+            pending.append(claim)
+    nodes: Sequence[NodeVerdict] = ()
+    error = ""
+    if pending:
+        nodes, error = _try_nodes(state, pending, pod, features)
+    return Diagnosis(
+        subject=f"pod {namespace}/{name}",
+        allocated=tuple(allocated),
+        pending=tuple(_ref(c) for c in pending),
+        missing=tuple(missing),
+        nodes=tuple(nodes),
+        error=error,
+    )

@@ -1,0 +1,158 @@
+"""`dra-operator run`: the operator itself (kopf standalone, our controllers, leader election).
+
+Flags mirror kube-scheduler's and kube-controller-manager's where those have one
+(`--leader-elect`, `--leader-elect-lease-duration`, ...). Without `--controllers`, the claims
+and eviction controllers are left to kube-controller-manager when its leader Lease exists in
+kube-system (architecture §1, "Living beside upstream").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import socket
+import uuid
+from pathlib import Path
+
+import click
+
+from dra_operator import app, errors, kube, names
+from dra_operator.cli._logging import log_options
+from dra_operator.observability import parse_bind_address
+
+__all__ = ["command"]
+
+
+def _identity() -> str:
+    """client-go's default holder identity: the host name plus a unique suffix."""
+    return f"{socket.gethostname()}_{uuid.uuid4()}"
+
+
+def _controllers(value: str | None) -> frozenset[str] | None:
+    if value is None:
+        return None
+    chosen = frozenset(part.strip() for part in value.split(",") if part.strip())
+    unknown = sorted(chosen - set(app.CONTROLLER_NAMES))
+    if unknown:
+        known = ", ".join(app.CONTROLLER_NAMES)
+        raise click.BadParameter(f"unknown controller {', '.join(unknown)} (known: {known})")
+    return chosen
+
+
+@click.command("run")
+@log_options
+@click.option(
+    "--kubeconfig",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Kubeconfig file [default: $KUBECONFIG, else the in-cluster service account].",
+)
+@click.option(
+    "--controllers",
+    default=None,
+    help="Comma-separated: claims,scheduler,eviction [default: all; claims and eviction are "
+    "left to kube-controller-manager when it runs].",
+)
+@click.option(
+    "--scheduler-name",
+    "scheduler_names",
+    multiple=True,
+    default=(names.DEFAULT_SCHEDULER_NAME,),
+    show_default=True,
+    help="A spec.schedulerName to place pods for (repeatable).",
+)
+@click.option(
+    "--namespace",
+    "namespaces",
+    multiple=True,
+    help="Watch only this namespace (repeatable) [default: all namespaces].",
+)
+@click.option("--workers", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--leader-elect/--no-leader-elect", default=True, show_default=True)
+@click.option(
+    "--leader-election-namespace",
+    envvar="POD_NAMESPACE",
+    default="kube-system",
+    show_default=True,
+    help="Namespace of the Lease [env POD_NAMESPACE, as deploy/ sets it].",
+)
+@click.option("--lease-name", default="dra-operator", show_default=True)
+@click.option("--leader-elect-lease-duration", type=float, default=15.0, show_default=True)
+@click.option("--leader-elect-renew-deadline", type=float, default=10.0, show_default=True)
+@click.option("--leader-elect-retry-period", type=float, default=2.0, show_default=True)
+@click.option(
+    "--identity",
+    envvar="POD_NAME",
+    default=None,
+    help="Lease holder identity [env POD_NAME, as deploy/ sets it; else <host>_<uuid>].",
+)
+@click.option(
+    "--metrics-bind-address",
+    default=None,
+    help="host:port or :port serving /metrics (and the probes when no health address is "
+    "given); 0 or unset: off.",
+)
+@click.option(
+    "--health-bind-address",
+    default=None,
+    help="host:port or :port serving /healthz and /readyz; unset: next to the metrics.",
+)
+def command(
+    kubeconfig: Path | None,
+    controllers: str | None,
+    scheduler_names: tuple[str, ...],
+    namespaces: tuple[str, ...],
+    workers: int,
+    leader_elect: bool,
+    leader_election_namespace: str,
+    lease_name: str,
+    leader_elect_lease_duration: float,
+    leader_elect_renew_deadline: float,
+    leader_elect_retry_period: float,
+    identity: str | None,
+    metrics_bind_address: str | None,
+    health_bind_address: str | None,
+) -> None:
+    """Run the DRA operator until SIGTERM or SIGINT."""
+    if leader_elect_renew_deadline >= leader_elect_lease_duration:
+        raise click.BadParameter(
+            "must be shorter than the lease duration", param_hint="--leader-elect-renew-deadline"
+        )
+    settings = app.Settings(
+        controllers=_controllers(controllers),
+        scheduler_names=scheduler_names,
+        namespaces=namespaces,
+        workers=workers,
+        identity=identity or _identity(),
+        leader_election=app.LeaderElection(
+            enabled=leader_elect,
+            namespace=leader_election_namespace,
+            name=lease_name,
+            lease_duration=leader_elect_lease_duration,
+            renew_deadline=leader_elect_renew_deadline,
+            retry_period=leader_elect_retry_period,
+        ),
+        metrics_address=metrics_bind_address,
+        health_address=health_bind_address,
+    )
+    for flag, value in (
+        ("--metrics-bind-address", metrics_bind_address),
+        ("--health-bind-address", health_bind_address),
+    ):
+        try:
+            parse_bind_address(value or "0")
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint=flag) from exc
+    try:
+        config = kube.load_config(kubeconfig)
+        asyncio.run(_main(settings, config))
+    except errors.DRAOperatorError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+async def _main(settings: app.Settings, config: kube.ClusterConfig) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    await app.serve(settings, config, stop=stop)

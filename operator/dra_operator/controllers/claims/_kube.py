@@ -1,0 +1,90 @@
+"""`ClaimsWriter` over the API server: the claims controller's only I/O.
+
+Each method is one call with the precondition the plan asks for (resourceVersion in the body,
+or the UID on delete); nothing is retried here: a failure fails the reconcile and the queue
+retries it after deciding afresh.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dra_operator import errors, kube, names
+from dra_operator.cluster import ObjectKey
+from dra_operator.controllers.claims._writes import Event
+from dra_operator.model import Pod, parse_pod
+from dra_operator.observability import get_logger
+
+_log = get_logger(__name__)
+
+
+class KubeClaimsWriter:
+    """Implements `ClaimsWriter`; `claims` is the served ResourceClaim resource."""
+
+    def __init__(self, api: kube.Client, *, claims: kube.Resource) -> None:
+        self._api = api
+        self._claims = claims
+
+    async def create_claim(self, namespace: str, manifest: Mapping[str, Any]) -> Mapping[str, Any]:
+        body = {**manifest, "apiVersion": self._claims.api_version}
+        return await self._api.create(
+            self._claims, body, namespace=namespace, field_manager=names.OPERATOR_FIELD_MANAGER
+        )
+
+    async def apply_pod_status(self, namespace: str, body: Mapping[str, Any]) -> None:
+        await self._api.apply(
+            kube.PODS,
+            body,
+            namespace=namespace,
+            subresource="status",
+            field_manager=names.CLAIMS_FIELD_MANAGER,
+            force=True,
+        )
+
+    async def update_claim_status(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        return await self._api.update(
+            self._claims,
+            body,
+            subresource="status",
+            field_manager=names.OPERATOR_FIELD_MANAGER,
+        )
+
+    async def update_claim(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        return await self._api.update(
+            self._claims, body, field_manager=names.OPERATOR_FIELD_MANAGER
+        )
+
+    async def delete_claim(self, key: ObjectKey, uid: str) -> None:
+        try:
+            await self._api.delete(self._claims, key.name, namespace=key.namespace, uid=uid)
+        except errors.APINotFoundError:
+            return
+
+    async def get_pod(self, namespace: str, name: str) -> Pod | None:
+        try:
+            raw = await self._api.get(kube.PODS, name, namespace=namespace)
+        except errors.APINotFoundError:
+            return None
+        return parse_pod(raw)
+
+    async def emit(self, event: Event) -> None:
+        regarding = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "namespace": event.involved.namespace,
+            "name": event.involved.name,
+            "uid": event.uid,
+        }
+        failure = await kube.post_event(
+            self._api,
+            regarding,
+            type=event.type,
+            reason=event.reason,
+            message=event.message,
+            component=names.CLAIMS_EVENT_COMPONENT,
+        )
+        if failure is not None:  # best effort: the reconcile goes on (see kube.post_event)
+            _log.warning(
+                "event.failed", reason=event.reason, pod=str(event.involved), error=str(failure)
+            )

@@ -1,0 +1,96 @@
+"""`EvictionWriter` over the API server: the eviction controller's only I/O.
+
+One call per method, nothing retried here: a failure fails the reconcile and the queue retries
+after deciding afresh. Events are best effort (`kube.post_event`).
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+import structlog
+
+from dra_operator import errors, kube, names
+from dra_operator.controllers.eviction._controller import DISRUPTION_MESSAGE
+from dra_operator.model import Pod, parse_pod
+
+_log = structlog.get_logger("dra_operator.controllers.eviction")
+
+CONTROLLER_NAME = "device-taint-eviction-controller"
+"""Upstream's controller name: the field manager of the rule status and the event source."""
+
+
+def disruption_patch(now: datetime.datetime) -> dict[str, Any]:
+    """Strategic merge patch of `pods/status` (conditions merge by `type`)."""
+    stamp = now.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    condition = {
+        "type": names.CONDITION_DISRUPTION_TARGET,
+        "status": "True",
+        "reason": names.REASON_DELETION_BY_DEVICE_TAINT_MANAGER,
+        "message": DISRUPTION_MESSAGE,
+        "lastTransitionTime": stamp,
+    }
+    return {"status": {"conditions": [condition]}}
+
+
+class KubeEvictionWriter:
+    """Implements `EvictionWriter`; `rules` is the served DeviceTaintRule resource, if any."""
+
+    def __init__(self, api: kube.Client, *, rules: kube.Resource | None) -> None:
+        self._api = api
+        self._rules = rules
+
+    async def get_pod(self, namespace: str, name: str) -> Pod | None:
+        try:
+            raw = await self._api.get(kube.PODS, name, namespace=namespace)
+        except errors.APINotFoundError:
+            return None
+        return parse_pod(raw)
+
+    async def emit(self, pod: Pod, message: str) -> None:
+        meta = pod.metadata
+        regarding = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "namespace": meta.namespace,
+            "name": meta.name,
+            "uid": meta.uid,
+        }
+        failure = await kube.post_event(
+            self._api,
+            regarding,
+            type=names.EVENT_TYPE_NORMAL,
+            reason=names.EVENT_DEVICE_TAINT_MANAGER_EVICTION,
+            message=message,
+            component=CONTROLLER_NAME,
+        )
+        if failure is not None:
+            _log.warning("event.failed", pod=f"{meta.namespace}/{meta.name}", error=str(failure))
+
+    async def add_disruption_condition(self, pod: Pod, now: datetime.datetime) -> None:
+        await self._api.patch(
+            kube.PODS,
+            pod.metadata.name,
+            disruption_patch(now),
+            namespace=pod.metadata.namespace,
+            subresource="status",
+            patch_type=kube.PatchType.STRATEGIC,
+            field_manager=CONTROLLER_NAME,
+        )
+
+    async def delete_pod(self, pod: Pod) -> bool:
+        try:
+            await self._api.delete(
+                kube.PODS, pod.metadata.name, namespace=pod.metadata.namespace, uid=pod.metadata.uid
+            )
+        except (errors.APINotFoundError, errors.APIConflictError):
+            return False  # gone, or replaced by a pod of the same name (UID precondition)
+        return True
+
+    async def apply_rule_status(self, body: dict[str, Any]) -> None:
+        if self._rules is None:
+            return
+        await self._api.apply(
+            self._rules, body, field_manager=CONTROLLER_NAME, force=True, subresource="status"
+        )

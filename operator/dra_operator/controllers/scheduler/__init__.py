@@ -1,0 +1,86 @@
+"""The scheduler controller: kube-scheduler's DynamicResources cycle for pods naming our scheduler.
+
+Sans-I/O core: `decide_pod` / `decide_claim` (claims, node filtering, allocation, choice by
+score) over `State`, the FailedScheduling text (`fit_error`), node usage (`NodeUsage`), the
+event mappers and the write bodies. `Scheduler` drives it: serial decisions against the ledger,
+concurrent writes through `SchedulerWriter` (`KubeSchedulerWriter` over `kube.Client`).
+See docs/scheduler.md.
+"""
+
+from dra_operator.controllers.scheduler._decide import (
+    MAX_RESERVED_FOR,
+    ClaimWrite,
+    Decision,
+    Placement,
+    Settings,
+    State,
+    Unschedulable,
+    Wait,
+    consumer_of,
+    decide_claim,
+    decide_pod,
+    handles,
+)
+from dra_operator.controllers.scheduler._events import (
+    WorkKey,
+    frees_room,
+    keys_for_claim,
+    keys_for_pod,
+    releases_devices,
+)
+from dra_operator.controllers.scheduler._explain import (
+    NO_NODES,
+    NOT_AVAILABLE_ON_NODE,
+    claim_failure,
+    fit_error,
+    prefilter_error,
+)
+from dra_operator.controllers.scheduler._kube import KubeSchedulerWriter
+from dra_operator.controllers.scheduler._nodes import node_problems
+from dra_operator.controllers.scheduler._scheduler import Scheduler, SchedulerWriter
+from dra_operator.controllers.scheduler._selectors import CELSelectors
+from dra_operator.controllers.scheduler._usage import NodeRequests, NodeUsage
+from dra_operator.controllers.scheduler._writes import (
+    Event,
+    binding_body,
+    finalizer_body,
+    has_finalizer,
+    status_body,
+)
+
+__all__ = [
+    "MAX_RESERVED_FOR",
+    "NOT_AVAILABLE_ON_NODE",
+    "NO_NODES",
+    "CELSelectors",
+    "ClaimWrite",
+    "Decision",
+    "Event",
+    "KubeSchedulerWriter",
+    "NodeRequests",
+    "NodeUsage",
+    "Placement",
+    "Scheduler",
+    "SchedulerWriter",
+    "Settings",
+    "State",
+    "Unschedulable",
+    "Wait",
+    "WorkKey",
+    "binding_body",
+    "claim_failure",
+    "consumer_of",
+    "decide_claim",
+    "decide_pod",
+    "finalizer_body",
+    "fit_error",
+    "frees_room",
+    "handles",
+    "has_finalizer",
+    "keys_for_claim",
+    "keys_for_pod",
+    "node_problems",
+    "prefilter_error",
+    "releases_devices",
+    "status_body",
+]

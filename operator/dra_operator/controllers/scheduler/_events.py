@@ -1,0 +1,82 @@
+"""From watch changes to scheduler work keys (upstream-dra.md §3.2's cluster events), pure.
+
+A pod is queued when it changes and we handle it. A claim change queues the pods that use the
+claim (found through the pods-by-claim index) and, for a standalone claim asking for immediate
+allocation, the claim itself. Anything that can free room queues every key currently parked as
+unschedulable — kube-scheduler's "move all to active" on a cluster event — never a scan of all
+pods: slices, classes and nodes changing, a claim losing its allocation or going away, a pod
+leaving a node. Keys are level-based: the reconcile reads the caches afresh.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, NamedTuple
+
+from dra_operator import names
+from dra_operator.cluster import PODS_BY_CLAIM, Change, ObjectKey, Store
+from dra_operator.controllers.scheduler._decide import handles
+from dra_operator.model import Pod, ResourceClaim
+
+
+class WorkKey(NamedTuple):
+    kind: Literal["pod", "claim"]
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}"
+
+
+def pod_key(pod: Pod) -> WorkKey:
+    return WorkKey("pod", pod.metadata.namespace, pod.metadata.name)
+
+
+def claim_key(claim: ResourceClaim) -> WorkKey:
+    return WorkKey("claim", claim.metadata.namespace, claim.metadata.name)
+
+
+def wants_immediate(claim: ResourceClaim) -> bool:
+    return claim.metadata.annotations.get(names.ALLOCATE_ANNOTATION) == names.ALLOCATE_IMMEDIATE
+
+
+def keys_for_pod(change: Change[Pod], scheduler_names: frozenset[str]) -> list[WorkKey]:
+    """The pod itself, when we place it or it is bound with claims to allocate or reserve."""
+    new = change.new.obj if change.new is not None else None
+    return [pod_key(new)] if new is not None and handles(new, scheduler_names) else []
+
+
+def frees_room(change: Change[Pod]) -> bool:
+    """A placed pod went away or finished: its node's resources are free again."""
+    old = change.old.obj if change.old is not None else None
+    if old is None or not old.spec.node_name:
+        return False
+    new = change.new.obj if change.new is not None else None
+    return new is None or (
+        new.status.phase in ("Succeeded", "Failed")
+        and old.status.phase not in ("Succeeded", "Failed")
+    )
+
+
+def keys_for_claim(
+    change: Change[ResourceClaim], pods: Store[Pod], scheduler_names: frozenset[str]
+) -> list[WorkKey]:
+    """The pods using the claim (old or new name), and the claim if it asks to be allocated."""
+    keys: list[WorkKey] = []
+    for claim in change.objects():
+        index_key = ObjectKey(claim.metadata.namespace, claim.metadata.name)
+        keys += [
+            pod_key(entry.obj)
+            for entry in pods.by_index(PODS_BY_CLAIM, index_key)
+            if handles(entry.obj, scheduler_names)
+        ]
+    if change.new is not None and wants_immediate(change.new.obj):
+        keys.append(claim_key(change.new.obj))
+    return list(dict.fromkeys(keys))
+
+
+def releases_devices(change: Change[ResourceClaim]) -> bool:
+    """A claim lost its allocation (deallocated or deleted): its devices are free again."""
+    old = change.old.obj if change.old is not None else None
+    if old is None or old.status.allocation is None:
+        return False
+    return change.new is None or change.new.obj.status.allocation is None

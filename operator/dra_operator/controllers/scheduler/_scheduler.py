@@ -1,0 +1,315 @@
+"""The scheduler controller: decide serially, write concurrently (rule 8).
+
+One worker takes keys from the queue and decides, one decision at a time, against the ledger
+with every in-flight allocation in it; a placement is reserved in the ledger (and the pod in the
+node usage) before the next decision starts, so two decisions never see the same free device or
+the same free CPU. Its writes then run as a task of their own, concurrently with later decisions:
+
+1. per claim to allocate: add the finalizer (Update, conditional on the version decided on), then
+   `status.allocation` + `reservedFor` (UpdateStatus, on the version the first write returned);
+   per allocated claim: `reservedFor` only;
+2. bind the pod (`pods/binding`), and record a `Scheduled` event.
+
+Each successful claim write goes into the claim store (`assume`) and the ledger (`observe`,
+`written`), so the allocation never disappears while the watch catches up. A write that fails
+rolls back every allocation of the placement not written yet and forgets the pod's node. A 409
+re-reads the claim from the server into the store, then the key is decided again; any other
+failure is reported as `FailedScheduling` and retried with backoff. A decision that finds no node
+emits `FailedScheduling` with the explanation and parks the key until a relevant change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from dra_operator import errors, names
+from dra_operator.cluster import PODS_BY_CLAIM, Change, ObjectKey
+from dra_operator.controllers import Controller, Observer, Result
+from dra_operator.controllers.scheduler._decide import (
+    ClaimWrite,
+    Placement,
+    Settings,
+    State,
+    Unschedulable,
+    Wait,
+    decide_claim,
+    decide_pod,
+    handles,
+)
+from dra_operator.controllers.scheduler._events import (
+    WorkKey,
+    frees_room,
+    keys_for_claim,
+    keys_for_pod,
+    pod_key,
+    releases_devices,
+)
+from dra_operator.controllers.scheduler._writes import (
+    Event,
+    binding_body,
+    finalizer_body,
+    has_finalizer,
+    status_body,
+)
+from dra_operator.model import DeviceClass, Node, Pod, ResourceClaim, ResourceSlice
+
+
+class SchedulerWriter(Protocol):
+    """The API calls of the scheduler; implementations raise `errors.APIError`."""
+
+    async def update_claim(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        """PUT a ResourceClaim; the body's resourceVersion is the precondition."""
+        ...
+
+    async def update_claim_status(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        """PUT `resourceclaims/status`; the body's resourceVersion is the precondition."""
+        ...
+
+    async def get_claim(self, key: ObjectKey) -> Mapping[str, Any] | None:
+        """GET a claim from the server, bypassing the cache; None when not found."""
+        ...
+
+    async def bind(self, body: Mapping[str, Any]) -> None:
+        """POST `pods/binding`."""
+        ...
+
+    async def emit(self, event: Event) -> None:
+        """Record an Event; never raises."""
+        ...
+
+
+class Scheduler:
+    """The controller: event entry points, the serial decision, the concurrent writes."""
+
+    def __init__(
+        self,
+        state: State,
+        settings: Settings,
+        writer: SchedulerWriter,
+        *,
+        scheduler_names: frozenset[str] = frozenset({names.DEFAULT_SCHEDULER_NAME}),
+        observe: Observer[WorkKey] | None = None,
+    ) -> None:
+        self.state = state
+        self.settings = settings
+        self.scheduler_names = scheduler_names
+        self._writer = writer
+        self.controller: Controller[WorkKey] = Controller(
+            names.SCHEDULER_QUEUE, self.reconcile, workers=1, observe=observe
+        )
+        self.unschedulable: set[WorkKey] = set()
+        self._writing: set[WorkKey] = set()
+        self._again: set[WorkKey] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.conflicts = 0  # writes that met a 409 and were decided again
+
+    # -- watch changes (called after the stores and the ledger took them) -----------------------
+
+    def pod_changed(self, change: Change[Pod]) -> None:
+        if change.new is not None:
+            self.state.usage.pod_changed(change.new.obj)
+        elif change.old is not None:
+            self.state.usage.forget(change.old.obj.metadata.uid)
+            self.unschedulable.discard(pod_key(change.old.obj))
+        for key in keys_for_pod(change, self.scheduler_names):
+            self.controller.enqueue(key)
+        if frees_room(change):
+            self._wake_unschedulable()
+
+    def claim_changed(self, change: Change[ResourceClaim]) -> None:
+        for key in keys_for_claim(change, self.state.pods, self.scheduler_names):
+            self.controller.enqueue(key)
+        if releases_devices(change):
+            self._wake_unschedulable()
+
+    def slice_changed(self, change: Change[ResourceSlice]) -> None:
+        self._wake_unschedulable()
+
+    def class_changed(self, change: Change[DeviceClass]) -> None:
+        self._wake_unschedulable()
+
+    def node_changed(self, change: Change[Node]) -> None:
+        self._wake_unschedulable()
+
+    def _wake_unschedulable(self) -> None:
+        for key in sorted(self.unschedulable):
+            self.controller.enqueue(key)
+
+    # -- running --------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Decide until `shut_down`, then wait for the writes in progress."""
+        try:
+            await self.controller.run()
+        finally:
+            await self.wait_for_writes()
+
+    async def wait_for_writes(self) -> None:
+        """Until every write task started so far (and any it started) has finished."""
+        while self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def shut_down(self) -> None:
+        self.controller.shut_down()
+
+    # -- one decision ---------------------------------------------------------------------------
+
+    async def reconcile(self, key: WorkKey) -> Result:
+        if key in self._writing:
+            self._again.add(key)  # decided again once the writes in progress are done
+            return Result()
+        entry_key = ObjectKey(key.namespace, key.name)
+        if key.kind == "pod":
+            pod_entry = self.state.pods.get(entry_key)
+            if pod_entry is None or not handles(pod_entry.obj, self.scheduler_names):
+                self.unschedulable.discard(key)
+                return Result()
+            decision = decide_pod(pod_entry.obj, self.state, self.settings)
+            subject: tuple[str, str] = ("Pod", pod_entry.obj.metadata.uid)
+        else:
+            claim_entry = self.state.claims.get(entry_key)
+            if claim_entry is None:
+                self.unschedulable.discard(key)
+                return Result()
+            decision = decide_claim(claim_entry.obj, self.state, self.settings)
+            subject = ("ResourceClaim", claim_entry.obj.metadata.uid)
+        if isinstance(decision, Unschedulable):
+            self.unschedulable.add(key)
+            self._spawn(self._writer.emit(_failed(key, subject, decision.message)))
+            return Result()
+        if isinstance(decision, Wait):
+            # Parked without an event: the claim or pod event that ends the wait queues it, and
+            # so does any change that wakes unschedulable keys (a node appearing, say).
+            self.unschedulable.add(key)
+            return Result()
+        self.unschedulable.discard(key)
+        if isinstance(decision, Placement):
+            self._reserve(decision)
+            self._writing.add(key)
+            self._spawn(self._carry_out(key, subject, decision))
+        return Result()
+
+    def _reserve(self, placement: Placement) -> None:
+        for write in placement.claims:
+            if write.allocation is not None:
+                self.state.ledger.reserve(write.uid, write.allocation)
+        if placement.bind and placement.pod is not None:
+            pod = self.state.pods.get(placement.pod)
+            if pod is not None:
+                self.state.usage.assume(pod.obj, placement.node)
+
+    def _spawn(self, work: Any) -> None:
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- the writes of one placement ------------------------------------------------------------
+
+    async def _carry_out(
+        self, key: WorkKey, subject: tuple[str, str], placement: Placement
+    ) -> None:
+        pending = [w.uid for w in placement.claims if w.allocation is not None]
+        retry = False
+        current: ObjectKey | None = None
+        try:
+            for write in placement.claims:
+                current = write.key
+                await self._write_claim(write, placement)
+                if write.uid in pending:
+                    pending.remove(write.uid)
+            current = None
+            if placement.bind and placement.pod is not None:
+                body = binding_body(placement.pod, placement.pod_uid, placement.node)
+                await self._writer.bind(body)
+                await self._writer.emit(_scheduled(key, subject, placement.node))
+        except errors.APIConflictError:
+            retry = True
+            self.conflicts += 1
+            if current is not None:
+                await self._reread(current)
+        except Exception as exc:  # the task boundary: report, roll back, retry with backoff
+            retry = True
+            await self._writer.emit(_failed(key, subject, _write_failure(exc)))
+        finally:
+            for uid in pending:
+                self.state.ledger.rollback(uid)
+            if retry and placement.pod_uid:
+                self.state.usage.forget(placement.pod_uid)
+            self._writing.discard(key)
+            self._after_writes(key, placement, retry, rolled_back=bool(pending))
+
+    async def _write_claim(self, write: ClaimWrite, placement: Placement) -> None:
+        entry = self.state.claims.get(write.key)
+        if entry is None:
+            raise errors.APIConflictError(409, "Gone", f"claim {write.key}: gone from the cache")
+        raw: Mapping[str, Any] = entry.raw
+        version = write.resource_version
+        if write.allocation is not None and not has_finalizer(raw):
+            raw = await self._writer.update_claim(finalizer_body(raw, version))
+            version = str(raw["metadata"]["resourceVersion"])
+            self._remember(raw)
+        answer = await self._writer.update_claim_status(
+            status_body(raw, version, write.allocation, placement.consumer)
+        )
+        self._remember(answer)
+        if write.allocation is not None:
+            self.state.ledger.written(write.uid, str(answer["metadata"]["resourceVersion"]))
+
+    def _remember(self, answer: Mapping[str, Any]) -> None:
+        change = self.state.claims.assume(answer)
+        if change is not None:
+            self.state.ledger.observe(change)
+
+    async def _reread(self, key: ObjectKey) -> None:
+        """After a 409: fetch the claim, so the next decision starts from the server's version."""
+        try:
+            raw = await self._writer.get_claim(key)
+        except errors.APIError:
+            return  # the watch delivers it; the retry backs off meanwhile
+        if raw is not None:
+            self._remember(raw)
+
+    def _after_writes(
+        self, key: WorkKey, placement: Placement, retry: bool, *, rolled_back: bool
+    ) -> None:
+        if retry:
+            self.controller.queue.add_rate_limited(key)
+        elif key in self._again:
+            self.controller.enqueue(key)
+        self._again.discard(key)
+        for write in placement.claims:  # pods waiting for this allocation to be written
+            for entry in self.state.pods.by_index(PODS_BY_CLAIM, write.key):
+                if handles(entry.obj, self.scheduler_names) and pod_key(entry.obj) != key:
+                    self.controller.enqueue(pod_key(entry.obj))
+        if rolled_back:
+            self._wake_unschedulable()
+
+
+def _write_failure(exc: Exception) -> str:
+    if isinstance(exc, errors.APIError):
+        return f"binding rejected: {exc.message}"
+    return f"running PreBind: {exc}"
+
+
+def _failed(key: WorkKey, subject: tuple[str, str], message: str) -> Event:
+    return Event(
+        kind=subject[0],
+        involved=ObjectKey(key.namespace, key.name),
+        uid=subject[1],
+        type=names.EVENT_TYPE_WARNING,
+        reason=names.EVENT_FAILED_SCHEDULING,
+        message=message,
+    )
+
+
+def _scheduled(key: WorkKey, subject: tuple[str, str], node: str) -> Event:
+    return Event(
+        kind=subject[0],
+        involved=ObjectKey(key.namespace, key.name),
+        uid=subject[1],
+        type=names.EVENT_TYPE_NORMAL,
+        reason=names.EVENT_SCHEDULED,
+        message=f"Successfully assigned {key.namespace}/{key.name} to {node}",
+    )

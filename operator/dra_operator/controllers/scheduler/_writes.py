@@ -1,0 +1,87 @@
+"""The wire shapes of the scheduler's writes, built from the raw objects we read (rule 1).
+
+A claim we allocate gets upstream's finalizer first, by a plain Update conditional on the
+resourceVersion the decision read; then `status.allocation` and the new `reservedFor` entry by
+UpdateStatus, conditional on the version the finalizer write returned. An allocated claim only
+gets the `reservedFor` entry. The pod is bound last (`pods/binding`, with the pod's UID as the
+precondition). Every body is a private deep copy; the caches' raw dicts are never touched.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dra_operator import names
+from dra_operator.cluster import ObjectKey
+from dra_operator.model import (
+    AllocationResult,
+    ResourceClaimConsumerReference,
+    render_allocation_result,
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    """A Kubernetes Event about a pod or a claim."""
+
+    kind: str  # "Pod" or "ResourceClaim"
+    involved: ObjectKey
+    uid: str
+    type: str
+    reason: str
+    message: str
+
+
+def has_finalizer(raw: Mapping[str, Any]) -> bool:
+    finalizers = (raw.get("metadata") or {}).get("finalizers") or ()
+    return names.DELETE_PROTECTION_FINALIZER in finalizers
+
+
+def finalizer_body(raw: Mapping[str, Any], resource_version: str) -> dict[str, Any]:
+    """The claim with `resource.kubernetes.io/delete-protection` added (Update)."""
+    body = _copy(raw, resource_version)
+    metadata = body["metadata"]
+    metadata["finalizers"] = [*metadata.get("finalizers", ()), names.DELETE_PROTECTION_FINALIZER]
+    return body
+
+
+def status_body(
+    raw: Mapping[str, Any],
+    resource_version: str,
+    allocation: AllocationResult | None,
+    consumer: ResourceClaimConsumerReference | None,
+) -> dict[str, Any]:
+    """The claim with `status.allocation` (when given) set and `consumer` reserved."""
+    body = _copy(raw, resource_version)
+    status = body.setdefault("status", {})
+    if allocation is not None:
+        version = str(body.get("apiVersion", "")).rpartition("/")[2] or "v1"
+        status["allocation"] = render_allocation_result(allocation, version)
+    if consumer is not None:
+        status["reservedFor"] = [*status.get("reservedFor", ()), render_consumer(consumer)]
+    return body
+
+
+def render_consumer(ref: ResourceClaimConsumerReference) -> dict[str, str]:
+    """A `reservedFor` entry as JSON (`apiGroup` omitted when empty, as the API does)."""
+    rendered = {"resource": ref.resource, "name": ref.name, "uid": ref.uid}
+    return {"apiGroup": ref.api_group, **rendered} if ref.api_group else rendered
+
+
+def binding_body(pod: ObjectKey, uid: str, node: str) -> dict[str, Any]:
+    """The `pods/binding` object; the UID makes the bind fail for a recreated pod."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": uid},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+    }
+
+
+def _copy(raw: Mapping[str, Any], resource_version: str) -> dict[str, Any]:
+    body: dict[str, Any] = copy.deepcopy(dict(raw))
+    body.setdefault("metadata", {})["resourceVersion"] = resource_version
+    return body

@@ -1,0 +1,65 @@
+"""Start-up decisions of `dra-operator run` against the real API server.
+
+Covers: the served versions and release are discovered (v1 claims, v1beta2 DeviceTaintRules on
+1.36); when kube-controller-manager's leader Lease exists, the claims controller is left to it
+unless --controllers names it; without the Lease it runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+import pytest
+
+from dra_operator import app
+from dra_operator.errors import APINotFoundError
+from dra_operator.kube import LEASES, Client
+
+pytestmark = pytest.mark.controlplane
+
+
+@pytest.fixture
+async def kube_controller_manager_lease(admin_api: Client) -> AsyncIterator[None]:
+    """kube-controller-manager's leader Lease, as a running one keeps it; removed after."""
+    body = {
+        "apiVersion": LEASES.api_version,
+        "kind": "Lease",
+        "metadata": {"name": app.KCM_LEASE_NAME, "namespace": app.KCM_LEASE_NAMESPACE},
+        "spec": {"holderIdentity": "kcm-0", "leaseDurationSeconds": 15},
+    }
+    await admin_api.create(LEASES, body)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(APINotFoundError):
+            await admin_api.delete(LEASES, app.KCM_LEASE_NAME, namespace=app.KCM_LEASE_NAMESPACE)
+
+
+async def test_discovery_picks_the_newest_served_versions(operator_api: Client) -> None:
+    server = await app.discover(operator_api)
+    assert server.git_version.startswith("v1.36.")
+    assert server.minor == 36
+    assert server.versions["resourceclaims"] == "v1"
+    assert server.versions["devicetaintrules"] == "v1beta2"
+    assert server.features.consumable_capacity
+
+
+async def test_claims_run_without_kube_controller_manager(operator_api: Client) -> None:
+    operator = await app.build_operator(app.Settings(), operator_api)
+    assert "claims" in operator.controllers
+
+
+@pytest.mark.usefixtures("kube_controller_manager_lease")
+@pytest.mark.parametrize(
+    ("requested", "runs_claims"),
+    [
+        pytest.param(None, False, id="left-to-kube-controller-manager"),
+        pytest.param(frozenset({"claims"}), True, id="explicit-controllers-win"),
+    ],
+)
+async def test_claims_beside_kube_controller_manager(
+    operator_api: Client, requested: frozenset[str] | None, runs_claims: bool
+) -> None:
+    operator = await app.build_operator(app.Settings(controllers=requested), operator_api)
+    assert ("claims" in operator.controllers) is runs_claims

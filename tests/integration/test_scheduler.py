@@ -1,0 +1,332 @@
+"""The scheduler and claims controllers against a real kube-apiserver, as the operator identity.
+
+The operator runs in-process (`run_operator`: kopf watches, leader election, scoped to the
+test's namespace), so everything it writes goes through deploy/base's ClusterRole. It is torn
+down before the namespace and the cluster-scoped objects of the test. Pods never run (no
+kubelet): a pod is "done" when it is bound. `dra-operator verify` is clean after each scenario.
+
+Covers: template → claim → allocation → binding; a shared claim reserved for every consumer;
+two pods racing for the last device (one wins, the other gets FailedScheduling and is bound
+once the device is free again); a concurrent writer touching claims during allocation (409s)
+without double allocation; an unsatisfiable claim explained, then scheduled once a slice
+appears; invalid CEL in a class reported while other pods schedule.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+from tests.support.controlplane import NodeFactory
+from tests.support.operator import InProcessOperator, verify_clean
+
+from dra_operator import controlplane, errors
+from dra_operator.kube import CORE_EVENTS, PODS, Client, dra
+
+pytestmark = pytest.mark.controlplane
+
+DRIVER = "gpu.example.com"
+CLAIMS = dra("resourceclaims")
+TEMPLATES = dra("resourceclaimtemplates")
+CLASSES = dra("deviceclasses")
+SLICES = dra("resourceslices")
+DEADLINE = 60.0  # seconds a condition may take on a loaded machine before the test fails
+
+
+@pytest.fixture
+async def operator(run_operator: Any) -> AsyncIterator[InProcessOperator]:
+    """`dra-operator run` in-process with the claims and scheduler controllers, leading."""
+    yield await run_operator(controllers=frozenset({"claims", "scheduler"}))
+
+
+@pytest.fixture
+async def cluster(admin_api: Client) -> AsyncIterator[Callable[..., Any]]:
+    """Creates cluster-scoped objects (classes, slices) and deletes them after the test."""
+    created: list[tuple[Any, str]] = []
+
+    async def create(resource: Any, body: dict[str, Any]) -> dict[str, Any]:
+        answer = await admin_api.create(resource, body)
+        created.append((resource, answer["metadata"]["name"]))
+        return answer
+
+    yield create
+    for resource, name in reversed(created):
+        with contextlib.suppress(errors.APINotFoundError):
+            await admin_api.delete(resource, name)
+
+
+def _class(name: str, expression: str = f"device.driver == '{DRIVER}'") -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": name},
+        "spec": {"selectors": [{"cel": {"expression": expression}}]},
+    }
+
+
+def _slice(node: str, count: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node}-gpu"},
+        "spec": {
+            "driver": DRIVER,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "nodeName": node,
+            "devices": [{"name": f"gpu-{i}"} for i in range(count)],
+        },
+    }
+
+
+def _claim_spec(class_name: str) -> dict[str, Any]:
+    return {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": class_name}}]}}
+
+
+def _claim(name: str, class_name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name},
+        "spec": _claim_spec(class_name),
+    }
+
+
+def _pod(name: str, **claim_source: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {
+            "schedulerName": "dra-operator",
+            "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}],
+            "resourceClaims": [{"name": "gpu", **claim_source}],
+        },
+    }
+
+
+async def _until(check: Callable[[], Any]) -> Any:
+    """Poll the API until `check()` returns something truthy (the API has no push here)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + DEADLINE
+    while True:
+        found = await check()
+        if found:
+            return found
+        if loop.time() > deadline:
+            raise AssertionError("condition not reached")
+        await asyncio.sleep(0.2)
+
+
+async def _node_of(api: Client, namespace: str, pod: str) -> str | None:
+    answer = await api.get(PODS, pod, namespace=namespace)
+    found: str | None = answer["spec"].get("nodeName")
+    return found
+
+
+async def _failed_scheduling(api: Client, namespace: str, pod: str) -> list[str]:
+    events = await api.list(CORE_EVENTS, namespace=namespace)
+    return [
+        e["message"]
+        for e in events.get("items") or ()
+        if e["involvedObject"].get("name") == pod and e["reason"] == "FailedScheduling"
+    ]
+
+
+async def _allocated_devices(api: Client, namespace: str) -> list[tuple[str, str]]:
+    claims = await api.list(CLAIMS, namespace=namespace)
+    return [
+        (r["pool"], r["device"])
+        for c in claims.get("items") or ()
+        for r in ((c.get("status") or {}).get("allocation") or {})
+        .get("devices", {})
+        .get("results", [])
+    ]
+
+
+def _unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:6]}"
+
+
+async def test_template_claim_is_generated_allocated_and_the_pod_bound(
+    admin_api: Client,
+    namespace: str,
+    make_node: NodeFactory,
+    cluster: Callable[..., Any],
+    operator: InProcessOperator,
+    control_plane: controlplane.ControlPlaneState,
+) -> None:
+    node = (await make_node())["metadata"]["name"]
+    gpu = _unique("gpu")
+    await cluster(CLASSES, _class(gpu))
+    await cluster(SLICES, _slice(node, 1))
+    template = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "tmpl"},
+        "spec": {"spec": _claim_spec(gpu)},
+    }
+    await admin_api.create(TEMPLATES, template, namespace=namespace)
+    await admin_api.create(PODS, _pod("p", resourceClaimTemplateName="tmpl"), namespace=namespace)
+    assert await _until(lambda: _node_of(admin_api, namespace, "p")) == node
+    (claim,) = (await admin_api.list(CLAIMS, namespace=namespace))["items"]
+    assert claim["metadata"]["finalizers"] == ["resource.kubernetes.io/delete-protection"]
+    assert [r["name"] for r in claim["status"]["reservedFor"]] == ["p"]
+    assert await _allocated_devices(admin_api, namespace) == [(node, "gpu-0")]
+    await verify_clean(control_plane, namespace)
+
+
+async def test_shared_claim_is_reserved_for_every_consumer(
+    admin_api: Client,
+    namespace: str,
+    make_node: NodeFactory,
+    cluster: Callable[..., Any],
+    operator: InProcessOperator,
+    control_plane: controlplane.ControlPlaneState,
+) -> None:
+    node = (await make_node())["metadata"]["name"]
+    gpu = _unique("gpu")
+    await cluster(CLASSES, _class(gpu))
+    await cluster(SLICES, _slice(node, 1))
+    await admin_api.create(CLAIMS, _claim("shared", gpu), namespace=namespace)
+    for name in ("a", "b", "c"):
+        await admin_api.create(PODS, _pod(name, resourceClaimName="shared"), namespace=namespace)
+    for name in ("a", "b", "c"):
+        assert await _until(lambda n=name: _node_of(admin_api, namespace, n)) == node
+    claim = await admin_api.get(CLAIMS, "shared", namespace=namespace)
+    assert sorted(r["name"] for r in claim["status"]["reservedFor"]) == ["a", "b", "c"]
+    assert await _allocated_devices(admin_api, namespace) == [(node, "gpu-0")]
+    await verify_clean(control_plane, namespace)
+
+
+async def test_two_pods_racing_for_the_last_device(
+    admin_api: Client,
+    namespace: str,
+    make_node: NodeFactory,
+    cluster: Callable[..., Any],
+    operator: InProcessOperator,
+    control_plane: controlplane.ControlPlaneState,
+) -> None:
+    node = (await make_node())["metadata"]["name"]
+    gpu = _unique("gpu")
+    await cluster(CLASSES, _class(gpu))
+    await cluster(SLICES, _slice(node, 1))
+    for name in ("a", "b"):
+        await admin_api.create(CLAIMS, _claim(f"claim-{name}", gpu), namespace=namespace)
+    await asyncio.gather(
+        *(
+            admin_api.create(PODS, _pod(n, resourceClaimName=f"claim-{n}"), namespace=namespace)
+            for n in ("a", "b")
+        )
+    )
+
+    async def one_bound_one_refused() -> tuple[str, str] | None:
+        nodes = {n: await _node_of(admin_api, namespace, n) for n in ("a", "b")}
+        bound = [n for n, found in nodes.items() if found]
+        refused = [n for n in nodes if await _failed_scheduling(admin_api, namespace, n)]
+        if len(bound) == 1 and refused and refused[0] not in bound:
+            return bound[0], refused[0]
+        return None
+
+    winner, loser = await _until(one_bound_one_refused)
+    message = (await _failed_scheduling(admin_api, namespace, loser))[0]
+    assert message.startswith("0/") and f"cannot allocate claim claim-{loser}" in message
+    assert await _allocated_devices(admin_api, namespace) == [(node, "gpu-0")]
+    await admin_api.delete(PODS, winner, namespace=namespace, grace_period_seconds=0)
+    assert await _until(lambda: _node_of(admin_api, namespace, loser)) == node
+    assert await _allocated_devices(admin_api, namespace) == [(node, "gpu-0")]
+    await verify_clean(control_plane, namespace)
+
+
+async def test_concurrent_writer_touching_claims_causes_no_double_allocation(
+    admin_api: Client,
+    namespace: str,
+    make_node: NodeFactory,
+    cluster: Callable[..., Any],
+    operator: InProcessOperator,
+    control_plane: controlplane.ControlPlaneState,
+) -> None:
+    nodes = [(await make_node())["metadata"]["name"] for _ in range(2)]
+    gpu = _unique("gpu")
+    await cluster(CLASSES, _class(gpu))
+    for node in nodes:
+        await cluster(SLICES, _slice(node, 3))
+    names = [f"p{i}" for i in range(8)]
+    for name in names:
+        await admin_api.create(CLAIMS, _claim(f"c-{name}", gpu), namespace=namespace)
+    stop = asyncio.Event()
+
+    async def meddle() -> int:
+        touches = 0
+        while not stop.is_set():
+            for name in names:
+                patch = {"metadata": {"labels": {"touched": str(touches)}}}
+                with contextlib.suppress(errors.APIError):
+                    await admin_api.patch(CLAIMS, f"c-{name}", patch, namespace=namespace)
+                touches += 1
+        return touches
+
+    meddler = asyncio.create_task(meddle())
+    for name in names:
+        await admin_api.create(PODS, _pod(name, resourceClaimName=f"c-{name}"), namespace=namespace)
+
+    async def bound_count() -> bool:
+        found = [await _node_of(admin_api, namespace, n) for n in names]
+        return sum(1 for n in found if n) == 6
+
+    await _until(bound_count)
+    stop.set()
+    assert await meddler > 0
+    devices = await _allocated_devices(admin_api, namespace)
+    assert len(devices) == 6 and len(set(devices)) == 6
+    await verify_clean(control_plane, namespace)
+
+
+async def test_unsatisfiable_claim_is_explained_then_scheduled_when_a_slice_appears(
+    admin_api: Client,
+    namespace: str,
+    make_node: NodeFactory,
+    cluster: Callable[..., Any],
+    operator: InProcessOperator,
+    control_plane: controlplane.ControlPlaneState,
+) -> None:
+    node = (await make_node())["metadata"]["name"]
+    gpu = _unique("gpu")
+    await cluster(CLASSES, _class(gpu))
+    await admin_api.create(CLAIMS, _claim("c", gpu), namespace=namespace)
+    await admin_api.create(PODS, _pod("p", resourceClaimName="c"), namespace=namespace)
+    messages = await _until(lambda: _failed_scheduling(admin_api, namespace, "p"))
+    # Other tests' cluster-scoped slices may be visible (counted, never usable by this class).
+    assert re.search(r"cannot allocate claim c \(request gpu: 0/\d+ devices usable", messages[0])
+    await cluster(SLICES, _slice(node, 1))
+    assert await _until(lambda: _node_of(admin_api, namespace, "p")) == node
+    await verify_clean(control_plane, namespace)
+
+
+async def test_invalid_cel_is_reported_while_other_pods_schedule(
+    admin_api: Client,
+    namespace: str,
+    make_node: NodeFactory,
+    cluster: Callable[..., Any],
+    operator: InProcessOperator,
+    control_plane: controlplane.ControlPlaneState,
+) -> None:
+    node = (await make_node())["metadata"]["name"]
+    good, bad = _unique("gpu"), _unique("broken")
+    await cluster(CLASSES, _class(good))
+    # Valid for the API server, but failing on every device: the attribute does not exist.
+    await cluster(CLASSES, _class(bad, f"device.attributes['{DRIVER}'].missing == 1"))
+    await cluster(SLICES, _slice(node, 2))
+    await admin_api.create(CLAIMS, _claim("bad", bad), namespace=namespace)
+    await admin_api.create(CLAIMS, _claim("good", good), namespace=namespace)
+    await admin_api.create(PODS, _pod("bad", resourceClaimName="bad"), namespace=namespace)
+    await admin_api.create(PODS, _pod("good", resourceClaimName="good"), namespace=namespace)
+    assert await _until(lambda: _node_of(admin_api, namespace, "good")) == node
+    messages = await _until(lambda: _failed_scheduling(admin_api, namespace, "bad"))
+    assert "CEL" in messages[0]
+    assert await _node_of(admin_api, namespace, "bad") is None
+    await verify_clean(control_plane, namespace)

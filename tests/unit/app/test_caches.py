@@ -1,0 +1,122 @@
+"""The operator's caches: one store per kind, the ledger and deleted pods moved by events.
+
+Covers: a claim event moves the ledger (allocation in, deletion out); a pod deletion is
+remembered by UID; an object that does not parse is reported once per resourceVersion and
+changes nothing; DeviceTaintRules have a store only when served; the synced check waits for
+every listed object and re-lists a kind that still misses objects (one deleted meanwhile).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from dra_operator import errors
+from dra_operator.app import Caches, Kind
+from dra_operator.model import DeviceID
+
+VERSIONS = {
+    "resourceclaims": "v1",
+    "resourceclaimtemplates": "v1",
+    "deviceclasses": "v1",
+    "resourceslices": "v1",
+}
+DEVICE = DeviceID("gpu.example.com", "pool", "gpu-0")
+
+
+def claim(rv: str, *, allocated: bool = True, bad: bool = False) -> dict[str, Any]:
+    status: dict[str, Any] = {}
+    if allocated:
+        status["allocation"] = {
+            "devices": {
+                "results": [
+                    {
+                        "request": "r",
+                        "driver": DEVICE.driver,
+                        "pool": DEVICE.pool,
+                        "device": DEVICE.device,
+                    }
+                ]
+            }
+        }
+    requests: Any = "not-a-list" if bad else [{"name": "r", "exactly": {"deviceClassName": "c"}}]
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"namespace": "ns", "name": "c", "uid": "claim-uid", "resourceVersion": rv},
+        "spec": {"devices": {"requests": requests}},
+        "status": status,
+    }
+
+
+def pod(rv: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"namespace": "ns", "name": "p", "uid": "pod-uid", "resourceVersion": rv},
+        "spec": {"containers": [{"name": "c", "image": "x"}]},
+    }
+
+
+def test_claim_events_move_the_ledger() -> None:
+    caches = Caches(VERSIONS)
+    caches.apply(Kind.CLAIMS, None, claim("1"))
+    assert caches.ledger.is_in_use(DEVICE)
+    caches.apply(Kind.CLAIMS, "MODIFIED", claim("2", allocated=False))
+    assert not caches.ledger.is_in_use(DEVICE)
+    caches.apply(Kind.CLAIMS, "MODIFIED", claim("3"))
+    caches.apply(Kind.CLAIMS, "DELETED", claim("3"))
+    assert not caches.ledger.is_in_use(DEVICE)
+
+
+def test_a_pod_deletion_is_remembered() -> None:
+    caches = Caches(VERSIONS)
+    caches.apply(Kind.PODS, "ADDED", pod("1"))
+    change = caches.apply(Kind.PODS, "DELETED", pod("1"))
+    assert change is not None and change.new is None
+    assert "pod-uid" in caches.deleted_pods
+
+
+def test_an_invalid_object_is_reported_once_and_keeps_the_last_good_version() -> None:
+    reports: list[tuple[Kind, str]] = []
+
+    def on_invalid(kind: Kind, raw: Mapping[str, Any], exc: errors.InvalidObjectError) -> None:
+        reports.append((kind, raw["metadata"]["resourceVersion"]))
+
+    caches = Caches(VERSIONS, on_invalid=on_invalid)
+    caches.apply(Kind.CLAIMS, "ADDED", claim("1"))
+    assert caches.apply(Kind.CLAIMS, "MODIFIED", claim("2", bad=True)) is None
+    assert caches.apply(Kind.CLAIMS, "MODIFIED", claim("2", bad=True)) is None
+    assert reports == [(Kind.CLAIMS, "2")]
+    assert caches.ledger.is_in_use(DEVICE)
+
+
+def test_taint_rules_are_watched_only_when_served() -> None:
+    assert Kind.TAINT_RULES not in Caches(VERSIONS).kinds
+    served = Caches({**VERSIONS, "devicetaintrules": "v1beta2"})
+    assert served.taint_rules is not None and Kind.TAINT_RULES in served.kinds
+
+
+@pytest.mark.asyncio(loop_scope="function")
+@pytest.mark.looptime
+async def test_synced_waits_for_listed_objects_and_relists_missing_ones() -> None:
+    caches = Caches(VERSIONS)
+    listings: dict[Kind, list[list[dict[str, Any]]]] = {Kind.PODS: [[pod("1")], []]}
+    listed: list[Kind] = []
+
+    async def lister(kind: Kind) -> list[dict[str, Any]]:
+        listed.append(kind)
+        pages = listings.get(kind)
+        return pages.pop(0) if pages else []
+
+    waiting = asyncio.create_task(caches.wait_synced(lister))
+    await asyncio.sleep(0)  # let it list
+    assert not caches.synced()
+    assert caches.missing(Kind.PODS) == 1
+    # The pod was deleted before the watch listed: only a fresh LIST tells.
+    await asyncio.wait_for(waiting, timeout=30)
+    assert caches.synced()
+    assert listed.count(Kind.PODS) == 2

@@ -1,0 +1,69 @@
+"""Choosing what to speak from what the server serves.
+
+Covers: the newest served version per DRA kind (a kind served only in an older version keeps
+it); the minor from /version, including managed clusters' "36+" and a missing `minor` field;
+allocator features per release, with releases newer than we know treated as our newest.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from dra_operator import errors
+from dra_operator.allocator import Features
+from dra_operator.app import features_for, newest_versions, release_minor
+
+
+@pytest.mark.parametrize(
+    ("served", "expected"),
+    [
+        pytest.param(
+            {"v1": ["resourceclaims"], "v1beta2": ["resourceclaims", "devicetaintrules"]},
+            {"resourceclaims": "v1", "devicetaintrules": "v1beta2"},
+            id="taint-rules-only-in-beta",
+        ),
+        pytest.param(
+            {"v1alpha3": ["devicetaintrules"], "v1beta1": ["resourceclaims"]},
+            {"resourceclaims": "v1beta1", "devicetaintrules": "v1alpha3"},
+            id="older-server",
+        ),
+        pytest.param({}, {}, id="nothing-served"),
+    ],
+)
+def test_newest_versions(served: dict[str, list[str]], expected: dict[str, str]) -> None:
+    assert newest_versions(served) == expected
+
+
+@pytest.mark.parametrize(
+    ("doc", "expected"),
+    [
+        pytest.param({"gitVersion": "v1.36.4", "minor": "36"}, ("v1.36.4", 36), id="plain"),
+        pytest.param(
+            {"gitVersion": "v1.35.2-gke.1", "minor": "35+"}, ("v1.35.2-gke.1", 35), id="plus"
+        ),
+        pytest.param({"gitVersion": "v1.34.0"}, ("v1.34.0", 34), id="no-minor-field"),
+    ],
+)
+def test_release_minor(doc: dict[str, str], expected: tuple[str, int]) -> None:
+    assert release_minor(doc) == expected
+
+
+def test_release_minor_without_any_version_fails() -> None:
+    with pytest.raises(errors.DRAOperatorError, match="no minor version"):
+        release_minor({"gitVersion": "devel"})
+
+
+@pytest.mark.parametrize(
+    ("minor", "expected"),
+    [
+        pytest.param(36, Features.for_kubernetes("1.36"), id="known"),
+        pytest.param(40, Features.for_kubernetes("1.37"), id="newer-than-known"),
+    ],
+)
+def test_features_for(minor: int, expected: Features) -> None:
+    assert features_for(minor) == expected
+
+
+def test_features_for_a_release_older_than_dra_fails() -> None:
+    with pytest.raises(errors.AllocationInputError):
+        features_for(30)

@@ -1,0 +1,102 @@
+"""The assembly without a server: events into the caches, and to the plugins while leading.
+
+Covers: a watch event lands in its store whether or not this replica leads; only while `lead()`
+runs do plugins exist and see changes, after a `resync`; a term's end shuts its plugins down
+and the next term builds new ones; controllers without a builder are reported and skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, ClassVar
+
+import pytest
+
+from dra_operator import kube
+from dra_operator.allocator import Features
+from dra_operator.app import Caches, Context, Kind, Operator, ServerInfo, Settings
+from dra_operator.cluster import Change, ObjectKey
+
+pytestmark = [pytest.mark.asyncio(loop_scope="function"), pytest.mark.looptime]
+
+SERVER = ServerInfo(
+    "v1.36.4",
+    36,
+    {
+        k: "v1"
+        for k in ("resourceclaims", "resourceclaimtemplates", "deviceclasses", "resourceslices")
+    },
+    Features.for_kubernetes("1.36"),
+)
+
+
+class Recorder:
+    """A plugin that records what it is told."""
+
+    name = "recorder"
+    built: ClassVar[list[Recorder]] = []
+
+    def __init__(self, ctx: Context) -> None:
+        self.caches: Caches = ctx.caches
+        self.changes: list[tuple[Kind, str]] = []
+        self.resynced = 0
+        self.stopped = False
+        self._done = asyncio.Event()
+        Recorder.built.append(self)
+
+    def on_change(self, kind: Kind, change: Change[Any]) -> None:
+        self.changes.append((kind, str(change.key)))
+
+    def resync(self) -> None:
+        self.resynced += 1
+
+    async def run(self) -> None:
+        await self._done.wait()
+
+    def shut_down(self) -> None:
+        self.stopped = True
+        self._done.set()
+
+
+def node(name: str, rv: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "resourceVersion": rv}}
+
+
+@pytest.fixture
+def operator() -> Operator:
+    Recorder.built.clear()
+    api = kube.Client(kube.ClusterConfig(server="https://127.0.0.1:1"))  # never called here
+    return Operator(
+        Settings(), api, SERVER, ["recorder", "eviction"], builders={"recorder": Recorder}
+    )
+
+
+async def test_events_fill_the_caches_and_reach_plugins_only_while_leading(
+    operator: Operator,
+) -> None:
+    operator.handle(Kind.NODES, None, node("a", "1"))
+    assert operator.caches.nodes.get(ObjectKey("", "a")) is not None
+    assert operator.controllers == ["recorder"]
+
+    term = asyncio.create_task(operator.lead())
+    await asyncio.wait_for(operator.leading.wait(), 1)
+    (plugin,) = Recorder.built
+    assert plugin.resynced == 1
+    operator.handle(Kind.NODES, "MODIFIED", node("a", "2"))
+    operator.handle(Kind.NODES, "MODIFIED", node("a", "2"))  # same version: no change
+    assert plugin.changes == [(Kind.NODES, "a")]
+
+    term.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await term
+    assert plugin.stopped
+    assert not operator.leading.is_set()
+    operator.handle(Kind.NODES, "MODIFIED", node("a", "3"))
+    assert plugin.changes == [(Kind.NODES, "a")]
+
+    second = asyncio.create_task(operator.lead())
+    await asyncio.wait_for(operator.leading.wait(), 1)
+    assert len(Recorder.built) == 2 and Recorder.built[1] is not plugin
+    second.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await second

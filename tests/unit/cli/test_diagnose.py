@@ -1,0 +1,131 @@
+"""The explain funnel on snapshots: each blocking stage named, allocated claims and pods."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from tests.unit.hooks.scenario import DRIVER, FEATURES, GPU_CLASS, gpu, gpu_claim, node_slice
+
+from dra_operator.cli._devices import device_rows
+from dra_operator.cli._diagnose import diagnose_claim, diagnose_pod
+from dra_operator.model import (
+    AllocationResult,
+    Device,
+    DeviceAllocationResult,
+    DeviceRequestAllocationResult,
+    DeviceTaint,
+    Node,
+    ObjectMeta,
+    Pod,
+    PodResourceClaim,
+    PodResourceClaimStatus,
+    PodSpec,
+    PodStatus,
+    ResourceClaim,
+    ResourceClaimStatus,
+)
+from dra_operator.verify import ClusterState
+
+
+def _allocated(claim: ResourceClaim, *devices: str) -> ResourceClaim:
+    results = tuple(
+        DeviceRequestAllocationResult(request="gpus", driver=DRIVER, pool="node-1", device=d)
+        for d in devices
+    )
+    allocation = AllocationResult(devices=DeviceAllocationResult(results=results))
+    return ResourceClaim(
+        metadata=claim.metadata, spec=claim.spec, status=ResourceClaimStatus(allocation=allocation)
+    )
+
+
+def _state(
+    *claims: ResourceClaim, devices: tuple[Device, ...] = (), pods: tuple[Pod, ...] = ()
+) -> ClusterState:
+    devices = devices or (gpu("gpu-0"), gpu("gpu-1"))
+    return ClusterState(
+        claims=claims,
+        slices=(node_slice(*devices),),
+        pods=pods,
+        nodes=(
+            Node(metadata=ObjectMeta(name="node-1")),
+            Node(metadata=ObjectMeta(name="node-2")),
+        ),
+        classes=(GPU_CLASS,),
+    )
+
+
+TAINTED = (replace(gpu("gpu-0"), taints=(DeviceTaint(key="bad", effect="NoSchedule"),)),)
+
+
+@pytest.mark.parametrize(
+    ("state", "blocking"),
+    [
+        pytest.param(_state(gpu_claim(3)), "considered: only 2 devices on this node", id="too-few"),
+        pytest.param(
+            _state(
+                _allocated(gpu_claim(name="a"), "gpu-0"),
+                _allocated(gpu_claim(name="b"), "gpu-1"),
+                gpu_claim(),
+            ),
+            "free: 2 in use",
+            id="in-use",
+        ),
+        pytest.param(
+            _state(gpu_claim(), devices=TAINTED),
+            "taints: 1 with untolerated taint bad:NoSchedule",
+            id="taint",
+        ),
+    ],
+)
+def test_the_blocking_stage_is_named(state: ClusterState, blocking: str) -> None:
+    found = diagnose_claim(state, "default", "claim", FEATURES)
+    assert found is not None and not found.is_allocated
+    node1, node2 = found.nodes
+    assert node2.requests[0].blocking == "considered: only 0 devices on this node"
+    assert [request.blocking for request in node1.requests] == [blocking]
+
+
+def test_a_fitting_unallocated_claim_says_so() -> None:
+    found = diagnose_claim(_state(gpu_claim()), "default", "claim", FEATURES)
+    assert found is not None
+    assert [(v.node, v.fits) for v in found.nodes] == [("node-1", True), ("node-2", False)]
+
+
+def test_an_allocated_claim_shows_devices_and_node() -> None:
+    claim = _allocated(gpu_claim(), "gpu-1")
+    found = diagnose_claim(_state(claim), "default", "claim", FEATURES)
+    assert found is not None and found.is_allocated
+    (held,) = found.allocated
+    assert (held.node, held.devices) == ("(any node)", (f"gpus: {DRIVER}/node-1/gpu-1",))
+    assert diagnose_claim(_state(claim), "default", "other", FEATURES) is None
+
+
+def test_a_pod_tries_its_node_and_reports_missing_generated_claims() -> None:
+    pod = Pod(
+        metadata=ObjectMeta(name="p", namespace="default"),
+        spec=PodSpec(
+            node_name="node-1",
+            resource_claims=(
+                PodResourceClaim(name="g", resource_claim_name="claim"),
+                PodResourceClaim(name="t", resource_claim_template_name="tmpl"),
+                PodResourceClaim(name="none", resource_claim_template_name="tmpl"),
+            ),
+        ),
+        status=PodStatus(resource_claim_statuses=(PodResourceClaimStatus(name="none"),)),
+    )
+    found = diagnose_pod(_state(gpu_claim(3), pods=(pod,)), "default", "p", FEATURES)
+    assert found is not None
+    assert found.pending == ("default/claim",)
+    assert found.missing == ("(from template, for t)",)
+    assert [v.node for v in found.nodes] == ["node-1"]
+
+
+def test_devices_lists_holders_and_filters_by_node() -> None:
+    state = _state(_allocated(gpu_claim(), "gpu-1"))
+    rows = device_rows(state, "node-1")
+    assert [(r["device"], r["claims"]) for r in rows] == [
+        ("gpu-0", []),
+        ("gpu-1", ["default/claim"]),
+    ]
+    assert device_rows(state, "node-2") == []

@@ -1,0 +1,48 @@
+"""`dra-operator run`'s command line (the running operator is tested on the control plane).
+
+Covers: the subcommand is registered and documents its flags; unknown controllers and a renew
+deadline not shorter than the Lease duration are usage errors, reported before any I/O.
+"""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from dra_operator.cli import main
+
+
+def test_run_lists_its_flags() -> None:
+    result = CliRunner().invoke(main, ["run", "--help"])
+    assert result.exit_code == 0
+    for flag in (
+        "--controllers",
+        "--scheduler-name",
+        "--namespace",
+        "--workers",
+        "--leader-elect / --no-leader-elect",
+        "--leader-election-namespace",
+        "--lease-name",
+        "--metrics-bind-address",
+        "--health-bind-address",
+        "--log-level",
+        "--kubeconfig",
+    ):
+        assert flag in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(["--controllers", "claims,gc"], "unknown controller gc", id="unknown"),
+        pytest.param(
+            ["--leader-elect-lease-duration", "5", "--leader-elect-renew-deadline", "5"],
+            "must be shorter than the lease duration",
+            id="renew-deadline",
+        ),
+    ],
+)
+def test_usage_errors(args: list[str], message: str) -> None:
+    result = CliRunner().invoke(main, ["run", *args])
+    assert result.exit_code == 2
+    assert message in result.output

@@ -59,10 +59,13 @@ class Checker:
     def __init__(self, env: Environment) -> None:
         self.env = env
         self.out = Checked()
+        self.issues: list[CompileIssue] = []
         self._fields = env.device_fields()
 
     def check(self, root: A.Node) -> Checked:
         result = self._visit(root, {})
+        if self.issues:
+            raise CompileIssues(sorted(self.issues, key=lambda issue: issue.pos))
         acceptable = result in (T.BOOL, T.ANY) or (
             self.env.list_type_attributes and result in (T.DYN, T.FREE)
         )
@@ -75,6 +78,15 @@ class Checker:
         return t
 
     def _visit(self, node: A.Node, scope: Scope) -> T.Type:
+        """Check one node; a problem is recorded and typed `error`, so checking goes on and
+        every independent problem is reported, as cel-go does."""
+        try:
+            return self._visit_node(node, scope)
+        except CompileIssue as issue:
+            self.issues.append(issue)
+            return self._set(node, T.ERROR)
+
+    def _visit_node(self, node: A.Node, scope: Scope) -> T.Type:
         if isinstance(node, A.Const):
             kind = {"null": T.NULL}.get(node.kind, node.kind)
             return self._set(node, kind)
@@ -146,7 +158,7 @@ class Checker:
             if node.field not in self._fields:
                 raise CompileIssue(node.pos, f"undefined field '{node.field}'")
             return self._fields[node.field]
-        if T.is_dyn(target) or target == "error":
+        if T.is_dyn(target):
             return T.DYN
         if isinstance(target, tuple) and target[0] == "map":
             if not T.is_assignable(target[1], T.STRING, {}):
@@ -213,20 +225,15 @@ class Checker:
         return joined
 
     def _homogeneous(self, items: list[A.Node], scope: Scope) -> T.Type:
-        elem: T.Type = T.FREE
-        first: T.Type | None = None
-        for item in items:
-            t = self._visit(item, scope)
-            if first is None:
-                first = t
-                elem = t
-                continue
+        """The common element type; cel-go's validator reports a literal's first mismatch."""
+        types = [self._visit(item, scope) for item in items]
+        elem: T.Type = types[0] if types else T.FREE
+        for item, t in zip(items[1:], types[1:], strict=True):
             joined = T.exact_join(elem, t)
             if joined is None:
-                raise CompileIssue(
-                    item.pos,
-                    f"expected type '{T.format_type(elem)}' but found '{T.format_type(t)}'",
-                )
+                expected = f"expected type '{T.format_type(elem)}' but found '{T.format_type(t)}'"
+                self.issues.append(CompileIssue(item.pos, expected))
+                break
             elem = joined
         return elem
 
@@ -276,6 +283,14 @@ class Checker:
     def _expect_bool(node: A.Loop, t: T.Type, op: str) -> None:
         if not T.is_assignable(T.BOOL, t, {}):
             raise _no_overload(node.pos, op, [T.BOOL, t])
+
+
+class CompileIssues(Exception):
+    """Every problem the checker found, in source order."""
+
+    def __init__(self, issues: list[CompileIssue]) -> None:
+        super().__init__(issues[0].message)
+        self.issues = issues
 
 
 class ResultTypeError(Exception):

@@ -251,6 +251,8 @@ class CodeGen:
         if name == "-_":
             return Code(stmts, f"_neg({exprs[0]})")
         if name == "@in":
+            if _is_constant_list(node.args[1]):
+                return Code(stmts, f"_in_constants({exprs[0]}, {exprs[1]})")
             return Code(stmts, f"_contains({exprs[1]}, {exprs[0]})")
         overloads = self.checked.overloads[id(node)]
         if name == "lists.range":
@@ -508,6 +510,14 @@ def _slots(node: A.Node) -> list[Any]:
 
 
 _PY_TYPE: dict[T.Type, str] = {T.STRING: "str", T.INT: "int", T.BOOL: "bool"}
+
+
+def _is_constant_list(node: A.Node) -> bool:
+    """A list literal of scalar literals, which cel-go's optimizer turns into a hash set."""
+    return isinstance(node, A.ListLit) and all(
+        isinstance(item, A.Const) and item.kind in ("int", "uint", "double", "string", "bool")
+        for item in node.items
+    )
 
 
 def _is_domain_map(node: A.Node, checked: Checked) -> bool:

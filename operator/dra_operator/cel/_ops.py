@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, NoReturn
 
 from dra_operator.cel import _runtime as R
-from dra_operator.cel._values import NONE, Optional, no_such_overload
+from dra_operator.cel._values import NONE, Optional, Semver, no_such_overload
 from dra_operator.errors import CELCostLimitError, CELRuntimeError
 
 COST_LIMIT = 1_000_000
@@ -44,6 +44,13 @@ def mget(m: dict[str, Any], key: str) -> Any:
         return m[key]
     except KeyError:
         raise R.no_such_key(key) from None
+
+
+def in_constants(value: Any, items: tuple[Any, ...]) -> bool:
+    """`x in [literals]`: cel-go looks x up in a Go hash set, which panics on a Semver."""
+    if type(value) is Semver:
+        raise CELRuntimeError("internal error: runtime error: hash of unhashable type cel.Semver")
+    return R.contains(items, value)
 
 
 def nokey(key: str) -> NoReturn:
@@ -154,5 +161,6 @@ GLOBALS: dict[str, Any] = {
     "_opt_select": R.opt_select,
     "_opt_index": R.opt_index,
     "_contains": R.contains,
+    "_in_constants": in_constants,
     "_COST_LIMIT": COST_LIMIT,
 }

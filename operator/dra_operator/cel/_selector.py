@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from dra_operator.cel import _lib_core, _lib_ext, _lib_k8s, _lib_net, _lib_strings
-from dra_operator.cel._checker import Checker, Environment, ResultTypeError
+from dra_operator.cel._checker import Checker, CompileIssues, Environment, ResultTypeError
 from dra_operator.cel._codegen import CodeGen
 from dra_operator.cel._device import DeviceView
 from dra_operator.cel._ops import GLOBALS
 from dra_operator.cel._parser import parse
-from dra_operator.cel._text import CompileIssue, render_issue
+from dra_operator.cel._text import CompileIssue, render_issue, render_issues
 from dra_operator.cel._validate import ProgramError, validate
 from dra_operator.errors import CELCompileError, CELRuntimeError
 
@@ -80,6 +80,10 @@ def compile_selector(
         tree = parse(expression)
         checked = Checker(env).check(tree)
         validate(tree, checked)
+    except CompileIssues as found:
+        raise CELCompileError(
+            "compilation failed: " + render_issues(expression, found.issues)
+        ) from None
     except ProgramError as exc:
         raise CELCompileError(f"program instantiation failed: {exc}") from None
     except CompileIssue as issue:

@@ -14,6 +14,10 @@ class CompileIssue(Exception):
         self.message = message
 
 
+def render_issues(source: str, issues: list[CompileIssue]) -> str:
+    return "\n".join(render_issue(source, issue) for issue in issues)
+
+
 def render_issue(source: str, issue: CompileIssue) -> str:
     """cel-go's `Issues.String()`: `ERROR: <input>:L:C: msg` plus the line and a caret."""
     pos = max(0, min(issue.pos, len(source)))

@@ -31,10 +31,11 @@ def optional_of(elem: Type) -> Type:
 
 
 FREE = "$"  # an unbound type parameter (`[]`, `optional.none()`): binds on first use
+ERROR = "error"  # the type of a node that failed to check: fits anywhere, so errors don't cascade
 
 
 def is_dyn(t: Type) -> bool:
-    return t in (DYN, ANY) or (isinstance(t, str) and t.startswith("$"))
+    return t in (DYN, ANY, ERROR) or (isinstance(t, str) and t.startswith("$"))
 
 
 def head(t: Type) -> str:
@@ -64,7 +65,7 @@ def is_assignable(param: Type, arg: Type, bindings: Bindings) -> bool:
             bindings[param] = arg
             return True
         return is_assignable(bound, arg, bindings)
-    if is_dyn(arg) or is_dyn(param) or arg == "error":
+    if is_dyn(arg) or is_dyn(param):
         return True
     if isinstance(param, str) or isinstance(arg, str):
         return param == arg
@@ -102,9 +103,9 @@ def join(a: Type, b: Type) -> Type | None:
 
 def exact_join(a: Type, b: Type) -> Type | None:
     """Homogeneous aggregate literals: element types must be equal (`dyn` is not `int`)."""
-    if a == b or b == FREE:
+    if a == b or b in (FREE, ERROR):
         return a
-    if a == FREE:
+    if a in (FREE, ERROR):
         return b
     if isinstance(a, tuple) and isinstance(b, tuple) and a[0] == b[0] and len(a) == len(b):
         parts = [exact_join(x, y) for x, y in zip(a[1:], b[1:], strict=True)]

@@ -4,7 +4,8 @@ Thousands of generated (expression, device) cases per run; the outcome class (ma
 compile error, runtime error) must agree, and so must the text of every error whose upstream
 wording we reproduce. cel-expr-python (Google's C++ CEL) checks the core language only: it has
 no Kubernetes libraries, it does not enable cross-type numeric ordering, which Kubernetes does,
-and it does not fold `x in []` to false as cel-go does; those are the only differences allowed.
+it does not fold `x in []` to false as cel-go does, and it mis-evaluates cel.bind after a
+comprehension (a cel-cpp bug); those are the only differences allowed.
 """
 
 from __future__ import annotations
@@ -151,6 +152,10 @@ def test_core_language_agrees_with_cel_cpp(expression: str) -> None:
     actual = ours(expression, {"name": "d"}, cel.DEFAULT_FEATURES)
     if " in []" in expression and _kind(reference) == "runtime" and actual["match"] is False:
         reject()  # cel-go (so Kubernetes) folds `x in []` to false; cel-cpp evaluates x
+    if "cel.bind(" in expression and re.search(r"\.(all|exists|exists_one)\(", expression):
+        # cel-cpp 0.1.3 mis-evaluates a cel.bind after a comprehension (`[0].all(x, x > 1) ||
+        # cel.bind(v, 4, v > 1)` is false there); upstream and we say true.
+        reject()
     note(f"expression: {expression}\ncel-cpp: {reference}\nours: {actual}")
     assert _kind(actual) == _kind(reference), (expression, reference, actual)
     if _kind(reference) == "match":

@@ -2,7 +2,8 @@
 
 Covers: an operator SIGKILLed in the middle of a burst of 30 pods and started again leaves
 exactly one generated claim per pod claim (the orphan of an interrupted creation is adopted,
-not duplicated); of two replicas exactly one leads, and when it is SIGKILLed the other takes
+not duplicated), and, with the scheduler running, binds every pod with no device allocated
+twice; of two replicas exactly one leads, and when it is SIGKILLed the other takes
 the Lease over and finishes the work.
 
 Conditions are polled with timeouts (`wait_for`); the processes run under the operator
@@ -26,7 +27,17 @@ from tests.integration.test_operator_claims import (
     pod,
     template,
 )
-from tests.support.controlplane import Spawned
+from tests.integration.test_scheduler import (
+    CLASSES,
+    SLICES,
+    _claim_spec,
+    _class,
+    _driver,
+    _pod,
+    _slice,
+    _unique,
+)
+from tests.support.controlplane import NodeFactory, Spawned
 from tests.support.operator import verify_clean, wait_for
 
 from dra_operator import controlplane
@@ -135,4 +146,61 @@ async def test_two_replicas_one_leads_and_the_other_takes_over(
     assert successor == ({"alpha", "beta"} - {leader}).pop()
     assert leaders(replicas) == ["alpha", "beta"]
     assert len(await generated_claims(admin_api, namespace)) == 2
+    await verify_clean(control_plane, namespace)
+
+
+async def test_sigkill_mid_scheduling_burst_schedules_everything_once(
+    admin_api: Client,
+    namespace: str,
+    operator_process: Start,
+    make_node: NodeFactory,
+    cluster: Callable[..., Any],
+    record_property: Callable[[str, object], None],
+    control_plane: controlplane.ControlPlaneState,
+) -> None:
+    """Killed between deciding and writing, the operator must not lose or double a device."""
+    gpu = _unique("gpu")
+    await cluster(CLASSES, _class(gpu))
+    nodes = [(await make_node())["metadata"]["name"] for _ in range(2)]
+    for node in nodes:
+        await cluster(SLICES, _slice(node, 16, _driver(gpu)))
+    body = {"metadata": {"name": "tmpl"}, "spec": {"spec": _claim_spec(gpu)}}
+    await admin_api.create(TEMPLATES, body, namespace=namespace)
+    first = operator_process("first")
+    await wait_for(lambda: holder(admin_api, namespace), what="the first operator to lead")
+
+    async def create(index: int) -> dict[str, Any]:
+        manifest = _pod(f"p-{index:02d}", resourceClaimTemplateName="tmpl")
+        return await admin_api.create(PODS, manifest, namespace=namespace)
+
+    async def bound() -> list[dict[str, Any]]:
+        pods = (await admin_api.list(PODS, namespace=namespace))["items"]
+        return [p for p in pods if p["spec"].get("nodeName")]
+
+    created = list(await asyncio.gather(*(create(i) for i in range(15))))
+    await wait_for(bound, what="the first pods to be bound")
+    kill(first)
+    record_property("bound_at_kill", len(await bound()))  # of 15: mid-burst when < 15
+    created += await asyncio.gather(*(create(i) for i in range(15, 30)))
+    operator_process("second")
+
+    async def all_bound() -> bool:
+        return len(await bound()) == 30
+
+    await wait_for(all_bound, timeout=180, what="every pod to be bound")
+    claims = await generated_claims(admin_api, namespace)
+    assert len(claims) == 30
+    owners = Counter(c["metadata"]["ownerReferences"][0]["uid"] for c in claims)
+    assert set(owners) == {p["metadata"]["uid"] for p in created}
+    assert set(owners.values()) == {1}
+    devices = Counter(
+        (r["pool"], r["device"])
+        for c in claims
+        for r in c["status"]["allocation"]["devices"]["results"]
+    )
+    assert len(devices) == 30
+    assert set(devices.values()) == {1}
+    for c in claims:
+        reserved = [r["uid"] for r in c["status"]["reservedFor"]]
+        assert reserved == [c["metadata"]["ownerReferences"][0]["uid"]]
     await verify_clean(control_plane, namespace)

@@ -42,22 +42,6 @@ async def operator(run_operator: Any) -> AsyncIterator[InProcessOperator]:
     yield await run_operator(controllers=frozenset({"claims", "scheduler"}))
 
 
-@pytest.fixture
-async def cluster(admin_api: Client) -> AsyncIterator[Callable[..., Any]]:
-    """Creates cluster-scoped objects (classes, slices) and deletes them after the test."""
-    created: list[tuple[Any, str]] = []
-
-    async def create(resource: Any, body: dict[str, Any]) -> dict[str, Any]:
-        answer = await admin_api.create(resource, body)
-        created.append((resource, answer["metadata"]["name"]))
-        return answer
-
-    yield create
-    for resource, name in reversed(created):
-        with contextlib.suppress(errors.APINotFoundError):
-            await admin_api.delete(resource, name)
-
-
 def _driver(class_name: str) -> str:
     """Each test's own driver, so slices other tests left behind never match its classes."""
     return f"{class_name}.example.com"

@@ -8,6 +8,7 @@ Fixtures:
   namespace       a fresh namespace per test (namespaces never finish deleting without KCM,
                   so none is reused)
   make_node       async factory of fake Ready Nodes; deleted after the test
+  cluster         async factory of cluster-scoped objects (classes, slices); deleted after
   operator_env    environment for a subprocess running under the operator kubeconfig
   spawn           start a command (e.g. `dra-operator run`) as a subprocess under that
                   environment; returns a `Spawned` (process + log); terminated after the test
@@ -143,6 +144,22 @@ async def make_node(admin_api: Client) -> AsyncIterator[NodeFactory]:
     for node_name in created:
         with contextlib.suppress(APINotFoundError):
             await admin_api.delete(NODES, node_name)
+
+
+@pytest.fixture
+async def cluster(admin_api: Client) -> AsyncIterator[Callable[..., Any]]:
+    """Creates cluster-scoped objects (classes, slices) and deletes them after the test."""
+    created: list[tuple[Any, str]] = []
+
+    async def create(resource: Any, body: dict[str, Any]) -> dict[str, Any]:
+        answer = await admin_api.create(resource, body)
+        created.append((resource, answer["metadata"]["name"]))
+        return answer
+
+    yield create
+    for resource, name in reversed(created):
+        with contextlib.suppress(APINotFoundError):
+            await admin_api.delete(resource, name)
 
 
 @pytest.fixture

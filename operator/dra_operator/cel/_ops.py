@@ -19,11 +19,11 @@ def keep(error: CELRuntimeError) -> CELRuntimeError:
 
 
 def logic_fail(left: Any, right: Any) -> NoReturn:
-    """Neither operand decided `&&`/`||`: the first error wins, else no such overload."""
-    if isinstance(left, CELRuntimeError):
-        raise left
-    if isinstance(right, CELRuntimeError):
-        raise right
+    """Neither operand decided `&&`/`||`: as cel-go, the first non-boolean operand is reported,
+    its own error if it is one, else no such overload (`0 && error` is no such overload)."""
+    culprit = right if isinstance(left, bool) else left
+    if isinstance(culprit, CELRuntimeError):
+        raise culprit
     raise no_such_overload()
 
 

@@ -168,6 +168,16 @@ CORE = [
         ("runtime", "no such overload"),
         id="non-bool-and-true",
     ),
+    pytest.param(
+        'device.attributes["gpu.example.com"].cores && (1/0 == 1)',
+        ("runtime", "no such overload"),
+        id="non-bool-left-outranks-right-error",
+    ),
+    pytest.param(
+        'true && device.attributes["gpu.example.com"].missing',
+        ("runtime", "no such key: missing"),
+        id="bool-left-keeps-right-error",
+    ),
     pytest.param("true ? true : 1/0 == 1", MATCH_TRUE, id="ternary-lazy"),
     pytest.param("!(1 > 2)", MATCH_TRUE, id="not"),
     # numbers

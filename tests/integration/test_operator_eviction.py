@@ -11,8 +11,10 @@ seconds keeps the pod while an untolerated neighbour goes; removing the taint be
 deadline cancels (event "Cancelling deletion") while a still-tainted neighbour goes; a
 DeviceTaintRule evicts and its status goes PodsPendingEviction -> Completed; a NoSchedule taint
 evicts nobody; the evicted pod's claim is deallocated and the deletion counted in the metrics;
-`verify` finds nothing wrong in the namespace afterwards. A recreated pod getting the other
-device needs the scheduler controller (not on this branch).
+`verify` finds nothing wrong in the namespace afterwards. The operator runs the claims,
+scheduler and eviction controllers, as `dra-operator run` does by default, so one test goes
+end to end: a pod with a claim template is scheduled by the operator, evicted by a taint on its
+device, its generated claim deallocated and deleted, and a recreated pod gets the other device.
 """
 
 from __future__ import annotations
@@ -25,16 +27,19 @@ from typing import Any
 import pytest
 from tests.support.controlplane import NodeFactory
 from tests.support.kubelet_standin import KubeletStandIn
-from tests.support.operator import wait_for
+from tests.support.operator import verify_clean, wait_for
 
 from dra_operator import controlplane, names, verify
 from dra_operator.cli._taint import change_taint
 from dra_operator.errors import APINotFoundError
-from dra_operator.kube import CORE_EVENTS, PODS, Client, dra
+from dra_operator.kube import CORE_EVENTS, PODS, Client, PatchType, Resource, dra
+from dra_operator.model import parse_pod
 
 pytestmark = pytest.mark.controlplane
 
 CLAIMS = dra("resourceclaims")
+CLASSES = dra("deviceclasses")
+TEMPLATES = dra("resourceclaimtemplates")
 SLICES = dra("resourceslices")
 DRIVER = "taint.example.com"
 FINALIZER = "test.dra-operator.dev/keep"
@@ -116,6 +121,43 @@ class Scene:
 
         await wait_for(reserved, what=f"claim {name} reserved for its pod")
 
+    async def scheduled(self, name: str) -> tuple[str, str]:
+        """Pod `name` from template "tmpl", bound by the operator: (its device, its claim)."""
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name},
+            "spec": {
+                "schedulerName": names.DEFAULT_SCHEDULER_NAME,
+                "containers": [
+                    {"name": "c", "image": "x", "resources": {"claims": [{"name": "gpu"}]}}
+                ],
+                "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "tmpl"}],
+            },
+        }
+        await self.api.create(PODS, pod, namespace=self.namespace)
+
+        async def bound() -> tuple[str, str] | None:
+            found = parse_pod(await self.api.get(PODS, name, namespace=self.namespace))
+            statuses = found.status.resource_claim_statuses
+            if found.spec.node_name != self.node or not statuses:
+                return None
+            claim_name = statuses[0].resource_claim_name
+            assert claim_name is not None
+            claim = await self.api.get(CLAIMS, claim_name, namespace=self.namespace)
+            (result,) = claim["status"]["allocation"]["devices"]["results"]
+            assert (result["driver"], result["pool"]) == (DRIVER, self.pool)
+            return result["device"], claim_name
+
+        return await wait_for(bound, what=f"pod {name} scheduled onto {self.node}")
+
+    async def gone(self, resource: Resource, name: str) -> bool:
+        try:
+            await self.api.get(resource, name, namespace=self.namespace)
+        except APINotFoundError:
+            return True
+        return False
+
     async def taint(self, *, add: bool = True, **options: Any) -> str:
         base = {
             "kubeconfig": self.kubeconfig,
@@ -172,7 +214,7 @@ async def scene(
     node = await make_node()
     s = Scene(admin_api, namespace, node["metadata"]["name"], str(control_plane.admin_kubeconfig))
     await s.publish()
-    s.operator = await run_operator(controllers=frozenset({"claims", "eviction"}))
+    s.operator = await run_operator(controllers=frozenset({"claims", "scheduler", "eviction"}))
     yield s
     for name in ("a", "b"):
         await s.release(name)
@@ -280,3 +322,64 @@ async def test_no_schedule_taint_does_not_evict(scene: Scene) -> None:
     await wait_for(lambda: scene.terminating("b"), what="NoExecute neighbour b evicted")
     assert await scene.terminating("a") is None
     assert await scene.events("a") == []
+
+
+async def test_evicted_claim_is_freed_and_a_recreated_pod_gets_the_other_device(
+    scene: Scene, control_plane: controlplane.ControlPlaneState
+) -> None:
+    gpu = f"taint-{scene.namespace}"
+    expression = f"device.driver == '{DRIVER}'"
+    await scene.api.create(
+        CLASSES,
+        {
+            "apiVersion": CLASSES.api_version,
+            "kind": "DeviceClass",
+            "metadata": {"name": gpu},
+            "spec": {"selectors": [{"cel": {"expression": expression}}]},
+        },
+    )
+    try:
+        await scene.api.create(
+            TEMPLATES,
+            {
+                "apiVersion": TEMPLATES.api_version,
+                "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "tmpl"},
+                "spec": {
+                    "spec": {
+                        "devices": {
+                            "requests": [{"name": "gpu", "exactly": {"deviceClassName": gpu}}]
+                        }
+                    }
+                },
+            },
+            namespace=scene.namespace,
+        )
+        first, claim = await scene.scheduled("a")
+        # A test finalizer keeps the generated claim readable after its deletion.
+        add = [{"op": "add", "path": "/metadata/finalizers/-", "value": FINALIZER}]
+        await scene.api.patch(
+            CLAIMS, claim, add, namespace=scene.namespace, patch_type=PatchType.JSON
+        )
+        await scene.taint(device=first)
+        await wait_for(lambda: scene.gone(PODS, "a"), what="pod a evicted and deleted")
+        assert [e["message"] for e in await scene.events("a")] == ["Marking for deletion"]
+
+        async def freed() -> dict[str, Any] | None:
+            found = await scene.api.get(CLAIMS, claim, namespace=scene.namespace)
+            status, meta = found.get("status") or {}, found["metadata"]
+            done = meta.get("deletionTimestamp") and meta.get("finalizers") == [FINALIZER]
+            return found if done and not status.get("reservedFor") else None
+
+        freed_claim = await wait_for(freed, what=f"claim {claim} released and being deleted")
+        assert not (freed_claim.get("status") or {}).get("allocation")
+        await scene.api.patch(
+            CLAIMS, claim, {"metadata": {"finalizers": None}}, namespace=scene.namespace
+        )
+        await wait_for(lambda: scene.gone(CLAIMS, claim), what=f"claim {claim} deleted")
+        second, _ = await scene.scheduled("b")
+        assert {first, second} == {"dev-0", "dev-1"}
+        await verify_clean(control_plane, scene.namespace)
+    finally:
+        with contextlib.suppress(APINotFoundError):
+            await scene.api.delete(CLASSES, gpu)

@@ -176,9 +176,18 @@ def _candidate_nodes(inputs: _Inputs, pod: Pod | None, node: str | None) -> list
     if wanted:
         return [known.get(wanted, Node(name=wanted))]
     if inputs.nodes:
-        return sorted(inputs.nodes, key=lambda n: n.name)
+        nodes = sorted(inputs.nodes, key=lambda n: n.name)
+        return [n for n in nodes if pod is None or _pod_admits(pod, n)]
     names = sorted({s.node_name for s in inputs.slices if s.node_name})
     return [Node(name=name) for name in names] or [Node(name="node")]
+
+
+def _pod_admits(pod: Pod, node: Node) -> bool:
+    """The pod's nodeSelector and required node affinity, as the scheduler filters nodes."""
+    if any(node.labels.get(key) != value for key, value in pod.spec.node_selector.items()):
+        return False
+    affinity = pod.spec.required_node_affinity
+    return affinity is None or node_matches(node.name, node.labels, affinity)
 
 
 def _allocate_unit(

@@ -183,3 +183,47 @@ def test_the_example_workloads_share_a_claim_and_explain_the_pod_that_does_not_f
     (unfit,) = [c for c in claims if not c["allocated"]]
     assert unfit["pod"] == "dra-demo/trainer-2"
     assert any("2 in use" in line for e in unfit["explanations"] for line in e["lines"])
+
+
+POD_WITH_NODE_SELECTOR = """
+apiVersion: v1
+kind: Node
+metadata: {name: node-1, labels: {zone: a}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-2, labels: {zone: b}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu, namespace: default}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: gpu.example.com}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: worker, namespace: default}
+spec:
+  nodeSelector: {zone: b}
+  containers: [{name: c, image: busybox}]
+  resourceClaims:
+  - {name: gpu, resourceClaimTemplateName: one-gpu}
+"""
+
+
+def test_a_pods_node_selector_limits_the_nodes_tried(tmp_path: Path) -> None:
+    code, output = _run(tmp_path, POD_WITH_NODE_SELECTOR, "-o", "json")
+    assert code == 0, output
+    (claim,) = json.loads(output)["claims"]
+    assert claim["node"] == "node-2"
+    code, output = _run(
+        tmp_path,
+        POD_WITH_NODE_SELECTOR.replace("zone: b}\n  containers", "zone: c}\n  containers"),
+        "-o",
+        "json",
+    )
+    assert code == 3, output

@@ -45,6 +45,13 @@ from dra_operator.model._pod import (
     Toleration,
     effective_requests,
 )
+from dra_operator.model._pod_claims import (
+    ResolvedClaim,
+    UnresolvedClaim,
+    controller_of,
+    is_for_pod,
+    resolve_claim,
+)
 from dra_operator.model._quantity import (
     Quantity,
     QuantityFormat,
@@ -163,6 +170,7 @@ __all__ = [
     "PodStatus",
     "Quantity",
     "QuantityFormat",
+    "ResolvedClaim",
     "ResourceClaim",
     "ResourceClaimConsumerReference",
     "ResourceClaimStatus",
@@ -171,7 +179,10 @@ __all__ = [
     "ResourceSlice",
     "Taint",
     "Toleration",
+    "UnresolvedClaim",
+    "controller_of",
     "effective_requests",
+    "is_for_pod",
     "node_matches",
     "parse_allocation_result",
     "parse_device_class",
@@ -189,6 +200,7 @@ __all__ = [
     "render_resource_claim",
     "render_resource_claim_template",
     "render_resource_slice",
+    "resolve_claim",
     "tolerates",
     "tolerates_node_taint",
 ]

@@ -17,17 +17,13 @@ from dra_operator.controllers.claims._reconcile import ClaimsReconciler, ClaimsW
 from dra_operator.controllers.claims._resolve import (
     MAX_GENERATE_NAME,
     ClaimsView,
-    Resolved,
-    Unresolved,
     consumer_ref,
     generate_name,
-    is_for_pod,
     is_pod_done,
     is_reserved_for_pod,
     owning_pod,
     pod_needs_claims,
     pod_needs_work,
-    resolve,
 )
 from dra_operator.controllers.claims._sync import (
     ALL_FEATURES,
@@ -50,6 +46,10 @@ from dra_operator.controllers.claims._writes import (
     Write,
     render_consumer,
 )
+from dra_operator.model import ResolvedClaim as Resolved
+from dra_operator.model import UnresolvedClaim as Unresolved
+from dra_operator.model import is_for_pod
+from dra_operator.model import resolve_claim as resolve
 
 __all__ = [
     "ALL_FEATURES",

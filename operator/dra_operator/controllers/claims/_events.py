@@ -13,12 +13,12 @@ from typing import Literal, NamedTuple, Protocol
 
 from dra_operator.controllers.claims._resolve import (
     ClaimsView,
-    Resolved,
     pod_needs_claims,
     pod_needs_work,
-    resolve,
 )
 from dra_operator.model import Pod, ResourceClaim, ResourceClaimTemplate
+from dra_operator.model import ResolvedClaim as Resolved
+from dra_operator.model import resolve_claim as resolve
 
 
 class WorkKey(NamedTuple):

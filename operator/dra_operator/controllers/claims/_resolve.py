@@ -8,18 +8,19 @@ texts. PodGroup owners and reservations (DRAWorkloadResourceClaims, alpha) are n
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Protocol
 
 from dra_operator.cluster import Entry
 from dra_operator.model import (
     OwnerReference,
     Pod,
-    PodResourceClaim,
     ResourceClaim,
     ResourceClaimConsumerReference,
     ResourceClaimTemplate,
+    is_for_pod,
 )
+from dra_operator.model import UnresolvedClaim as Unresolved
+from dra_operator.model import resolve_claim as resolve
 
 MAX_GENERATE_NAME = 57
 """Leaves room for the API server's 5 random characters and a dash in a 63-character name."""
@@ -41,58 +42,6 @@ class ClaimsView(Protocol):
     def pod_was_deleted(self, uid: str) -> bool: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Resolved:
-    """A pod claim entry's claim: `name` None means "intentionally not created"."""
-
-    name: str | None
-    must_check_owner: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Unresolved:
-    """The claim name is not known; `not_created` tells "not created yet" from an unknown API."""
-
-    message: str
-    not_created: bool
-
-
-def resolve(pod: Pod, entry: PodResourceClaim) -> Resolved | Unresolved:
-    """upstream `resourceclaim.Name`."""
-    meta = pod.metadata
-    if entry.resource_claim_name is not None:
-        return Resolved(entry.resource_claim_name, must_check_owner=False)
-    if entry.resource_claim_template_name is not None:
-        for status in pod.status.resource_claim_statuses:
-            if status.name == entry.name:
-                return Resolved(status.resource_claim_name, must_check_owner=True)
-        return Unresolved(
-            f'pod "{meta.namespace}/{meta.name}": ResourceClaim not created yet', not_created=True
-        )
-    return Unresolved(
-        f'pod "{meta.namespace}/{meta.name}", spec.resourceClaim "{entry.name}": '
-        "none of the supported fields are set",
-        not_created=False,
-    )
-
-
-def is_for_pod(pod: Pod, claim: ResourceClaim) -> str | None:
-    """upstream `resourceclaim.IsForPod`: None when the pod controls the claim, else why not."""
-    p, c = pod.metadata, claim.metadata
-    if c.namespace != p.namespace:
-        return (
-            f"ResourceClaim {c.namespace}/{c.name} is not in the same namespace as "
-            f"Pod {p.namespace}/{p.name}"
-        )
-    controller = controller_of(claim)
-    if controller is None or controller.uid != p.uid:
-        return (
-            f"ResourceClaim {c.namespace}/{c.name} was not created for Pod "
-            f"{p.namespace}/{p.name} (Pod is not owner)"
-        )
-    return None
-
-
 def is_reserved_for_pod(pod: Pod, claim: ResourceClaim) -> bool:
     return any(ref.uid == pod.metadata.uid for ref in claim.status.reserved_for)
 
@@ -102,10 +51,6 @@ def consumer_ref(pod: Pod) -> ResourceClaimConsumerReference:
     return ResourceClaimConsumerReference(
         resource="pods", name=pod.metadata.name, uid=pod.metadata.uid
     )
-
-
-def controller_of(claim: ResourceClaim) -> OwnerReference | None:
-    return next((o for o in claim.metadata.owner_references if o.controller), None)
 
 
 def owning_pod(claim: ResourceClaim) -> OwnerReference | None:

@@ -20,14 +20,11 @@ from dra_operator import names
 from dra_operator.cluster import ObjectKey
 from dra_operator.controllers.claims._resolve import (
     ClaimsView,
-    Unresolved,
     consumer_ref,
     generate_name,
-    is_for_pod,
     is_pod_done,
     is_reserved_for_pod,
     owning_pod,
-    resolve,
 )
 from dra_operator.controllers.claims._writes import (
     ApplyPodClaimStatuses,
@@ -48,7 +45,10 @@ from dra_operator.model import (
     PodResourceClaim,
     ResourceClaim,
     ResourceClaimTemplate,
+    is_for_pod,
 )
+from dra_operator.model import UnresolvedClaim as Unresolved
+from dra_operator.model import resolve_claim as resolve
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -44,7 +44,10 @@ from dra_operator.model import (
     ResourceClaim,
     ResourceClaimConsumerReference,
     ResourceSlice,
+    UnresolvedClaim,
+    is_for_pod,
     node_matches,
+    resolve_claim,
     tolerates,
 )
 
@@ -270,19 +273,10 @@ def _resolve_claims(pod: Pod, state: State, features: Features) -> _Claims | Wai
     found = _Claims()
     seen: set[str] = set()
     for entry in pod.spec.resource_claims:
-        if entry.resource_claim_name is not None:
-            name: str | None = entry.resource_claim_name
-            check_owner = False
-        elif entry.resource_claim_template_name is not None:
-            statuses = {s.name: s for s in pod.status.resource_claim_statuses}
-            if entry.name not in statuses:
-                return Wait(f'pod "{meta.namespace}/{meta.name}": ResourceClaim not created yet')
-            name, check_owner = statuses[entry.name].resource_claim_name, True
-        else:
-            return (
-                f'pod "{meta.namespace}/{meta.name}", spec.resourceClaim "{entry.name}": '
-                "none of the supported fields are set"
-            )
+        resolved = resolve_claim(pod, entry)
+        if isinstance(resolved, UnresolvedClaim):
+            return Wait(resolved.message) if resolved.not_created else resolved.message
+        name, check_owner = resolved.name, resolved.must_check_owner
         if name is None:
             continue  # intentionally not created
         cached = state.claims.get(ObjectKey(meta.namespace, name))
@@ -312,13 +306,8 @@ def _claim_problem(
     pod: Pod, claim: ResourceClaim, check_owner: bool, state: State, features: Features
 ) -> str | None:
     p, c = pod.metadata, claim.metadata
-    if check_owner:
-        controller = next((o for o in c.owner_references if o.controller), None)
-        if controller is None or controller.uid != p.uid:
-            return (
-                f"ResourceClaim {c.namespace}/{c.name} was not created for Pod "
-                f"{p.namespace}/{p.name} (Pod is not owner)"
-            )
+    if check_owner and (problem := is_for_pod(pod, claim)) is not None:
+        return problem
     if c.deletion_timestamp is not None:
         return f'resourceclaim "{c.name}" is being deleted'
     status = claim.status

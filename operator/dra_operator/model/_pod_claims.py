@@ -1,0 +1,71 @@
+"""Which ResourceClaim a pod's claim entry names, and whether the pod controls it.
+
+upstream's `resourceclaim.Name` and `resourceclaim.IsForPod` (dynamic-resource-allocation
+v0.36.4), with their texts. Pure functions of model objects: the claims controller and the
+scheduler both need them and may not import each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dra_operator.model._pod import Pod, PodResourceClaim
+from dra_operator.model._types import OwnerReference, ResourceClaim
+
+__all__ = ["ResolvedClaim", "UnresolvedClaim", "controller_of", "is_for_pod", "resolve_claim"]
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedClaim:
+    """A pod claim entry's claim: `name` None means "intentionally not created"."""
+
+    name: str | None
+    must_check_owner: bool
+
+
+@dataclass(frozen=True, slots=True)
+class UnresolvedClaim:
+    """The claim name is not known; `not_created` tells "not created yet" from an unknown API."""
+
+    message: str
+    not_created: bool
+
+
+def resolve_claim(pod: Pod, entry: PodResourceClaim) -> ResolvedClaim | UnresolvedClaim:
+    """upstream `resourceclaim.Name`."""
+    meta = pod.metadata
+    if entry.resource_claim_name is not None:
+        return ResolvedClaim(entry.resource_claim_name, must_check_owner=False)
+    if entry.resource_claim_template_name is not None:
+        for status in pod.status.resource_claim_statuses:
+            if status.name == entry.name:
+                return ResolvedClaim(status.resource_claim_name, must_check_owner=True)
+        return UnresolvedClaim(
+            f'pod "{meta.namespace}/{meta.name}": ResourceClaim not created yet', not_created=True
+        )
+    return UnresolvedClaim(
+        f'pod "{meta.namespace}/{meta.name}", spec.resourceClaim "{entry.name}": '
+        "none of the supported fields are set",
+        not_created=False,
+    )
+
+
+def controller_of(claim: ResourceClaim) -> OwnerReference | None:
+    return next((o for o in claim.metadata.owner_references if o.controller), None)
+
+
+def is_for_pod(pod: Pod, claim: ResourceClaim) -> str | None:
+    """upstream `resourceclaim.IsForPod`: None when the pod controls the claim, else why not."""
+    p, c = pod.metadata, claim.metadata
+    if c.namespace != p.namespace:
+        return (
+            f"ResourceClaim {c.namespace}/{c.name} is not in the same namespace as "
+            f"Pod {p.namespace}/{p.name}"
+        )
+    controller = controller_of(claim)
+    if controller is None or controller.uid != p.uid:
+        return (
+            f"ResourceClaim {c.namespace}/{c.name} was not created for Pod "
+            f"{p.namespace}/{p.name} (Pod is not owner)"
+        )
+    return None

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from dra_operator.allocator._capacity import fits_capacity, qualify
+from dra_operator.allocator._capacity import CapacityBook
 from dra_operator.allocator._constraints import MatchAttribute, lookup_attribute
 from dra_operator.allocator._features import Features
-from dra_operator.allocator._inputs import Ledger
 from dra_operator.allocator._prepare import Prepared
 from dra_operator.allocator._requests import (
     Candidate,
@@ -49,18 +48,18 @@ class Lookahead:
         prepared: Prepared,
         candidates: Sequence[Candidate],
         features: Features,
-        ledger: Ledger,
         eligibility: Eligibility,
         exclusive: list[bool],
+        capacity: CapacityBook,
         order: Callable[[RequestData], tuple[Sequence[Candidate], bool]],
     ) -> None:
         self.claims = claims
         self.prepared = prepared
         self.candidates = candidates
         self.features = features
-        self.ledger = ledger
         self.eligibility = eligibility
         self._exclusive = exclusive
+        self._capacity = capacity
         self._order_of = order
         self._eligible: dict[RequestKey, int] = {}
         self._all_masks: dict[RequestKey, list[int]] = {}
@@ -150,7 +149,7 @@ class Lookahead:
         if found is not None:
             return found
         found = 0
-        features, ledger = self.features, self.ledger
+        features = self.features
         for candidate in self.candidates:
             device = candidate.device
             if not data.admin_access and self._exclusive[candidate.index]:
@@ -161,11 +160,8 @@ class Lookahead:
                 continue
             if features.device_taints and blocking_taint(device, data.tolerations):
                 continue
-            if features.consumable_capacity and not fits_capacity(
-                ledger.consumed_capacity.get(candidate.id),
-                qualify(data.capacity, candidate.id.driver),
-                device.capacity,
-                None,
+            if features.consumable_capacity and not self._capacity.fits_ledger(
+                data.capacity, candidate
             ):
                 continue
             found |= 1 << candidate.index

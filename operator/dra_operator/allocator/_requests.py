@@ -114,6 +114,9 @@ class RequestData:
         return f"{self.parent}/{self.name}" if self.parent else self.name
 
 
+Verdict = Rejection | SelectorFailure | None  # None: the device can serve the request
+
+
 def claim_ref(claim: ResourceClaim) -> str:
     """klog.KObj: ``namespace/name``, or just the name when cluster-scoped."""
     meta = claim.metadata
@@ -121,9 +124,15 @@ def claim_ref(claim: ResourceClaim) -> str:
 
 
 class Eligibility:
-    """Memoised `isSelectable` for one allocation call."""
+    """Memoised `isSelectable` for one allocation call.
 
-    __slots__ = ("_claims", "_evaluate", "_features", "_memo", "_node")
+    A device's verdict on a class's selectors does not depend on the request, so it is
+    memoised per (class, device) and shared by every request of that class: a claim with
+    several requests (or several claims) of one class evaluates each class selector once per
+    device, where upstream evaluates it once per request and device.
+    """
+
+    __slots__ = ("_by_class", "_claims", "_evaluate", "_features", "_memo", "_node")
 
     def __init__(
         self,
@@ -136,7 +145,8 @@ class Eligibility:
         self._evaluate = evaluate
         self._features = features
         self._node = node
-        self._memo: dict[tuple[RequestKey, int], Rejection | SelectorFailure | None] = {}
+        self._memo: dict[RequestKey, dict[int, Verdict]] = {}
+        self._by_class: dict[tuple[str, int], Verdict] = {}
 
     def check(self, request: RequestData, candidate: Candidate) -> Rejection | None:
         """None when selectable; raises the remembered fatal error for this device."""
@@ -145,47 +155,66 @@ class Eligibility:
             raise self._fatal(request, found)
         return found
 
-    def peek(
-        self, request: RequestData, candidate: Candidate
-    ) -> Rejection | SelectorFailure | None:
+    def peek(self, request: RequestData, candidate: Candidate) -> Verdict:
         """Like `check`, but returns a selector error instead of raising it."""
+        known = self.known(request)
+        try:
+            return known[candidate.index]
+        except KeyError:
+            pass
+        found = known[candidate.index] = self._compute(request, candidate)
+        return found
+
+    def known(self, request: RequestData) -> dict[int, Verdict]:
+        """The verdicts computed so far for `request`, by candidate index (read-only use).
+
+        The search's hot loop reads it directly: a device known to be selectable needs no
+        further call; any other goes through `check`, which raises a remembered error.
+        """
+        found = self._memo.get(request.key)
+        if found is None:
+            found = self._memo[request.key] = {}
+        return found
+
+    def _compute(self, request: RequestData, candidate: Candidate) -> Verdict:
         device = candidate.device
         if not self._features.device_binding_and_status and device.binding_conditions:
             return Rejection("binding-conditions")
-        key = (request.key, candidate.index)
-        try:
-            return self._memo[key]
-        except KeyError:
-            pass
-        found = self._compute(request, candidate)
-        self._memo[key] = found
-        return found
-
-    def _compute(
-        self, request: RequestData, candidate: Candidate
-    ) -> Rejection | SelectorFailure | None:
         cls = request.device_class
-        device = candidate.device
-        if self._features.is_stable_tier and device.allow_multiple_allocations is not None:
-            # upstream's stable tier builds the CEL device without allowMultipleAllocations
-            device = replace(device, allow_multiple_allocations=None)
-        for class_name, selectors in (
-            (cls.metadata.name, cls.selectors),
-            ("", request.selectors),
-        ):
-            for index, selector in enumerate(selectors):
-                try:
-                    matched = self._evaluate(selector.cel or "", candidate.id.driver, device)
-                except CELError as err:
-                    return SelectorFailure(err, class_name, index)
-                if not matched:
-                    if class_name:
-                        return Rejection("class-selector", f"#{index} of class {class_name}")
-                    return Rejection("request-selector", f"#{index}")
+        class_key = (cls.metadata.name, candidate.index)
+        try:
+            found = self._by_class[class_key]
+        except KeyError:
+            found = self._by_class[class_key] = self._selectors(
+                cls.metadata.name, cls.selectors, candidate
+            )
+        if found is None and request.selectors:
+            found = self._selectors("", request.selectors, candidate)
+        if found is not None:
+            return found
         if candidate.slice.per_device_node_selection and not node_matches(
             self._node, device.node_name, device.all_nodes, device.node_selector
         ):
             return Rejection("node")
+        return None
+
+    def _selectors(
+        self, class_name: str, selectors: tuple[DeviceSelector, ...], candidate: Candidate
+    ) -> Verdict:
+        """The first selector that fails or rejects (a class's when `class_name` is set)."""
+        device = candidate.device
+        if self._features.is_stable_tier and device.allow_multiple_allocations is not None:
+            # upstream's stable tier builds the CEL device without allowMultipleAllocations
+            device = replace(device, allow_multiple_allocations=None)
+        for index, selector in enumerate(selectors):
+            try:
+                matched = self._evaluate(selector.cel or "", candidate.id.driver, device)
+            except CELError as err:
+                return SelectorFailure(err, class_name, index)
+            if not matched:
+                if class_name:
+                    return Rejection("class-selector", f"#{index} of class {class_name}")
+                return Rejection("request-selector", f"#{index}")
         return None
 
     def _fatal(self, request: RequestData, failure: SelectorFailure) -> AllocationInputError:

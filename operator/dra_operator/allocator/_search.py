@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Sequence
-from fractions import Fraction
 from functools import partial
 
-from dra_operator.allocator._capacity import consumed_capacity, fits_capacity, qualify
+from dra_operator.allocator._capacity import CapacityBook
 from dra_operator.allocator._counters import CounterBook
 from dra_operator.allocator._features import Features
 from dra_operator.allocator._inputs import Budget, Ledger
@@ -42,6 +41,7 @@ from dra_operator.errors import AllocationInputError
 from dra_operator.model import Quantity, ResourceClaim
 
 _CLOCK_EVERY = 256  # steps between deadline checks
+_UNKNOWN = object()  # no verdict yet on a (request, device) pair
 
 
 class Outcome(enum.Enum):
@@ -109,10 +109,9 @@ class Search:
             self._exclusive = [c.key in keys for c in candidates]
         self._holders: list[set[int] | None] = [None] * len(candidates)
         self._taken = 0  # bit i: candidate i is picked (non-shared) in this attempt
-        self._capacity: dict[int, dict[str, Fraction]] = {}
+        self._capacity = CapacityBook(ledger.consumed_capacity)
         self._counters = CounterBook(ledger)
         self._orders: dict[RequestKey, tuple[Sequence[Candidate], bool]] = {}
-        self._consumption: dict[tuple[object, int], dict[str, Quantity] | None] = {}
         minimum = sum(d.num_devices + 1 for d in prepared.requests.values())
         self._warmup = 2 * minimum + 2 * len(claims) + 16
         self._lookahead = Lookahead(
@@ -120,9 +119,9 @@ class Search:
             prepared=prepared,
             candidates=candidates,
             features=features,
-            ledger=ledger,
             eligibility=eligibility,
             exclusive=self._exclusive,
+            capacity=self._capacity,
             order=self._order,
         )
 
@@ -206,6 +205,7 @@ class Search:
         admin = data.admin_access
         exclusive, holders = self._exclusive, self._holders
         check = self.eligibility.check
+        known = self.eligibility.known(data)
         capacity = self.features.consumable_capacity
         # Devices without a fixed matchAttribute value would be refused by the constraint
         # inside _allocate_device with no lasting effect; skipping them there is the same.
@@ -220,9 +220,13 @@ class Search:
                     continue
             elif exclusive[index] or held:
                 continue
-            if check(data, candidate) is not None:
+            if known.get(index, _UNKNOWN) is not None and check(data, candidate) is not None:
                 continue
-            if capacity and not self._capacity_fits(data, candidate):
+            if (
+                capacity
+                and (data.capacity or candidate.device.capacity)
+                and not self._capacity.fits(data.capacity, candidate)
+            ):
                 continue
             if not (allowed >> index) & 1:
                 continue
@@ -258,7 +262,7 @@ class Search:
             for step in reversed(undo):
                 step()
 
-        if device.consumes_counters and not (multi and self._capacity_in_use(candidate)):
+        if device.consumes_counters and not (multi and self._capacity.is_in_use(candidate)):
             if not self._counters.reserve(candidate.pool, device):
                 return None
             undo.append(partial(self._counters.release, candidate.pool, device))
@@ -286,13 +290,14 @@ class Search:
         consumed: dict[str, Quantity] = {}
         share_id: str | None = None
         if self.features.consumable_capacity:
-            if not self._capacity_fits(data, candidate):
+            if not self._capacity.fits(data.capacity, candidate):
                 rollback()
                 return None
-            if multi:
-                consumed = dict(self._consumption.get((data.capacity, index)) or {})
+            share = self._capacity.share(data.capacity, candidate)
+            if multi and share is not None:
+                consumed = dict(share.consumed)
                 share_id = self.new_share_id()
-                undo.append(self._insert_capacity(index, consumed))
+                undo.append(self._capacity.insert(share, index))
         picks = self.picks[c]
         picks.append(Pick(data, candidate, share_id, consumed))
         undo.append(partial(_drop_last, picks))
@@ -312,61 +317,6 @@ class Search:
         held.discard(claim)
         if not held:
             self._taken &= ~(1 << index)
-
-    def _insert_capacity(self, index: int, consumed: dict[str, Quantity]) -> Undo:
-        existed = index in self._capacity
-        totals = self._capacity.setdefault(index, {})
-        for name, quantity in consumed.items():
-            totals[name] = totals.get(name, Fraction(0)) + quantity.value
-
-        def remove() -> None:
-            current = self._capacity.get(index)
-            if current is not None:
-                for name, quantity in consumed.items():
-                    current[name] = current.get(name, Fraction(0)) - quantity.value
-                if all(v == 0 for v in current.values()):
-                    del self._capacity[index]
-            if existed and index not in self._capacity:
-                self._capacity[index] = {}
-
-        return remove
-
-    # -- capacity ------------------------------------------------------------------------------
-
-    def _capacity_in_use(self, candidate: Candidate) -> bool:
-        return candidate.id in self.ledger.consumed_capacity or candidate.index in self._capacity
-
-    def _capacity_fits(self, data: RequestData, candidate: Candidate) -> bool:
-        """Upstream's `CmpRequestOverCapacity` with this attempt's shares; memoised per pair."""
-        capacities = candidate.device.capacity
-        if not capacities and not data.capacity:
-            return True
-        key = (data.capacity, candidate.index)  # requests alike share the computation
-        try:
-            consumption = self._consumption[key]
-        except KeyError:
-            requested = qualify(data.capacity, candidate.id.driver)
-            # With nothing else in use this is a pure policy check; None: never fits.
-            if fits_capacity(None, requested, capacities, None):
-                consumption = consumed_capacity(requested, capacities)
-            else:
-                consumption = None
-            self._consumption[key] = consumption
-        if consumption is None:
-            return False
-        existing = self.ledger.consumed_capacity.get(candidate.id)
-        allocating = self._capacity.get(candidate.index)
-        if not existing and not allocating:
-            return True
-        for name, quantity in consumption.items():
-            total = quantity.value
-            if existing and name in existing:
-                total += existing[name].value
-            if allocating and name in allocating:
-                total += allocating[name]
-            if total > capacities[name].value.value:
-                return False
-        return True
 
     # -- pruning -------------------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ from dra_operator.allocator._requests import (
     SelectorFailure,
 )
 from dra_operator.allocator._taints import blocking_taint
-from dra_operator.model import ResourceClaim
+from dra_operator.model import DeviceAttribute, ResourceClaim
 
 # A later request's alternatives (one, or one per subrequest).
 _Future = list[list[RequestData]]
@@ -67,6 +67,8 @@ class Lookahead:
         self._suffixes: dict[RequestKey, list[int]] = {}
         self._futures: dict[tuple[int, int], _Future] = {}
         self._prunable: bool | None = None
+        self._matches: dict[RequestKey, list[MatchAttribute]] = {}
+        self._fixed: dict[int, tuple[DeviceAttribute, int]] = {}  # id(constraint) -> mask
 
     def can_prune(self) -> bool:
         """Whether cutting branches can never hide a fatal error upstream would raise.
@@ -120,13 +122,32 @@ class Lookahead:
         return mask.bit_count() >= data.num_devices
 
     def within_fixed_values(self, c: int, data: RequestData, mask: int) -> int:
-        base, sub = (data.parent, data.name) if data.parent else (data.name, "")
-        for constraint in self.prepared.constraints[c]:
-            if isinstance(constraint, MatchAttribute) and constraint.applies_to(base, sub):
-                fixed = constraint.fixed_value()
-                if fixed is not None:
-                    groups = self._value_groups(constraint.attribute)
-                    mask &= groups.get((fixed.kind, fixed.value), 0)
+        """`mask` without the devices a fixed matchAttribute value of claim `c` rules out."""
+        for constraint in self._match_constraints(c, data):
+            fixed = constraint.fixed_value()
+            if fixed is not None:
+                mask &= self._fixed_mask(constraint, fixed)
+        return mask
+
+    def _match_constraints(self, c: int, data: RequestData) -> list[MatchAttribute]:
+        """The claim's matchAttribute constraints that apply to the request."""
+        found = self._matches.get(data.key)
+        if found is None:
+            base, sub = (data.parent, data.name) if data.parent else (data.name, "")
+            found = self._matches[data.key] = [
+                constraint
+                for constraint in self.prepared.constraints[c]
+                if isinstance(constraint, MatchAttribute) and constraint.applies_to(base, sub)
+            ]
+        return found
+
+    def _fixed_mask(self, constraint: MatchAttribute, fixed: DeviceAttribute) -> int:
+        """The candidates sharing the constraint's fixed value, kept until the value changes."""
+        known = self._fixed.get(id(constraint))
+        if known is not None and known[0] is fixed:
+            return known[1]
+        mask = self._value_groups(constraint.attribute).get((fixed.kind, fixed.value), 0)
+        self._fixed[id(constraint)] = (fixed, mask)
         return mask
 
     def _future(self, c: int, r: int) -> _Future:

@@ -117,6 +117,24 @@ class RequestData:
 Verdict = Rejection | SelectorFailure | None  # None: the device can serve the request
 
 
+class Verdicts:
+    """One request's verdicts so far: by candidate index, and as masks of candidate indices."""
+
+    __slots__ = ("by_index", "rejected", "selectable")
+
+    def __init__(self) -> None:
+        self.by_index: dict[int, Verdict] = {}
+        self.selectable = 0  # verdict None
+        self.rejected = 0  # a Rejection (not a selector failure, which must be reached)
+
+    def record(self, index: int, verdict: Verdict) -> None:
+        self.by_index[index] = verdict
+        if verdict is None:
+            self.selectable |= 1 << index
+        elif isinstance(verdict, Rejection):
+            self.rejected |= 1 << index
+
+
 def claim_ref(claim: ResourceClaim) -> str:
     """klog.KObj: ``namespace/name``, or just the name when cluster-scoped."""
     meta = claim.metadata
@@ -145,7 +163,7 @@ class Eligibility:
         self._evaluate = evaluate
         self._features = features
         self._node = node
-        self._memo: dict[RequestKey, dict[int, Verdict]] = {}
+        self._memo: dict[RequestKey, Verdicts] = {}
         self._by_class: dict[tuple[str, int], Verdict] = {}
 
     def check(self, request: RequestData, candidate: Candidate) -> Rejection | None:
@@ -159,21 +177,23 @@ class Eligibility:
         """Like `check`, but returns a selector error instead of raising it."""
         known = self.known(request)
         try:
-            return known[candidate.index]
+            return known.by_index[candidate.index]
         except KeyError:
             pass
-        found = known[candidate.index] = self._compute(request, candidate)
+        found = self._compute(request, candidate)
+        known.record(candidate.index, found)
         return found
 
-    def known(self, request: RequestData) -> dict[int, Verdict]:
-        """The verdicts computed so far for `request`, by candidate index (read-only use).
+    def known(self, request: RequestData) -> Verdicts:
+        """The verdicts computed so far for `request` (read-only use).
 
-        The search's hot loop reads it directly: a device known to be selectable needs no
-        further call; any other goes through `check`, which raises a remembered error.
+        The search's hot loop reads them directly: a device known to be selectable needs no
+        further call, one known to be rejected can be skipped; any other goes through
+        `check`, which raises a remembered error.
         """
         found = self._memo.get(request.key)
         if found is None:
-            found = self._memo[request.key] = {}
+            found = self._memo[request.key] = Verdicts()
         return found
 
     def _compute(self, request: RequestData, candidate: Candidate) -> Verdict:

@@ -19,7 +19,7 @@ in `_pruning`.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 
 from dra_operator.allocator._capacity import CapacityBook
@@ -34,6 +34,7 @@ from dra_operator.allocator._requests import (
     Eligibility,
     RequestData,
     RequestKey,
+    Verdicts,
     claim_ref,
 )
 from dra_operator.allocator._taints import blocking_taint
@@ -104,9 +105,11 @@ class Search:
         self.steps = 0
         self._deadline = None if budget.timeout is None else budget.clock() + budget.timeout
         self._exclusive = [False] * len(candidates)
+        self._exclusive_mask = 0
         if ledger.exclusive:
             keys = {(d.driver, d.pool, d.device) for d in ledger.exclusive}
             self._exclusive = [c.key in keys for c in candidates]
+            self._exclusive_mask = sum(1 << i for i, used in enumerate(self._exclusive) if used)
         self._holders: list[set[int] | None] = [None] * len(candidates)
         self._taken = 0  # bit i: candidate i is picked (non-shared) in this attempt
         self._capacity = CapacityBook(ledger.consumed_capacity)
@@ -201,17 +204,23 @@ class Search:
                 undo()
             return found
 
-        order, _ = self._order(data)
+        order, upstream = self._order(data)
         admin = data.admin_access
         exclusive, holders = self._exclusive, self._holders
         check = self.eligibility.check
-        known = self.eligibility.known(data)
+        verdicts = self.eligibility.known(data)
+        known = verdicts.by_index
         capacity = self.features.consumable_capacity
         # Devices without a fixed matchAttribute value would be refused by the constraint
         # inside _allocate_device with no lasting effect; skipping them there is the same.
         # (Only after the selector check, which may raise what upstream raises.)
         allowed = lookahead.within_fixed_values(c, data, -1) if self.prepared.constraints[c] else -1
-        for position in range(start, len(order)):
+        positions: Iterable[int]
+        if upstream and not admin:
+            positions = self._worth_trying(start, len(order), verdicts, allowed)
+        else:
+            positions = range(start, len(order))
+        for position in positions:
             candidate = order[position]
             index = candidate.index
             held = holders[index]
@@ -222,13 +231,13 @@ class Search:
                 continue
             if known.get(index, _UNKNOWN) is not None and check(data, candidate) is not None:
                 continue
+            if not (allowed >> index) & 1:
+                continue
             if (
                 capacity
                 and (data.capacity or candidate.device.capacity)
                 and not self._capacity.fits(data.capacity, candidate)
             ):
-                continue
-            if not (allowed >> index) & 1:
                 continue
             undo = self._allocate_device(c, data, candidate, must=False)
             if undo is None:
@@ -240,6 +249,20 @@ class Search:
             if found is not Outcome.NONE:
                 return found
         return Outcome.NONE
+
+    def _worth_trying(
+        self, start: int, end: int, verdicts: Verdicts, allowed: int
+    ) -> Iterator[int]:
+        """Positions from `start` the loop would not skip at once, in order (upstream order).
+
+        Leaves out, with one mask, what the loop would pass over without any effect: devices
+        taken or in use (non-admin requests), rejected by a selector, or known to be
+        selectable but outside a fixed matchAttribute value. Devices not judged yet stay in:
+        reaching them may raise what upstream raises. The loop still checks every position.
+        """
+        skip = self._taken | self._exclusive_mask | verdicts.rejected
+        skip |= verdicts.selectable & ~allowed
+        return _set_bits(((1 << end) - (1 << start)) & ~skip)
 
     # -- taking one device ---------------------------------------------------------------------
 
@@ -325,9 +348,18 @@ class Search:
         found = self._orders.get(data.key)
         if found is None:
             order = self._order_for(data)
-            found = (order, all(c.index == i for i, c in enumerate(order)))
+            upstream = order is self.candidates or all(c.index == i for i, c in enumerate(order))
+            found = (order, upstream)
             self._orders[data.key] = found
         return found
+
+
+def _set_bits(mask: int) -> Iterator[int]:
+    """The indices of the bits set in `mask`, lowest first."""
+    while mask:
+        lowest = mask & -mask
+        yield lowest.bit_length() - 1
+        mask ^= lowest
 
 
 def _drop_last(picks: list[Pick]) -> None:

@@ -23,6 +23,21 @@ from dra_operator.model import (
 
 Consumption = Mapping[str, Quantity]
 
+# Quantities carry at most nano precision, so nano-units are exact integers; integer
+# arithmetic on them is many times cheaper than on the rational `Quantity.value`.
+_NANO = 10**9
+
+
+def _nanos(quantity: Quantity) -> int:
+    value = quantity.value
+    return value.numerator * _NANO // value.denominator
+
+
+def _int_value(quantity: Quantity) -> int:
+    """`Quantity.int_value()` (rounded up, away from zero) from the nano-units."""
+    nanos = _nanos(quantity)
+    return -(-nanos // _NANO) if nanos >= 0 else nanos // _NANO
+
 
 def qualify(requested: Consumption | None, driver: str) -> Consumption | None:
     """Request names as the model keys device capacities: bare names in the driver's domain."""
@@ -71,35 +86,37 @@ def consumed_amount(requested: Quantity | None, capacity: DeviceCapacity) -> Qua
     if policy.valid_range is not None:
         return _round_up_range(requested, policy.valid_range)
     if policy.valid_values:
-        return next((v for v in policy.valid_values if requested <= v), requested)
+        wanted = _nanos(requested)
+        return next((v for v in policy.valid_values if wanted <= _nanos(v)), requested)
     return requested
 
 
 def _round_up_range(requested: Quantity, valid: CapacityRequestPolicyRange) -> Quantity:
-    if requested < valid.min:
+    if _nanos(requested) < _nanos(valid.min):
         return valid.min
     if valid.step is None:
         return requested
-    step, low = valid.step.int_value(), valid.min.int_value()
-    steps = -(-(requested.int_value() - low) // step)
+    step, low = _int_value(valid.step), _int_value(valid.min)
+    steps = -(-(_int_value(requested) - low) // step)
     return Quantity(low + step * steps, QuantityFormat.BINARY_SI)
 
 
 def violates_policy(value: Quantity, policy: CapacityRequestPolicy | None) -> bool:
     if policy is None:
         return False
-    if policy.default is not None and value == policy.default:
+    amount = _nanos(value)
+    if policy.default is not None and amount == _nanos(policy.default):
         return False
     if policy.valid_range is not None:
         valid = policy.valid_range
-        if valid.max is not None and value > valid.max:
+        if valid.max is not None and amount > _nanos(valid.max):
             return True
         if valid.step is not None:
-            offset = value.int_value() - valid.min.int_value()
-            return _go_mod(offset, valid.step.int_value()) != 0
+            offset = _int_value(value) - _int_value(valid.min)
+            return _go_mod(offset, _int_value(valid.step)) != 0
         return False
     if policy.valid_values:
-        return all(value != v for v in policy.valid_values)
+        return all(amount != _nanos(v) for v in policy.valid_values)
     return False
 
 
@@ -107,13 +124,6 @@ def _go_mod(a: int, b: int) -> int:
     """Go's `%` (sign of the dividend), which differs from Python's for negative operands."""
     r = abs(a) % abs(b)
     return -r if a < 0 else r
-
-
-_NANO = 10**9  # quantities carry at most nano precision: nano-units are exact integers
-
-
-def _nanos(quantity: Quantity) -> int:
-    return int(quantity.value * _NANO)
 
 
 class Share:
@@ -143,10 +153,11 @@ def plan_share(
     totals: dict[str, int] = {}
     for name, capacity in capacities.items():
         amount = consumed_amount(requested.get(name) if requested else None, capacity)
-        if violates_policy(amount, capacity.request_policy) or amount.value > capacity.value.value:
+        total = _nanos(capacity.value)
+        if violates_policy(amount, capacity.request_policy) or _nanos(amount) > total:
             return None
         consumed[name] = amount
-        totals[name] = _nanos(capacity.value)
+        totals[name] = total
     return Share(consumed, totals)
 
 

@@ -169,10 +169,11 @@ class CapacityBook:
     request, device) and call; what the ledger already consumes, once per device.
     """
 
-    __slots__ = ("_allocating", "_existing", "_ledger", "_shares")
+    __slots__ = ("_allocating", "_any_existing", "_existing", "_ledger", "_shares")
 
     def __init__(self, ledger: Mapping[DeviceID, Mapping[str, Quantity]]) -> None:
         self._ledger = ledger
+        self._any_existing = bool(ledger)
         self._allocating: dict[int, dict[str, int]] = {}  # candidate index -> name -> nanos
         self._existing: dict[int, dict[str, int] | None] = {}
         self._shares: dict[tuple[Consumption | None, int], Share | None] = {}
@@ -193,7 +194,7 @@ class CapacityBook:
         share = self.share(requested, candidate)
         if share is None:
             return False
-        existing = self._existing_of(candidate)
+        existing = self._existing_of(candidate) if self._any_existing else None
         allocating = self._allocating.get(candidate.index)
         if not existing and not allocating:
             return True

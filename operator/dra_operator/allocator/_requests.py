@@ -163,7 +163,7 @@ class Eligibility:
         self._evaluate = evaluate
         self._features = features
         self._node = node
-        self._memo: dict[RequestKey, Verdicts] = {}
+        self._memo: dict[RequestKey | str, Verdicts] = {}
         self._by_class: dict[tuple[str, int], Verdict] = {}
 
     def check(self, request: RequestData, candidate: Candidate) -> Rejection | None:
@@ -191,23 +191,36 @@ class Eligibility:
         further call, one known to be rejected can be skipped; any other goes through
         `check`, which raises a remembered error.
         """
-        found = self._memo.get(request.key)
+        # Without request selectors the verdict depends on the class and device only, so such
+        # requests of one class share their verdicts (and masks).
+        key = request.key if request.selectors else request.device_class.metadata.name
+        found = self._memo.get(key)
         if found is None:
-            found = self._memo[request.key] = Verdicts()
+            found = self._memo[key] = Verdicts()
+        return found
+
+    def _is_held_back(self, candidate: Candidate) -> bool:
+        """Binding conditions without the feature: rejected before any selector runs."""
+        return not self._features.device_binding_and_status and bool(
+            candidate.device.binding_conditions
+        )
+
+    def _class_verdict(self, cls: DeviceClass, candidate: Candidate) -> Verdict:
+        class_key = (cls.metadata.name, candidate.index)
+        try:
+            return self._by_class[class_key]
+        except KeyError:
+            pass
+        found = self._by_class[class_key] = self._selectors(
+            cls.metadata.name, cls.selectors, candidate
+        )
         return found
 
     def _compute(self, request: RequestData, candidate: Candidate) -> Verdict:
         device = candidate.device
-        if not self._features.device_binding_and_status and device.binding_conditions:
+        if self._is_held_back(candidate):
             return Rejection("binding-conditions")
-        cls = request.device_class
-        class_key = (cls.metadata.name, candidate.index)
-        try:
-            found = self._by_class[class_key]
-        except KeyError:
-            found = self._by_class[class_key] = self._selectors(
-                cls.metadata.name, cls.selectors, candidate
-            )
+        found = self._class_verdict(request.device_class, candidate)
         if found is None and request.selectors:
             found = self._selectors("", request.selectors, candidate)
         if found is not None:

@@ -211,6 +211,7 @@ class Search:
         verdicts = self.eligibility.known(data)
         known = verdicts.by_index
         capacity = self.features.consumable_capacity
+        asks_capacity = bool(data.capacity)
         # Devices without a fixed matchAttribute value would be refused by the constraint
         # inside _allocate_device with no lasting effect; skipping them there is the same.
         # (Only after the selector check, which may raise what upstream raises.)
@@ -235,7 +236,7 @@ class Search:
                 continue
             if (
                 capacity
-                and (data.capacity or candidate.device.capacity)
+                and (asks_capacity or candidate.device.capacity)
                 and not self._capacity.fits(data.capacity, candidate)
             ):
                 continue

@@ -4,6 +4,6 @@ Given KUBECONFIG it runs against that cluster; otherwise against the session con
 tests/support/controlplane.py. It is its own DRA driver (`_driver`): it publishes one
 ResourceSlice per node it uses, so no real driver is installed. With
 DRA_OPERATOR_E2E_OPERATOR=deployed the operator already runs in the cluster (e2e/kind/run.sh
-installs it from deploy/); otherwise each test starts `dra-operator run` for its namespace.
+installs it from deploy/); otherwise the suite starts `dra-operator run` for its namespaces.
 docs/kind.md says what the scenarios check and how to run them.
 """

@@ -4,7 +4,7 @@ Two inputs decide it, the same ones e2e/kind/run.sh sets: KUBECONFIG (its first 
 `dra-operator` itself reads it) selects a real cluster; without it the suite uses the local
 session control plane. DRA_OPERATOR_E2E_OPERATOR=deployed says the operator is already
 installed from deploy/ in that cluster, so the suite only waits for its leader Lease; any other
-value (or none) makes each test start `dra-operator run` for its own namespace.
+value (or none) makes the suite start `dra-operator run` for the namespaces of its tests.
 """
 
 from __future__ import annotations

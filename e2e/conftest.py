@@ -5,11 +5,16 @@ target         session: the chosen cluster (KUBECONFIG, else the local control p
 e2e_api        session: a client as the admin of that cluster
 fake_driver    session: the suite's driver, published on the nodes it uses (locally two fake
                Ready nodes it creates); withdrawn at the end
-leader         session: the deployed operator's leader, once it renews its Lease (None when
-               the suite starts its own operators)
-scene          per test: a fresh namespace, an operator serving it (started as a subprocess
-               unless deployed), and the test's pods, claims and taints removed afterwards so
-               every device is free for the next test
+namespaces     session: one fresh namespace for each test that uses `scene`, created up front
+               so that one operator can be told all of them; deleted at the end
+operator       session: the operator serving them: the deployed one once its leader renews
+               its Lease, or `dra-operator run --namespace=...` started as a subprocess (as
+               the RBAC-limited identity locally), stopped at the end
+scene          per test: the next namespace, and the test's taints, pods and claims removed
+               afterwards (the operator still running) so every device is free for the next
+
+One operator for the whole session, as in a cluster where it is deployed: it also sees each
+test's leftovers being cleaned up while the next test starts.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from e2e._scene import Scene
 from e2e._target import DEPLOYED_LEASE, Target, choose, wait_for_leader
 
 LOCAL_NODES = 2
+LEASE = "dra-operator"
 _OPERATOR_LOG = pytest.StashKey[Path]()
 
 
@@ -42,10 +48,11 @@ _OPERATOR_LOG = pytest.StashKey[Path]()
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """Attach the log of the operator the test started, when the test fails."""
+    """Attach the log of the operator the suite started, when a test of a scene fails."""
     report = yield
-    log = item.stash.get(_OPERATOR_LOG, None)
-    if report.failed and log is not None and log.exists():
+    log = item.config.stash.get(_OPERATOR_LOG, None)
+    uses_scene = "scene" in getattr(item, "fixturenames", ())
+    if report.failed and uses_scene and log is not None and log.exists():
         lines = log.read_text(errors="replace").splitlines()
         report.sections.append(("dra-operator run (last lines)", "\n".join(lines[-60:])))
     return report
@@ -106,18 +113,39 @@ async def fake_driver(target: Target, e2e_api: Client) -> AsyncIterator[FakeDriv
             await e2e_api.delete(NODES, name)
 
 
+class Namespaces:
+    """The session's test namespaces, handed out one per test."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+        self._next = 0
+
+    def take(self) -> str:
+        if self._next == len(self.names):
+            pytest.fail("every e2e namespace is used: more scenes than collected", pytrace=False)
+        self._next += 1
+        return self.names[self._next - 1]
+
+
 @pytest.fixture(scope="session")
-async def leader(target: Target, e2e_api: Client) -> str | None:
-    if not target.deployed:
-        return None
-    return await wait_for_leader(e2e_api, *DEPLOYED_LEASE, timeout=120.0)
+async def namespaces(request: pytest.FixtureRequest, e2e_api: Client) -> AsyncIterator[Namespaces]:
+    count = sum("scene" in getattr(i, "fixturenames", ()) for i in request.session.items)
+    names = [f"e2e-{uuid.uuid4().hex[:10]}" for _ in range(max(count, 1))]
+    for name in names:
+        body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+        await e2e_api.create(NAMESPACES, body)
+    yield Namespaces(names)
+    for name in names:
+        with contextlib.suppress(APINotFoundError):
+            await e2e_api.delete(NAMESPACES, name)
 
 
-def _start_operator(target: Target, namespace: str, identity: str, log: Path) -> Spawned:
-    """`dra-operator run` for `namespace` only (its Lease there too), all controllers that
-    the cluster does not already run (it detects kube-controller-manager itself)."""
+def _start_operator(target: Target, names: list[str], identity: str, log: Path) -> Spawned:
+    """`dra-operator run` for `names` only, its Lease in the first: the controllers the
+    cluster does not already run (it detects kube-controller-manager itself)."""
     program = Path(sys.executable).with_name("dra-operator")
-    argv = operator_args(str(target.operator_kubeconfig), namespace, identity)
+    argv = operator_args(str(target.operator_kubeconfig), names[0], identity)
+    argv += [f"--namespace={name}" for name in names[1:]]
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [str(program), *argv],
@@ -140,40 +168,46 @@ def _stop_operator(spawned: Spawned) -> None:
         spawned.wait(timeout=10)
 
 
-@pytest.fixture
-async def scene(
+@pytest.fixture(scope="session")
+async def operator(
     request: pytest.FixtureRequest,
     target: Target,
     e2e_api: Client,
-    fake_driver: FakeDriver,
-    leader: str | None,
-    tmp_path: Path,
-) -> AsyncIterator[Scene]:
-    namespace = f"e2e-{uuid.uuid4().hex[:10]}"
-    body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
-    await e2e_api.create(NAMESPACES, body)
-    spawned: Spawned | None = None
+    namespaces: Namespaces,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[str]:
+    """The leader's identity, once it leads."""
+    if target.deployed:
+        yield await wait_for_leader(e2e_api, *DEPLOYED_LEASE, timeout=120.0)
+        return
+    log = tmp_path_factory.mktemp("operator") / "dra-operator.log"
+    request.config.stash[_OPERATOR_LOG] = log
+    identity = f"e2e-{namespaces.names[0]}"
+    spawned = _start_operator(target, namespaces.names, identity, log)
+
+    def running() -> None:
+        if spawned.proc.poll() is not None:
+            pytest.fail(f"dra-operator run exited:\n{spawned.output()}", pytrace=False)
+
     try:
-        if leader is None:
-            log = tmp_path / "dra-operator.log"
-            request.node.stash[_OPERATOR_LOG] = log
-            identity = f"e2e-{namespace}"
-            started = spawned = _start_operator(target, namespace, identity, log)
-
-            def running() -> None:
-                if started.proc.poll() is not None:
-                    pytest.fail(f"dra-operator run exited:\n{started.output()}", pytrace=False)
-
-            await wait_for_leader(
-                e2e_api, namespace, "dra-operator", identity=identity, check=running
-            )
-        world = Scene(e2e_api, namespace, fake_driver, target.kubeconfig)
-        try:
-            yield world
-        finally:
-            await world.clean_up()
+        lease_namespace = namespaces.names[0]
+        yield await wait_for_leader(
+            e2e_api, lease_namespace, LEASE, identity=identity, check=running
+        )
     finally:
-        if spawned is not None:
-            _stop_operator(spawned)
-        with contextlib.suppress(APINotFoundError):
-            await e2e_api.delete(NAMESPACES, namespace)
+        _stop_operator(spawned)
+
+
+@pytest.fixture
+async def scene(
+    target: Target,
+    e2e_api: Client,
+    fake_driver: FakeDriver,
+    namespaces: Namespaces,
+    operator: str,
+) -> AsyncIterator[Scene]:
+    world = Scene(e2e_api, namespaces.take(), fake_driver, target.kubeconfig)
+    try:
+        yield world
+    finally:
+        await world.clean_up()

@@ -63,7 +63,7 @@ def target(request: pytest.FixtureRequest) -> Target:
     try:
         choice = choose(os.environ)
     except ValueError as exc:
-        pytest.fail(str(exc), pytrace=False)
+        raise pytest.fail.Exception(str(exc), pytrace=False) from None
     if choice.kubeconfig is None:
         state = request.getfixturevalue("control_plane")
         assert isinstance(state, controlplane.ControlPlaneState)

@@ -16,11 +16,15 @@ rolls back every allocation of the placement not written yet and forgets the pod
 re-reads the claim from the server into the store, then the key is decided again; any other
 failure is reported as `FailedScheduling` and retried with backoff. A decision that finds no node
 emits `FailedScheduling` with the explanation and parks the key until a relevant change.
+
+Metrics (`Settings.metrics`): every allocator call (in `_decide`), the seconds from a pod's
+creation to its binding, and the scheduler queue; failed writes are counted by the writer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import datetime
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -96,8 +100,13 @@ class Scheduler:
         self.settings = settings
         self.scheduler_names = scheduler_names
         self._writer = writer
+        metrics = settings.metrics
         self.controller: Controller[WorkKey] = Controller(
-            names.SCHEDULER_QUEUE, self.reconcile, workers=1, observe=observe
+            names.SCHEDULER_QUEUE,
+            self.reconcile,
+            workers=1,
+            observe=observe,
+            metrics=metrics.workqueue(names.SCHEDULER_QUEUE) if metrics is not None else None,
         )
         self.unschedulable: set[WorkKey] = set()
         self._writing: set[WorkKey] = set()
@@ -223,6 +232,7 @@ class Scheduler:
             if placement.bind and placement.pod is not None:
                 body = binding_body(placement.pod, placement.pod_uid, placement.node)
                 await self._writer.bind(body)
+                self._bound(placement.pod)
                 await self._writer.emit(_scheduled(key, subject, placement.node))
         except errors.APIConflictError:
             retry = True
@@ -257,10 +267,20 @@ class Scheduler:
         if write.allocation is not None:
             self.state.ledger.written(write.uid, str(answer["metadata"]["resourceVersion"]))
 
-    def _remember(self, answer: Mapping[str, Any]) -> None:
+    def _remember(self, answer: Mapping[str, Any]) -> Mapping[str, Any]:
         change = self.state.claims.assume(answer)
         if change is not None:
             self.state.ledger.observe(change)
+        return answer
+
+    def _bound(self, pod: ObjectKey) -> None:
+        metrics = self.settings.metrics
+        entry = self.state.pods.get(pod)
+        created = entry.obj.metadata.creation_timestamp if entry is not None else None
+        if metrics is None or created is None:
+            return
+        seconds = (datetime.datetime.now(datetime.UTC) - created).total_seconds()
+        metrics.pod_bound(seconds_since_creation=max(seconds, 0.0))
 
     async def _reread(self, key: ObjectKey) -> None:
         """After a 409: fetch the claim, so the next decision starts from the server's version."""

@@ -14,8 +14,12 @@ Each successful claim write goes into the claim store (`assume`) and the ledger 
 `written`), so the allocation never disappears while the watch catches up. A write that fails
 rolls back every allocation of the placement not written yet and forgets the pod's node. A 409
 re-reads the claim from the server into the store, then the key is decided again; any other
-failure is reported as `FailedScheduling` and retried with backoff. A decision that finds no node
-emits `FailedScheduling` with the explanation and parks the key until a relevant change.
+failure is reported as `FailedScheduling` and retried with backoff. A bind that cannot succeed
+(the pod is gone, or any 4xx but 409 and 429) is followed by upstream's Unreserve: the pod leaves
+the `reservedFor` of every claim of the placement, and a claim left without consumers is
+deallocated, so its devices do not stay held for a pod that will never run there. A decision
+that finds no node emits `FailedScheduling` with the explanation and parks the key until a
+relevant change.
 
 Metrics (`Settings.metrics`): every allocator call (in `_decide`), the seconds from a pod's
 creation to its binding, and the scheduler queue; failed writes are counted by the writer.
@@ -55,9 +59,19 @@ from dra_operator.controllers.scheduler._writes import (
     binding_body,
     finalizer_body,
     has_finalizer,
+    is_reserved_for,
     status_body,
+    unreserve_body,
+    without_finalizer_body,
 )
 from dra_operator.model import DeviceClass, Node, Pod, ResourceClaim, ResourceSlice
+from dra_operator.observability import get_logger
+
+_log = get_logger(__name__)
+
+_UNRESERVE_ATTEMPTS = 3
+"""Writes of one claim's Unreserve, each after re-reading the claim on a 409; then it is left
+to the claims controller (the pod gone) or the next attempt to bind."""
 
 
 class SchedulerWriter(Protocol):
@@ -242,6 +256,8 @@ class Scheduler:
         except Exception as exc:  # the task boundary: report, roll back, retry with backoff
             retry = True
             await self._writer.emit(_failed(key, subject, _write_failure(exc)))
+            if current is None and _bind_cannot_succeed(exc):
+                await self._unreserve(placement)
         finally:
             for uid in pending:
                 self.state.ledger.rollback(uid)
@@ -282,6 +298,34 @@ class Scheduler:
         seconds = (datetime.datetime.now(datetime.UTC) - created).total_seconds()
         metrics.pod_bound(seconds_since_creation=max(seconds, 0.0))
 
+    async def _unreserve(self, placement: Placement) -> None:
+        """Upstream's Unreserve: the pod out of every claim the placement reserved."""
+        for write in placement.claims:
+            try:
+                await self._unreserve_claim(write.key, placement.pod_uid)
+            except errors.APIError as exc:  # the claims controller prunes it once the pod is gone
+                _log.warning("unreserve.failed", claim=str(write.key), error=str(exc))
+
+    async def _unreserve_claim(self, key: ObjectKey, pod_uid: str) -> None:
+        deallocated = False
+        for _ in range(_UNRESERVE_ATTEMPTS):
+            entry = self.state.claims.get(key)
+            if entry is None:
+                return
+            raw: Mapping[str, Any] = entry.raw
+            try:
+                if is_reserved_for(raw, pod_uid):
+                    body, deallocated = unreserve_body(raw, _version(raw), pod_uid)
+                    raw = self._remember(await self._writer.update_claim_status(body))
+                if deallocated and has_finalizer(raw):
+                    self._remember(
+                        await self._writer.update_claim(without_finalizer_body(raw, _version(raw)))
+                    )
+                return
+            except errors.APIConflictError:
+                await self._reread(key)
+        _log.warning("unreserve.failed", claim=str(key), error="conflicts on every attempt")
+
     async def _reread(self, key: ObjectKey) -> None:
         """After a 409: fetch the claim, so the next decision starts from the server's version."""
         try:
@@ -305,6 +349,15 @@ class Scheduler:
                     self.controller.enqueue(pod_key(entry.obj))
         if rolled_back:
             self._wake_unschedulable()
+
+
+def _version(raw: Mapping[str, Any]) -> str:
+    return str(raw["metadata"]["resourceVersion"])
+
+
+def _bind_cannot_succeed(exc: Exception) -> bool:
+    """A client error no retry cures: the pod gone (404), refused (403), invalid (400, 422)."""
+    return isinstance(exc, errors.APIError) and 400 <= exc.status < 500 and exc.status != 429
 
 
 def _write_failure(exc: Exception) -> str:

@@ -59,6 +59,7 @@ from dra_operator.controllers.scheduler._writes import (
     binding_body,
     finalizer_body,
     has_finalizer,
+    is_allocated,
     is_reserved_for,
     status_body,
     unreserve_body,
@@ -317,7 +318,8 @@ class Scheduler:
                 if is_reserved_for(raw, pod_uid):
                     body, deallocated = unreserve_body(raw, _version(raw), pod_uid)
                     raw = self._remember(await self._writer.update_claim_status(body))
-                if deallocated and has_finalizer(raw):
+                # Only while nobody allocated it again meanwhile: the finalizer guards that.
+                if deallocated and has_finalizer(raw) and not is_allocated(raw):
                     self._remember(
                         await self._writer.update_claim(without_finalizer_body(raw, _version(raw)))
                     )

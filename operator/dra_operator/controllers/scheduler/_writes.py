@@ -98,6 +98,10 @@ def without_finalizer_body(raw: Mapping[str, Any], resource_version: str) -> dic
     return body
 
 
+def is_allocated(raw: Mapping[str, Any]) -> bool:
+    return bool((raw.get("status") or {}).get("allocation"))
+
+
 def is_reserved_for(raw: Mapping[str, Any], pod_uid: str) -> bool:
     reserved = (raw.get("status") or {}).get("reservedFor") or ()
     return any(entry.get("uid") == pod_uid for entry in reserved)

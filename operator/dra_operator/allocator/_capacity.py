@@ -4,7 +4,8 @@ Upstream's `CmpRequestOverCapacity` and its helpers: every capacity of the devic
 (the request's amount rounded up to the request policy, or the policy default, or the whole
 capacity when nothing is requested); a value that violates the policy, or a total above the
 device's capacity, does not fit; naming a capacity the device lacks makes the device unusable.
-Dedicated devices only use this as a filter; shares record the consumption.
+Dedicated devices only use this as a filter; shares record the consumption, which the search
+keeps per attempt in `CapacityBook` as integer nano-units.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ Upstream's `validateDeviceRequest` and `isSelectable`: every request (or subrequ
 `RequestData` with its class, count and, for `All`, the devices it must take; shapes upstream
 cannot handle are fatal `AllocationInputError`s with upstream's texts. Eligibility (binding
 conditions, class selectors, request selectors, per-device node selection) is memoised per
-(request, device) for the call; a CEL error is remembered and raised only when the search
+(request, device) for the call (per class and device where the request does not matter); a
+CEL error is remembered and raised only when the search
 reaches that device, so looking ahead (for pruning) never raises what upstream would not.
 """
 

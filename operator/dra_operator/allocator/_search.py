@@ -13,7 +13,8 @@ value, when one applies: candidates grouped by attribute value), and that every 
 could still be served from the devices not yet taken (an `All` request needs all of its
 devices free). Devices only get taken deeper in a branch, so a doomed branch stays doomed.
 A step budget and a deadline end the search with `Outcome.ABORTED`. The pruning itself lives
-in `_pruning`.
+in `_pruning`. Cheaper steps, same devices: in upstream order a step visits only the positions
+its loop would not skip at once (one mask; see `_worth_trying`).
 """
 
 from __future__ import annotations

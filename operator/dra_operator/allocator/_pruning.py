@@ -62,6 +62,7 @@ class Lookahead:
         self._capacity = capacity
         self._order_of = order
         self._eligible: dict[RequestKey, int] = {}
+        self._eligible_alike: dict[tuple[object, ...], int] = {}
         self._all_masks: dict[RequestKey, list[int]] = {}
         self._groups: dict[str, dict[object, int]] = {}
         self._suffixes: dict[RequestKey, list[int]] = {}
@@ -169,6 +170,21 @@ class Lookahead:
         found = self._eligible.get(data.key)
         if found is not None:
             return found
+        # Requests alike (same verdicts, admin access, tolerations and capacity request) have
+        # the same eligible devices: judge them once.
+        alike = (
+            self.eligibility.verdicts_key(data),
+            data.admin_access,
+            data.tolerations,
+            data.capacity,
+        )
+        found = self._eligible_alike.get(alike)
+        if found is None:
+            found = self._eligible_alike[alike] = self._compute_eligible(data)
+        self._eligible[data.key] = found
+        return found
+
+    def _compute_eligible(self, data: RequestData) -> int:
         found = 0
         features = self.features
         for candidate in self.candidates:
@@ -186,7 +202,6 @@ class Lookahead:
             ):
                 continue
             found |= 1 << candidate.index
-        self._eligible[data.key] = found
         return found
 
     def _all_mask(self, data: RequestData, d: int) -> int:

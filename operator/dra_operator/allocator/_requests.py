@@ -192,13 +192,20 @@ class Eligibility:
         further call, one known to be rejected can be skipped; any other goes through
         `check`, which raises a remembered error.
         """
-        # Without request selectors the verdict depends on the class and device only, so such
-        # requests of one class share their verdicts (and masks).
-        key = request.key if request.selectors else request.device_class.metadata.name
+        key = self.verdicts_key(request)
         found = self._memo.get(key)
         if found is None:
             found = self._memo[key] = Verdicts()
         return found
+
+    @staticmethod
+    def verdicts_key(request: RequestData) -> RequestKey | str:
+        """Requests with equal keys get the same verdicts on every device.
+
+        Without request selectors the verdict depends on the class and device only, so such
+        requests of one class share their verdicts (and masks).
+        """
+        return request.key if request.selectors else request.device_class.metadata.name
 
     def _is_held_back(self, candidate: Candidate) -> bool:
         """Binding conditions without the feature: rejected before any selector runs."""

@@ -21,7 +21,7 @@ import pytest
 from scenario_gen import Scenario, generate
 from tests.support.oracle import Oracle
 
-from dra_operator.allocator import CELSelectors, Ledger, allocate
+from dra_operator.allocator import Budget, CELSelectors, Ledger, allocate
 from dra_operator.errors import AllocationInputError
 from dra_operator.model import (
     AllocationResult,
@@ -39,6 +39,10 @@ from dra_operator.model import (
 
 SCENARIOS = 1000
 UPSTREAM_TIMEOUT = 2.0  # seconds; upstream's own filter timeout is 10 s
+# Our side gets steps, not seconds, so a loaded machine cannot turn a slow answer into a
+# disagreement. Both sides search in the same order and we take at most upstream's number of
+# steps; what upstream finishes in 2 s (the worst seed so far, 7621, took 129,820) fits.
+OUR_BUDGET = Budget(max_steps=250_000, timeout=None)
 _KEYS = {
     "admin_access": "adminAccess",
     "prioritized_list": "prioritizedList",
@@ -113,6 +117,7 @@ def ours(
             ledger=Ledger.from_claims(
                 allocated, consumable_capacity=s.features.consumable_capacity
             ),
+            budget=OUR_BUDGET,
         )
     except AllocationInputError as err:
         return str(err), None

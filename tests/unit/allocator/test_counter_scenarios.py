@@ -749,6 +749,7 @@ SCENARIOS = [
     pytest.param(
         Case(
             claims=[claim("claim-0", request("req-0", "class-a"))],
+            features=Features(),
             classes=CLASS_A,
             ledger=Ledger(exclusive=frozenset({DeviceID(A, "pool-2", "device-2")})),
             slices=[
@@ -763,6 +764,7 @@ SCENARIOS = [
     pytest.param(
         Case(
             claims=[claim("claim-0", request("req-0", "class-a"))],
+            features=Features(),
             classes=CLASS_A,
             slices=[
                 devices_in("slice-1", pool("pool-1", 2, 1), device("device-1"), sel=NODE2),

@@ -96,6 +96,7 @@ SCENARIOS = [
                 claim("claim-0", all_request("req-0", "class-a")),
                 claim("claim-1", request("req-0", "class-b")),
             ],
+            features=Features(),
             classes=CLASSES,
             slices=[
                 devices("slice-1", "pool-1", A, "device-1", "device-2"),
@@ -118,6 +119,7 @@ SCENARIOS = [
                 claim("claim-1", request("req-0", "class-b")),
                 claim("claim-0", all_request("req-0", "class-a")),
             ],
+            features=Features(),
             classes=CLASSES,
             slices=[
                 devices("slice-1", "pool-1", A, "device-1", "device-2"),
@@ -387,6 +389,7 @@ SCENARIOS = [
     pytest.param(
         Case(
             claims=[claim("claim-0", request("req-0", "class-a", 5))],
+            features=Features(),
             classes=CLASS_A,
             slices=[
                 devices("slice-1", pool("pool-1", 2), A, "device-1", "device-2"),
@@ -399,6 +402,7 @@ SCENARIOS = [
     pytest.param(
         Case(
             claims=[claim("claim-0", request("req-0", "class-a", 5))],
+            features=Features(),
             classes=CLASS_A,
             slices=[
                 devices("slice-1", pool("pool-1", 2), A, "device-1"),

@@ -4,6 +4,7 @@ Sans-I/O core: `decide_pod` / `decide_claim` (claims, node filtering, allocation
 score) over `State`, the FailedScheduling text (`fit_error`), node usage (`NodeUsage`), the
 event mappers and the write bodies. `Scheduler` drives it: serial decisions against the ledger,
 concurrent writes through `SchedulerWriter` (`KubeSchedulerWriter` over `kube.Client`).
+AllocationPolicies and hooks steer each decision through `Governor` (docs/policies.md).
 See docs/scheduler.md.
 """
 
@@ -16,6 +17,7 @@ from dra_operator.controllers.scheduler._decide import (
     State,
     Unschedulable,
     Wait,
+    claims_to_allocate,
     consumer_of,
     decide_claim,
     decide_pod,
@@ -37,6 +39,7 @@ from dra_operator.controllers.scheduler._explain import (
 )
 from dra_operator.controllers.scheduler._kube import KubeSchedulerWriter
 from dra_operator.controllers.scheduler._nodes import node_problems
+from dra_operator.controllers.scheduler._policies import Choice, Governor
 from dra_operator.controllers.scheduler._scheduler import Scheduler, SchedulerWriter
 from dra_operator.controllers.scheduler._selectors import CELSelectors
 from dra_operator.controllers.scheduler._usage import NodeRequests, NodeUsage
@@ -53,9 +56,11 @@ __all__ = [
     "NOT_AVAILABLE_ON_NODE",
     "NO_NODES",
     "CELSelectors",
+    "Choice",
     "ClaimWrite",
     "Decision",
     "Event",
+    "Governor",
     "KubeSchedulerWriter",
     "NodeRequests",
     "NodeUsage",
@@ -69,6 +74,7 @@ __all__ = [
     "WorkKey",
     "binding_body",
     "claim_failure",
+    "claims_to_allocate",
     "consumer_of",
     "decide_claim",
     "decide_pod",

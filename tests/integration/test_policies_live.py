@@ -11,11 +11,15 @@ contained (counted in dra_operator_hook_failures_total, logged; under `ignore` t
 scheduled, under `refuse` it is not and the event gives the reason); BinPack and Spread place the
 same workload differently (4 + 0 against 2 + 2 on two nodes of 4 devices); a policy naming a hook
 the operator did not load is marked Invalid with a message and governs nothing, while the claims
-it would have governed are allocated, and valid policies report the claims they govern.
+it would have governed are allocated, and valid policies report the claims they govern; a status
+is written only when it changes (no stored status repeats the one before it).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import itertools
 import json
 import subprocess
 import uuid
@@ -375,6 +379,17 @@ def _condition(status: dict[str, Any], kind: str) -> dict[str, Any]:
     return next((c for c in status.get("conditions") or () if c["type"] == kind), {})
 
 
+async def _statuses(api: Client, name: str, since: str, into: list[dict[str, Any]]) -> None:
+    """Append the policy's status at every change the watch shows (until cancelled)."""
+    events = api.watch(
+        ALLOCATION_POLICIES, field_selector=f"metadata.name={name}", resource_version=since
+    )
+    async with contextlib.aclosing(events):
+        async for event in events:
+            if event["type"] == "MODIFIED":
+                into.append(event["object"].get("status") or {})
+
+
 async def test_an_invalid_policy_is_marked_and_stops_nothing(
     admin_api: Client,
     namespace: str,
@@ -383,16 +398,21 @@ async def test_an_invalid_policy_is_marked_and_stops_nothing(
     policies: Callable[..., Awaitable[dict[str, Any]]],
     run_operator: Callable[..., Awaitable[InProcessOperator]],
     control_plane: controlplane.ControlPlaneState,
+    record_property: Callable[[str, object], None],
 ) -> None:
     node = (await make_node())["metadata"]["name"]
     good, bad = _unique("good"), _unique("bad")
     for name in (good, bad):
         await cluster(CLASSES, _class(name))
         await cluster(SLICES, _slice(node, name, ["8Gi"] * 3))
-    await policies(good, {"deviceClassNames": [good], "strategy": "Spread"})
+    created = await policies(good, {"deviceClassNames": [good], "strategy": "Spread"})
     # The schema accepts any hook name; only the operator knows it never loaded this one.
     invalid = await policies(
         bad, {"deviceClassNames": [bad], "strategy": "BinPack", "hooks": ["absent:Hook"]}
+    )
+    writes: list[dict[str, Any]] = []  # every status of `good` the server stored, in order
+    watching = asyncio.create_task(
+        _statuses(admin_api, good, created["metadata"]["resourceVersion"], writes)
     )
     await run_operator(controllers=frozenset({"scheduler"}))
 
@@ -407,6 +427,14 @@ async def test_an_invalid_policy_is_marked_and_stops_nothing(
 
     good_status = await wait_for(lambda: settled(good, 3), timeout=DEADLINE)
     bad_status = await wait_for(lambda: settled(bad, 0), timeout=DEADLINE)
+    await wait_for(lambda: writes and writes[-1] == good_status, timeout=DEADLINE)
+    watching.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await watching
+    record_property("good_policy_status_writes", len(writes))
+
+    # Written only when it changed: no write stored the status the previous one had.
+    assert all(before != after for before, after in itertools.pairwise(writes))
 
     assert _condition(good_status, "Accepted")["status"] == "True"
     assert _condition(good_status, "Invalid")["status"] == "False"

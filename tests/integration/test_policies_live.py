@@ -12,7 +12,8 @@ scheduled, under `refuse` it is not and the event gives the reason); BinPack and
 same workload differently (4 + 0 against 2 + 2 on two nodes of 4 devices); a policy naming a hook
 the operator did not load is marked Invalid with a message and governs nothing, while the claims
 it would have governed are allocated, and valid policies report the claims they govern; a status
-is written only when it changes (no stored status repeats the one before it).
+is written only when it changes (no stored status repeats the one before it); a `before_evict`
+hook (examples/hooks/hold_evictions.py) holds a device-taint eviction until it lets go.
 """
 
 from __future__ import annotations
@@ -31,10 +32,14 @@ from typing import Any
 import aiohttp
 import pytest
 import yaml
+from tests.integration.test_operator_eviction import DRIVER as EVICTION_DRIVER
+from tests.integration.test_operator_eviction import Scene
 from tests.support.controlplane import NodeFactory, Spawned
+from tests.support.kubelet_standin import KubeletStandIn
 from tests.support.operator import InProcessOperator, operator_args, verify_clean, wait_for
 
 from dra_operator import controlplane
+from dra_operator.errors import APINotFoundError
 from dra_operator.kube import ALLOCATION_POLICIES, CORE_EVENTS, PODS, Client, dra
 
 pytestmark = pytest.mark.controlplane
@@ -462,3 +467,49 @@ async def test_an_invalid_policy_is_marked_and_stops_nothing(
     status = await wait_for(accepted, timeout=DEADLINE)
     assert status["governedClaims"] == 2
     await verify_clean(control_plane, namespace)
+
+
+# -- before_evict holds a device-taint eviction -------------------------------------------
+
+
+async def test_a_before_evict_hook_holds_an_eviction_until_it_lets_go(
+    admin_api: Client,
+    namespace: str,
+    make_node: NodeFactory,
+    run_operator: Callable[..., Awaitable[InProcessOperator]],
+    hooks_importable: None,
+    kubelet_standin: KubeletStandIn,
+    control_plane: controlplane.ControlPlaneState,
+) -> None:
+    node = (await make_node())["metadata"]["name"]
+    scene = Scene(admin_api, namespace, node, str(control_plane.admin_kubeconfig))
+    await scene.publish()
+    handle = await run_operator(
+        controllers=frozenset({"claims", "eviction"}), hooks=("hold_evictions:HoldLabelled",)
+    )
+    assert handle.operator is not None
+    hook = handle.operator.hooks.hooks[0].target
+    try:
+        await scene.consumer("a", "dev-0", [])
+        hold = {"metadata": {"labels": {"dra.example.com/hold": "true"}}}
+        await admin_api.patch(PODS, "a", hold, namespace=namespace)
+        await scene.taint(device="dev-0")
+
+        held = await wait_for(lambda: list(hook.held), timeout=DEADLINE, what="a hold")
+        # The hook answered "later": nothing can have evicted the pod since.
+        still = await admin_api.get(PODS, "a", namespace=namespace)
+        assert "deletionTimestamp" not in still["metadata"]
+        assert held[0] == (
+            f"{namespace}/a",
+            (f"taint 0 of device {EVICTION_DRIVER}/{scene.pool}/dev-0",),
+        )
+
+        # Removing the label is a pod change: asked again at once, the hook lets it go.
+        release = {"metadata": {"labels": {"dra.example.com/hold": None}}}
+        await admin_api.patch(PODS, "a", release, namespace=namespace)
+        await wait_for(lambda: scene.terminating("a"), timeout=DEADLINE, what="pod a evicted")
+        assert [e["message"] for e in await scene.events("a")] == ["Marking for deletion"]
+    finally:
+        await scene.release("a")
+        with contextlib.suppress(APINotFoundError):
+            await admin_api.delete(SLICES, scene.pool)

@@ -20,7 +20,7 @@ import json
 import os
 import shutil
 import ssl
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -156,11 +156,13 @@ def up(
     state_dir: Path,
     binaries: Binaries,
     with_upstream: bool = False,
+    apiserver_args: Sequence[str] = (),
     timeout: float = 90.0,
     progress: Progress = lambda _: None,
 ) -> ControlPlaneState:
     """Start the control plane in `state_dir` and wait until it is ready.
 
+    `apiserver_args` are appended to kube-apiserver's flags (the benchmarks add an audit log).
     Raises ControlPlaneError (with the failing process's last log lines) after stopping
     whatever it had started.
     """
@@ -199,6 +201,7 @@ def up(
         args += [
             f"--feature-gates={release.feature_gates_flag()}",
             f"--runtime-config={release.runtime_config_flag()}",
+            *apiserver_args,
         ]
         state = _start(state, "kube-apiserver", args)
         ca_context = ssl.create_default_context(cafile=str(state.ca_file))

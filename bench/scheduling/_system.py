@@ -1,0 +1,258 @@
+"""One system under test on a fresh local control plane of its own, and what it costs.
+
+`upstream`: kube-scheduler + kube-controller-manager (started by `controlplane.up
+--with-upstream`, as the admin user; their requests are told apart by user agent), pods use
+`default-scheduler`. `ours`: `dra-operator run` as a subprocess under the RBAC-limited
+`dra-operator` identity with the claims, scheduler and eviction controllers on and no
+kube-controller-manager; pods use our scheduler name. Both control planes run kube-apiserver with
+an audit log at level Metadata that records each request once (stage RequestReceived), which is
+how API requests per scheduled pod are counted. CPU seconds (utime + stime) and peak RSS
+(VmHWM) come from /proc.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import AsyncIterator, Iterable
+from datetime import datetime
+from pathlib import Path
+
+from dra_operator import controlplane, names
+from dra_operator.errors import ControlPlaneError
+from dra_operator.kube import Client
+
+__all__ = [
+    "ProcessSample",
+    "System",
+    "count_requests",
+    "sample",
+    "started",
+]
+
+_REPO = Path(__file__).resolve().parents[2]
+_AUDIT_POLICY = """\
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["ResponseStarted", "ResponseComplete", "Panic"]
+rules:
+  - level: Metadata
+"""
+_UPSTREAM_AGENTS = ("kube-scheduler/", "kube-controller-manager/")
+_READ_VERBS = frozenset({"get", "list", "watch"})
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ProcessSample:
+    """CPU seconds so far and peak RSS in MiB of one process."""
+
+    cpu: float
+    peak_rss_mib: float
+
+
+def sample(pid: int) -> ProcessSample:
+    """utime + stime and VmHWM of `pid` from /proc (zeros once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return ProcessSample(0.0, 0.0)
+    cpu = (int(fields[11]) + int(fields[12])) / _TICK
+    hwm = next((line.split()[1] for line in status.splitlines() if line.startswith("VmHWM")), "0")
+    return ProcessSample(cpu, int(hwm) / 1024)
+
+
+@dataclasses.dataclass(slots=True)
+class System:
+    """A running system: where to reach it, which pods it places, whose costs count."""
+
+    name: str
+    state: controlplane.ControlPlaneState
+    scheduler_name: str
+    component_pids: dict[str, int]
+    apiserver_pid: int
+    audit_log: Path
+    operator: subprocess.Popen[bytes] | None = None
+
+    def is_ours(self) -> bool:
+        return self.name == "ours"
+
+
+def _audit_args(run_dir: Path) -> list[str]:
+    policy = run_dir / "audit-policy.yaml"
+    policy.write_text(_AUDIT_POLICY)
+    return [
+        f"--audit-policy-file={policy}",
+        f"--audit-log-path={run_dir / 'audit.log'}",
+        "--audit-log-format=json",
+    ]
+
+
+@contextlib.asynccontextmanager
+async def started(
+    name: str, run_dir: Path, *, profile: Path | None = None
+) -> AsyncIterator[System]:
+    """A fresh control plane in `run_dir` with system `name` running; always torn down."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    state_dir = run_dir / "controlplane"
+    binaries = controlplane.find_binaries()
+    try:
+        state = await asyncio.to_thread(
+            controlplane.up,
+            state_dir=state_dir,
+            binaries=binaries,
+            with_upstream=name == "upstream",
+            apiserver_args=_audit_args(run_dir),
+        )
+    except ControlPlaneError as exc:
+        raise ControlPlaneError(f"{name}: {exc}", log_tail=exc.log_tail) from exc
+    operator: subprocess.Popen[bytes] | None = None
+    try:
+        pids = {c.name: c.pid for c in state.components}
+        system = System(
+            name=name,
+            state=state,
+            scheduler_name="default-scheduler",
+            component_pids={
+                k: v for k, v in pids.items() if k in ("kube-scheduler", "kube-controller-manager")
+            },
+            apiserver_pid=pids["kube-apiserver"],
+            audit_log=run_dir / "audit.log",
+        )
+        if name == "ours":
+            roles = controlplane.load_cluster_roles(
+                _REPO / "deploy" / "base", binaries.path("kubectl")
+            )
+            async with Client.from_kubeconfig(state.admin_kubeconfig) as admin:
+                await controlplane.bind_cluster_roles(admin, roles, controlplane.OPERATOR_USER)
+            operator, pid = await _start_operator(state, run_dir, profile)
+            system.operator = operator
+            system.scheduler_name = names.DEFAULT_SCHEDULER_NAME
+            system.component_pids = {"dra-operator": pid}
+        yield system
+    finally:
+        if operator is not None:
+            await asyncio.to_thread(_stop_operator, operator)
+        await asyncio.to_thread(controlplane.down, state_dir)
+
+
+async def _start_operator(
+    state: controlplane.ControlPlaneState, run_dir: Path, profile: Path | None
+) -> tuple[subprocess.Popen[bytes], int]:
+    """`dra-operator run` in its own session; ready once /readyz answers 200."""
+    port = _free_port()
+    argv = [
+        str(Path(sys.executable).with_name("dra-operator")),
+        "run",
+        f"--kubeconfig={state.operator_kubeconfig}",
+        "--controllers=claims,scheduler,eviction",
+        "--no-leader-elect",
+        f"--health-bind-address=127.0.0.1:{port}",
+        "--log-format=json",
+    ]
+    if profile is not None:
+        spy = str(Path(sys.executable).with_name("py-spy"))
+        argv = [spy, "record", "--format", "raw", "--rate", "100", "-o", str(profile), "--", *argv]
+    log = (run_dir / "dra-operator.log").open("ab")
+    with log:
+        proc = subprocess.Popen(
+            argv,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    deadline = time.monotonic() + 60
+    url = f"http://127.0.0.1:{port}/readyz"
+    while not await asyncio.to_thread(_probe, url):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            _stop_operator(proc)
+            tail = (run_dir / "dra-operator.log").read_text(errors="replace")[-3000:]
+            raise ControlPlaneError("dra-operator did not become ready", log_tail=tail)
+        await asyncio.sleep(0.2)
+    pid = _python_child(proc.pid) if profile is not None else proc.pid
+    return proc, pid
+
+
+def _python_child(pid: int) -> int:
+    """The operator's pid under py-spy (py-spy's only child)."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        children = (task / "children").read_text().split()
+        if children:
+            return int(children[0])
+    return pid
+
+
+def _stop_operator(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the operator (under py-spy: its child, so py-spy writes the profile)."""
+    if proc.poll() is not None:
+        return
+    target = _python_child(proc.pid)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(target, signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+def _probe(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as resp:
+            return bool(resp.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RequestCount:
+    total: int
+    writes: int
+
+
+def _is_component(event: dict[str, object], ours: bool) -> bool:
+    user = event.get("user")
+    username = user.get("username") if isinstance(user, dict) else None
+    if ours:
+        return username == controlplane.OPERATOR_USER
+    agent = str(event.get("userAgent", ""))
+    return agent.startswith(_UPSTREAM_AGENTS)
+
+
+def count_requests(
+    audit_lines: Iterable[str], ours: bool, start: float, end: float
+) -> RequestCount:
+    """Requests the component under test made between wall times `start` and `end`."""
+    total = writes = 0
+    for line in audit_lines:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if not _is_component(event, ours):
+            continue
+        received = datetime.fromisoformat(event["requestReceivedTimestamp"]).timestamp()
+        if start <= received <= end:
+            total += 1
+            writes += event.get("verb") not in _READ_VERBS
+    return RequestCount(total, writes)

@@ -50,7 +50,7 @@ async def run(
         workload = build(key, scale)
         for system in systems:
             run_dir = out / f"{key}-{system}"
-            spy = run_dir / "py-spy.txt" if profile and system == "ours" else None
+            spy = run_dir / "py-spy" if profile and system == "ours" else None
             started = time.monotonic()
             say(f"[bold]{key}[/] {workload.title} — {system} ({len(workload.nodes)} nodes)")
             phases = await run_workload(workload, system, run_dir, profile=spy)
@@ -61,10 +61,13 @@ async def run(
                     f"p99 {r.p99_ms:.0f} ms, verify {r.verify_exit} "
                     f"({time.monotonic() - started:.0f} s with set-up)"
                 )
-            if spy is not None and merged is not None and spy.exists():
-                single = parse_collapsed(spy.read_text().splitlines())
+            if spy is not None and merged is not None:
+                single = Profile()
+                for raw in sorted(spy.glob("*.txt")):
+                    lines = raw.read_text().splitlines()
+                    parse_collapsed(lines, single)
+                    parse_collapsed(lines, merged)
                 (run_dir / "top-functions.txt").write_text(single.render())
-                parse_collapsed(spy.read_text().splitlines(), merged)
     return results, merged
 
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 __all__ = ["Profile", "parse_collapsed"]
 
+_EVERYWHERE = 0.95
 _FRAME = re.compile(r"^(?P<func>.*?) \((?P<file>.*?)(?::\d+)?\)$")
 
 
@@ -48,9 +49,16 @@ class Profile:
             self.cumulative[name] += count
 
     def top(self, kind: str, n: int) -> list[tuple[str, int, float]]:
-        """(function, samples, share of all samples) for the n largest by `kind`."""
+        """(function, samples, share of all samples) for the n largest by `kind`.
+
+        Cumulative leaves out the frames under every sample (the CLI, asyncio.run, the event
+        loop), which say nothing about where the time goes.
+        """
         counter = self.self_samples if kind == "self" else self.cumulative
-        return [(f, c, c / self.total if self.total else 0.0) for f, c in counter.most_common(n)]
+        found = [(f, c, c / self.total) for f, c in counter.most_common() if self.total]
+        if kind != "self":
+            found = [entry for entry in found if entry[2] < _EVERYWHERE]
+        return found[:n]
 
     def render(self, n: int = 25) -> str:
         out = [f"{self.total} samples (100 Hz, busy threads only)"]

@@ -20,7 +20,14 @@ from collections.abc import Awaitable, Iterable
 from pathlib import Path
 from typing import Any
 
-from bench.scheduling._system import ProcessSample, System, count_requests, sample, started
+from bench.scheduling._system import (
+    ProcessSample,
+    Profiler,
+    System,
+    count_requests,
+    sample,
+    started,
+)
 from bench.scheduling._tracker import Stamp, Tracker
 from bench.scheduling._workloads import Phase, Workload
 
@@ -130,7 +137,13 @@ async def _verify(system: System) -> tuple[int, str]:
 
 
 async def _run_phase(
-    api: Client, tracker: Tracker, system: System, workload: Workload, phase: Phase, first: int
+    api: Client,
+    tracker: Tracker,
+    system: System,
+    workload: Workload,
+    phase: Phase,
+    first: int,
+    profile: Path | None,
 ) -> PhaseResult:
     names = {f"pod-{i:05d}" for i in range(first, first + phase.pods)}
     pending = iter(range(first, first + phase.pods))
@@ -157,6 +170,9 @@ async def _run_phase(
             background.add(task)
             task.add_done_callback(background.discard)
 
+    profiler = None
+    if profile is not None and system.is_ours():
+        profiler = Profiler(system.component_pids["dra-operator"], profile / f"{phase.name}.txt")
     before = _samples(system)
     start = Stamp.now()
     tracker.on_done = done
@@ -169,6 +185,8 @@ async def _run_phase(
     tracker.on_done = lambda _: None
     await asyncio.gather(*background)
     after = _samples(system)
+    if profiler is not None:
+        await asyncio.to_thread(profiler.stop)
     created = [tracker.created[n] for n in names if n in tracker.created]
     ended = [tracker.done[n] for n in finished]
     first_seen = min((c.mono for c in created), default=start.mono)
@@ -218,9 +236,12 @@ async def _clear_pods(api: Client, tracker: Tracker) -> None:
 async def run_workload(
     workload: Workload, system_name: str, run_dir: Path, *, profile: Path | None = None
 ) -> list[PhaseResult]:
-    """All phases of `workload` on a fresh control plane running `system_name`."""
+    """All phases of `workload` on a fresh control plane running `system_name`.
+
+    With `profile` (a folder), ours runs under py-spy during each phase: `<phase>.txt` there.
+    """
     results = []
-    async with started(system_name, run_dir, profile=profile) as system:
+    async with started(system_name, run_dir) as system:
         config = load_kubeconfig(system.state.admin_kubeconfig)
         async with Client(config, user_agent="dra-bench") as api:
             await _setup(api, workload)
@@ -233,7 +254,9 @@ async def run_workload(
                         await _clear_pods(api, tracker)
                     await _preallocate(api, workload, range(allocated, phase.preallocate))
                     allocated = max(allocated, phase.preallocate)
-                    results.append(await _run_phase(api, tracker, system, workload, phase, first))
+                    results.append(
+                        await _run_phase(api, tracker, system, workload, phase, first, profile)
+                    )
                     first += phase.pods
             finally:
                 await tracker.stop()

@@ -34,6 +34,7 @@ from dra_operator.kube import Client
 
 __all__ = [
     "ProcessSample",
+    "Profiler",
     "System",
     "count_requests",
     "sample",
@@ -100,9 +101,7 @@ def _audit_args(run_dir: Path) -> list[str]:
 
 
 @contextlib.asynccontextmanager
-async def started(
-    name: str, run_dir: Path, *, profile: Path | None = None
-) -> AsyncIterator[System]:
+async def started(name: str, run_dir: Path) -> AsyncIterator[System]:
     """A fresh control plane in `run_dir` with system `name` running; always torn down."""
     run_dir.mkdir(parents=True, exist_ok=True)
     state_dir = run_dir / "controlplane"
@@ -136,10 +135,10 @@ async def started(
             )
             async with Client.from_kubeconfig(state.admin_kubeconfig) as admin:
                 await controlplane.bind_cluster_roles(admin, roles, controlplane.OPERATOR_USER)
-            operator, pid = await _start_operator(state, run_dir, profile)
+            operator = await _start_operator(state, run_dir)
             system.operator = operator
             system.scheduler_name = names.DEFAULT_SCHEDULER_NAME
-            system.component_pids = {"dra-operator": pid}
+            system.component_pids = {"dra-operator": operator.pid}
         yield system
     finally:
         if operator is not None:
@@ -148,8 +147,8 @@ async def started(
 
 
 async def _start_operator(
-    state: controlplane.ControlPlaneState, run_dir: Path, profile: Path | None
-) -> tuple[subprocess.Popen[bytes], int]:
+    state: controlplane.ControlPlaneState, run_dir: Path
+) -> subprocess.Popen[bytes]:
     """`dra-operator run` in its own session; ready once /readyz answers 200."""
     port = _free_port()
     argv = [
@@ -161,9 +160,6 @@ async def _start_operator(
         f"--health-bind-address=127.0.0.1:{port}",
         "--log-format=json",
     ]
-    if profile is not None:
-        spy = str(Path(sys.executable).with_name("py-spy"))
-        argv = [spy, "record", "--format", "raw", "--rate", "100", "-o", str(profile), "--", *argv]
     log = (run_dir / "dra-operator.log").open("ab")
     with log:
         proc = subprocess.Popen(
@@ -181,26 +177,15 @@ async def _start_operator(
             tail = (run_dir / "dra-operator.log").read_text(errors="replace")[-3000:]
             raise ControlPlaneError("dra-operator did not become ready", log_tail=tail)
         await asyncio.sleep(0.2)
-    pid = _python_child(proc.pid) if profile is not None else proc.pid
-    return proc, pid
-
-
-def _python_child(pid: int) -> int:
-    """The operator's pid under py-spy (py-spy's only child)."""
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        children = (task / "children").read_text().split()
-        if children:
-            return int(children[0])
-    return pid
+    return proc
 
 
 def _stop_operator(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the operator (under py-spy: its child, so py-spy writes the profile)."""
+    """SIGTERM, then SIGKILL after 30 s."""
     if proc.poll() is not None:
         return
-    target = _python_child(proc.pid)
     with contextlib.suppress(ProcessLookupError):
-        os.kill(target, signal.SIGTERM)
+        os.kill(proc.pid, signal.SIGTERM)
     try:
         proc.wait(timeout=30)
     except subprocess.TimeoutExpired:
@@ -256,3 +241,43 @@ def count_requests(
             total += 1
             writes += event.get("verb") not in _READ_VERBS
     return RequestCount(total, writes)
+
+
+class Profiler:
+    """py-spy attached to the operator for one measured phase (raw collapsed stacks).
+
+    Attached from outside only while pods are scheduled, so start-up (imports, first lists)
+    stays out of the profile; --nonblocking: the operator is never paused to be sampled.
+    SIGINT makes py-spy write its file and exit.
+    """
+
+    def __init__(self, pid: int, output: Path) -> None:
+        self.output = output
+        output.parent.mkdir(parents=True, exist_ok=True)
+        spy = str(Path(sys.executable).with_name("py-spy"))
+        argv = [
+            spy,
+            "record",
+            "--pid",
+            str(pid),
+            "--format",
+            "raw",
+            "--rate",
+            "100",
+            "--nonblocking",
+        ]
+        self._proc = subprocess.Popen(
+            [*argv, "-o", str(output)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+        )
+
+    def stop(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.send_signal(signal.SIGINT)
+        try:
+            self._proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait(timeout=10)

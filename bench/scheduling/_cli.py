@@ -23,10 +23,12 @@ from bench.scheduling._report import machine, markdown, print_table
 from bench.scheduling._runner import PhaseResult, run_workload
 from bench.scheduling._workloads import WORKLOADS, build
 from rich.console import Console
+from rich.markup import escape
 
 __all__ = ["main", "run"]
 
 SYSTEMS = ("upstream", "ours")
+UPSTREAM_QPS = 5000
 
 
 async def run(
@@ -36,6 +38,7 @@ async def run(
     *,
     systems: tuple[str, ...] = SYSTEMS,
     profile: bool = False,
+    upstream_qps: int = UPSTREAM_QPS,
     console: Console | None = None,
 ) -> tuple[list[PhaseResult], Profile | None]:
     """Run `keys` × `systems`; the results in run order and the merged profile of ours."""
@@ -53,7 +56,9 @@ async def run(
             spy = run_dir / "py-spy" if profile and system == "ours" else None
             started = time.monotonic()
             say(f"[bold]{key}[/] {workload.title} — {system} ({len(workload.nodes)} nodes)")
-            phases = await run_workload(workload, system, run_dir, profile=spy)
+            phases = await run_workload(
+                workload, system, run_dir, profile=spy, upstream_qps=upstream_qps
+            )
             results.extend(phases)
             for r in phases:
                 say(
@@ -61,6 +66,8 @@ async def run(
                     f"p99 {r.p99_ms:.0f} ms, verify {r.verify_exit} "
                     f"({time.monotonic() - started:.0f} s with set-up)"
                 )
+                if r.note:
+                    say(f"  [yellow]{escape(r.note)}[/]")
             if spy is not None and merged is not None:
                 single = Profile()
                 for raw in sorted(spy.glob("*.txt")):
@@ -79,6 +86,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", type=Path, default=None)
     parser.add_argument("--profile", action="store_true", help="ours under py-spy")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--upstream-qps",
+        type=int,
+        default=UPSTREAM_QPS,
+        help="client QPS and burst of kube-scheduler and KCM, as scheduler_perf sets them "
+        "(0: their defaults, KCM 20/30)",
+    )
     args = parser.parse_args(argv)
     keys = [k.strip() for k in args.workloads.split(",") if k.strip()]
     unknown = [k for k in keys if k not in WORKLOADS]
@@ -91,7 +105,15 @@ def main(argv: list[str] | None = None) -> int:
     command = "python -m bench.scheduling " + shlex.join(argv if argv is not None else sys.argv[1:])
     console.print(f"{host}\nlogs in {out}")
     results, profile = asyncio.run(
-        run(keys, args.scale, out, systems=systems, profile=args.profile, console=console)
+        run(
+            keys,
+            args.scale,
+            out,
+            systems=systems,
+            profile=args.profile,
+            upstream_qps=args.upstream_qps,
+            console=console,
+        )
     )
     print_table(results, console, f"End-to-end scheduling, scale {args.scale:g}")
     if profile is not None:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from bench.scheduling._runner import PhaseResult
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 __all__ = ["machine", "markdown", "print_table", "rows"]
@@ -78,9 +79,11 @@ def print_table(results: Sequence[PhaseResult], console: Console, title: str) ->
         table.add_row(*row, style=style)
     console.print(table)
     for r in results:
+        if r.note:
+            console.print(f"[yellow]{r.phase}/{r.system}: {escape(r.note)}[/]")
         if r.verify_exit:
             console.print(f"[red]verify {r.phase}/{r.system} exit {r.verify_exit}[/]")
-            console.print(r.verify_output[-2000:])
+            console.print(r.verify_output[-2000:], markup=False, highlight=False)
 
 
 def machine() -> str:

@@ -32,7 +32,7 @@ from bench.scheduling._tracker import Stamp, Tracker
 from bench.scheduling._workloads import Phase, Workload
 
 from dra_operator import controlplane
-from dra_operator.kube import NAMESPACES, PODS, Client, dra, load_kubeconfig
+from dra_operator.kube import CORE_EVENTS, NAMESPACES, PODS, Client, dra, load_kubeconfig
 
 __all__ = ["PhaseResult", "percentile", "run_workload"]
 
@@ -62,6 +62,8 @@ class PhaseResult:
     apiserver_cpu_seconds: float
     verify_exit: int
     verify_output: str
+    note: str = ""
+    """Why pods were left unbound: the newest event of one of them."""
 
     @property
     def requests_per_pod(self) -> float:
@@ -196,6 +198,10 @@ async def _run_phase(
     latencies = [(tracker.done[n].mono - tracker.created[n].mono) * 1000 for n in finished]
     audit = await asyncio.to_thread(system.audit_log.read_text, errors="replace")
     requests = count_requests(audit.splitlines(), system.is_ours(), start.wall, end_wall)
+    note = ""
+    unbound = sorted(n for n in names if n not in tracker.done)
+    if unbound:
+        note = f"{len(unbound)} not done, e.g. {unbound[0]}: {await _last_event(api, unbound[0])}"
     await tracker.wait(tracker.settled, _SETTLE)
     verify_exit, verify_output = await _verify(system)
     components = [n for n in before if n != "kube-apiserver"]
@@ -216,7 +222,16 @@ async def _run_phase(
         apiserver_cpu_seconds=after["kube-apiserver"].cpu - before["kube-apiserver"].cpu,
         verify_exit=verify_exit,
         verify_output=verify_output,
+        note=note,
     )
+
+
+async def _last_event(api: Client, pod: str) -> str:
+    events = await api.list(
+        CORE_EVENTS, namespace=NAMESPACE, field_selector=f"involvedObject.name={pod}"
+    )
+    items = sorted(events["items"], key=lambda e: e.get("lastTimestamp") or "")
+    return str(items[-1].get("message", "")) if items else "no event"
 
 
 async def _clear_pods(api: Client, tracker: Tracker) -> None:
@@ -234,14 +249,19 @@ async def _clear_pods(api: Client, tracker: Tracker) -> None:
 
 
 async def run_workload(
-    workload: Workload, system_name: str, run_dir: Path, *, profile: Path | None = None
+    workload: Workload,
+    system_name: str,
+    run_dir: Path,
+    *,
+    profile: Path | None = None,
+    upstream_qps: int = 0,
 ) -> list[PhaseResult]:
     """All phases of `workload` on a fresh control plane running `system_name`.
 
     With `profile` (a folder), ours runs under py-spy during each phase: `<phase>.txt` there.
     """
     results = []
-    async with started(system_name, run_dir) as system:
+    async with started(system_name, run_dir, upstream_qps=upstream_qps) as system:
         config = load_kubeconfig(system.state.admin_kubeconfig)
         async with Client(config, user_agent="dra-bench") as api:
             await _setup(api, workload)

@@ -90,6 +90,20 @@ class System:
         return self.name == "ours"
 
 
+def _upstream_args(qps: int) -> dict[str, list[str]]:
+    """Client QPS for both; no node-lifecycle-controller, which would taint the fake nodes.
+
+    No kubelet renews the nodes' Leases, so after its grace period (~40 s) KCM's node lifecycle
+    controller would mark every node unreachable and taint it NoSchedule (and NoExecute):
+    upstream would stop scheduling mid-run for a reason that has nothing to do with DRA.
+    """
+    rate = [f"--kube-api-qps={qps}", f"--kube-api-burst={qps}"] if qps else []
+    return {
+        "kube-scheduler": rate,
+        "kube-controller-manager": [*rate, "--controllers=*,-node-lifecycle-controller"],
+    }
+
+
 def _audit_args(run_dir: Path) -> list[str]:
     policy = run_dir / "audit-policy.yaml"
     policy.write_text(_AUDIT_POLICY)
@@ -101,8 +115,12 @@ def _audit_args(run_dir: Path) -> list[str]:
 
 
 @contextlib.asynccontextmanager
-async def started(name: str, run_dir: Path) -> AsyncIterator[System]:
-    """A fresh control plane in `run_dir` with system `name` running; always torn down."""
+async def started(name: str, run_dir: Path, *, upstream_qps: int = 0) -> AsyncIterator[System]:
+    """A fresh control plane in `run_dir` with system `name` running; always torn down.
+
+    `upstream_qps` > 0 sets kube-scheduler's and kube-controller-manager's client QPS and
+    burst (scheduler_perf uses 5000); 0 keeps their defaults (KCM 20/30, scheduler 50/100).
+    """
     run_dir.mkdir(parents=True, exist_ok=True)
     state_dir = run_dir / "controlplane"
     binaries = controlplane.find_binaries()
@@ -113,6 +131,7 @@ async def started(name: str, run_dir: Path) -> AsyncIterator[System]:
             binaries=binaries,
             with_upstream=name == "upstream",
             apiserver_args=_audit_args(run_dir),
+            upstream_args=_upstream_args(upstream_qps),
         )
     except ControlPlaneError as exc:
         raise ControlPlaneError(f"{name}: {exc}", log_tail=exc.log_tail) from exc

@@ -83,7 +83,10 @@ def print_table(results: Sequence[PhaseResult], console: Console, title: str) ->
             console.print(f"[yellow]{r.phase}/{r.system}: {escape(r.note)}[/]")
         if r.verify_exit:
             console.print(f"[red]verify {r.phase}/{r.system} exit {r.verify_exit}[/]")
-            console.print(r.verify_output[-2000:], markup=False, highlight=False)
+            text = r.verify_output
+            if len(text) > 3000:  # long pod lists: the start names the problem, the end counts
+                text = f"{text[:2000]}\n…\n{text.splitlines()[-1]}"
+            console.print(text, markup=False, highlight=False)
 
 
 def machine() -> str:

@@ -104,17 +104,21 @@ def main(argv: list[str] | None = None) -> int:
     host = machine()
     command = "python -m bench.scheduling " + shlex.join(argv if argv is not None else sys.argv[1:])
     console.print(f"{host}\nlogs in {out}")
-    results, profile = asyncio.run(
-        run(
-            keys,
-            args.scale,
-            out,
-            systems=systems,
-            profile=args.profile,
-            upstream_qps=args.upstream_qps,
-            console=console,
+    try:
+        results, profile = asyncio.run(
+            run(
+                keys,
+                args.scale,
+                out,
+                systems=systems,
+                profile=args.profile,
+                upstream_qps=args.upstream_qps,
+                console=console,
+            )
         )
-    )
+    except KeyboardInterrupt:  # every control plane started so far is already down
+        console.print("interrupted")
+        return 130
     print_table(results, console, f"End-to-end scheduling, scale {args.scale:g}")
     if profile is not None:
         text = profile.render()

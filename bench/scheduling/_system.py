@@ -84,7 +84,6 @@ class System:
     component_pids: dict[str, int]
     apiserver_pid: int
     audit_log: Path
-    operator: subprocess.Popen[bytes] | None = None
 
     def is_ours(self) -> bool:
         return self.name == "ours"
@@ -124,9 +123,10 @@ async def started(name: str, run_dir: Path, *, upstream_qps: int = 0) -> AsyncIt
     run_dir.mkdir(parents=True, exist_ok=True)
     state_dir = run_dir / "controlplane"
     binaries = controlplane.find_binaries()
+    # In this thread, not a worker thread: a Ctrl-C during `up` then reaches `up`, which stops
+    # what it started; from a worker thread it would leave a half-started control plane behind.
     try:
-        state = await asyncio.to_thread(
-            controlplane.up,
+        state = controlplane.up(
             state_dir=state_dir,
             binaries=binaries,
             with_upstream=name == "upstream",
@@ -155,14 +155,13 @@ async def started(name: str, run_dir: Path, *, upstream_qps: int = 0) -> AsyncIt
             async with Client.from_kubeconfig(state.admin_kubeconfig) as admin:
                 await controlplane.bind_cluster_roles(admin, roles, controlplane.OPERATOR_USER)
             operator = await _start_operator(state, run_dir)
-            system.operator = operator
             system.scheduler_name = names.DEFAULT_SCHEDULER_NAME
             system.component_pids = {"dra-operator": operator.pid}
         yield system
-    finally:
+    finally:  # synchronously, so a second Ctrl-C cannot interrupt the teardown halfway
         if operator is not None:
-            await asyncio.to_thread(_stop_operator, operator)
-        await asyncio.to_thread(controlplane.down, state_dir)
+            _stop_operator(operator)
+        controlplane.down(state_dir)
 
 
 async def _start_operator(

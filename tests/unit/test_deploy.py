@@ -41,6 +41,7 @@ from tests.support.manifests import (
 )
 
 from dra_operator import controlplane
+from dra_operator.names import CLAIMS_QUEUE, EVICTION_QUEUE, SCHEDULER_QUEUE
 
 HELM_LABELS = (
     "helm.sh/chart",
@@ -322,6 +323,16 @@ def test_queries_parse_and_use_documented_metrics(query: str) -> None:
 
     assert names, "a query that reads no metric"
     assert ours <= _documented_metrics(), f"not in docs/metrics.md: {ours - _documented_metrics()}"
+
+
+@pytest.mark.parametrize("query", [*_alert_queries(), *_dashboard_queries()])
+def test_queries_select_controllers_and_queues_by_the_names_the_operator_exports(
+    query: str,
+) -> None:
+    # Both labels carry the work-queue name (`reconcile_observer(metrics, queue name)`).
+    exported = {CLAIMS_QUEUE, SCHEDULER_QUEUE, EVICTION_QUEUE}
+    selected = set(re.findall(r'\b(?:controller|name)="([^"]+)"', query))
+    assert selected <= exported
 
 
 # -- kind ------------------------------------------------------------------------------------

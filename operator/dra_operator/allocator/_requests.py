@@ -142,7 +142,7 @@ class Eligibility:
         """None when selectable; raises the remembered fatal error for this device."""
         found = self.peek(request, candidate)
         if isinstance(found, SelectorFailure):
-            raise self._fatal(request, found)
+            raise self._fatal(request, found) from found.error
         return found
 
     def peek(

@@ -34,13 +34,21 @@ class ClaimsPlugin:
             admin_access=ctx.server.features.admin_access,
             prioritized_list=ctx.server.features.prioritized_list,
         )
-        writer = KubeClaimsWriter(ctx.api, claims=ctx.server.resource(Kind.CLAIMS))
-        reconciler = ClaimsReconciler(self.view, caches.claims, writer, features)
+        metrics = ctx.metrics
+        writer = KubeClaimsWriter(ctx.api, claims=ctx.server.resource(Kind.CLAIMS), metrics=metrics)
+        reconciler = ClaimsReconciler(
+            self.view,
+            caches.claims,
+            writer,
+            features,
+            on_created=lambda ok, admin: metrics.claim_created(ok=ok, admin_access=admin),
+        )
         self.controller: Controller[WorkKey] = Controller(
             names.CLAIMS_QUEUE,
             reconciler,
             workers=ctx.settings.workers,
             observe=ctx.observe(names.CLAIMS_QUEUE),
+            metrics=metrics.workqueue(names.CLAIMS_QUEUE),
         )
 
     def on_change(self, kind: Kind, change: Change[Any]) -> None:

@@ -40,7 +40,7 @@ class EvictionPlugin:
             claims=caches.claims,
             slices=caches.slices,
             rules=caches.taint_rules,
-            writer=KubeEvictionWriter(ctx.api, rules=rules),
+            writer=KubeEvictionWriter(ctx.api, rules=rules, metrics=ctx.metrics),
             schedule=lambda key, delay: self.controller.queue.add_after(key, delay),
             rule_api_version=rules.api_version if rules is not None else "",
             on_evicted=_deletions(ctx.metrics),
@@ -50,6 +50,7 @@ class EvictionPlugin:
             self.reconciler,
             workers=ctx.settings.workers,
             observe=ctx.observe(names.EVICTION_QUEUE),
+            metrics=ctx.metrics.workqueue(names.EVICTION_QUEUE),
         )
 
     def on_change(self, kind: Kind, change: Change[Any]) -> None:

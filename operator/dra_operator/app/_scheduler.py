@@ -1,7 +1,8 @@
 """The scheduler controller as a plugin: its state over the caches, the writer over the API.
 
 The node usage (requests of placed pods per node) lives with the plugin, so each leadership
-term starts it from the pod cache in `resync` and keeps it from pod changes afterwards.
+term starts it from the pod cache in `resync` and keeps it from pod changes afterwards. So do
+the CEL evaluator and its counters, which the operator's metrics read when scraped.
 """
 
 from __future__ import annotations
@@ -40,8 +41,12 @@ class SchedulerPlugin:
             ledger=caches.ledger,
             usage=NodeUsage(),
         )
-        settings = Settings(features=features, policy=FirstFit(), selectors=CELSelectors(features))
-        writer = KubeSchedulerWriter(ctx.api, ctx.server.resource(Kind.CLAIMS))
+        selectors = CELSelectors(features)
+        ctx.metrics.track_cel(selectors.stats)
+        settings = Settings(
+            features=features, policy=FirstFit(), selectors=selectors, metrics=ctx.metrics
+        )
+        writer = KubeSchedulerWriter(ctx.api, ctx.server.resource(Kind.CLAIMS), metrics=ctx.metrics)
         self.scheduler = Scheduler(
             self.state,
             settings,

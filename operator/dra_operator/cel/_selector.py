@@ -107,12 +107,16 @@ class SelectorCache:
 
     Only successes are cached, as upstream's `cel.Cache`; a compile error is raised again on
     every lookup (compiling it again is cheap and keeps failures out of the bound).
+    `compilations` and `compilation_errors` count the compiles since creation (running totals
+    for the operator's metrics, read when scraped).
     """
 
     def __init__(self, maxsize: int = 1024) -> None:
         self.maxsize = maxsize
         self._entries: OrderedDict[tuple[str, CELFeatures], CompiledSelector] = OrderedDict()
         self._lock = threading.Lock()
+        self.compilations = 0
+        self.compilation_errors = 0
 
     def get(self, expression: str, features: CELFeatures = DEFAULT_FEATURES) -> CompiledSelector:
         key = (expression, features)
@@ -121,7 +125,13 @@ class SelectorCache:
             if found is not None:
                 self._entries.move_to_end(key)
                 return found
-        compiled = compile_selector(expression, features=features)
+            self.compilations += 1
+        try:
+            compiled = compile_selector(expression, features=features)
+        except CELCompileError:
+            with self._lock:
+                self.compilation_errors += 1
+            raise
         with self._lock:
             self._entries[key] = compiled
             while len(self._entries) > self.maxsize:

@@ -4,11 +4,18 @@ The claims, scheduler and eviction controllers live in sub-packages and never im
 this facade offers what they share.
 """
 
+from dra_operator.controllers._api import (
+    APIRecorder,
+    counting_failures,
+    record_retry,
+    retry_reason,
+)
 from dra_operator.controllers._queue import (
     SHUTDOWN,
     Controller,
     Observer,
     Outcome,
+    QueueRecorder,
     RateLimiter,
     Reconciler,
     Result,
@@ -17,11 +24,16 @@ from dra_operator.controllers._queue import (
 
 __all__ = [
     "SHUTDOWN",
+    "APIRecorder",
     "Controller",
     "Observer",
     "Outcome",
+    "QueueRecorder",
     "RateLimiter",
     "Reconciler",
     "Result",
     "WorkQueue",
+    "counting_failures",
+    "record_retry",
+    "retry_reason",
 ]

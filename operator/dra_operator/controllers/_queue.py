@@ -17,6 +17,9 @@ queue action and reports it once through the caller's `observe` hook (which logs
 its traceback and counts the outcome): an unexpected exception is Python's "panic", caught at
 the worker boundary and retried with backoff; `TerminalError` is counted and dropped.
 
+An optional `QueueRecorder` (`observability.Metrics.workqueue(name)`) is called at client-go's
+four points: `add` after the merge check, `get`, `done`, and every `add_after` (a retry).
+
 Time is the event loop's clock (`loop.time`, `loop.call_at`), so tests drive it with
 `looptime` and never sleep. Not thread-safe: use it from the loop thread only. It does not do
 the token-bucket overall rate limit client-go adds to the per-item one (10 qps, burst 100): the
@@ -30,7 +33,7 @@ import collections
 import enum
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from dra_operator import errors
 
@@ -61,6 +64,18 @@ class Outcome(enum.Enum):
 
 Reconciler = Callable[[K], Awaitable[Result]]
 Observer = Callable[[K, Outcome, BaseException | None], None]
+
+
+class QueueRecorder(Protocol):
+    """The work-queue metrics, called at client-go's four points (`Metrics.workqueue(name)`)."""
+
+    def added(self, key: Hashable) -> None: ...
+
+    def got(self, key: Hashable) -> None: ...
+
+    def done(self, key: Hashable) -> None: ...
+
+    def retried(self) -> None: ...
 
 
 class RateLimiter(Generic[K]):
@@ -99,7 +114,10 @@ SHUTDOWN = _Shutdown()
 class WorkQueue(Generic[K]):
     """A deduplicating FIFO of keys with delayed adds; see the module docstring for the rules."""
 
-    def __init__(self, rate_limiter: RateLimiter[K] | None = None) -> None:
+    def __init__(
+        self, rate_limiter: RateLimiter[K] | None = None, *, metrics: QueueRecorder | None = None
+    ) -> None:
+        self._metrics = metrics
         self._queue: collections.deque[K] = collections.deque()
         self._dirty: set[K] = set()
         self._processing: set[K] = set()
@@ -126,6 +144,8 @@ class WorkQueue(Generic[K]):
         if self._shutting_down or key in self._dirty:
             return
         self._cancel_waiting(key)
+        if self._metrics is not None:
+            self._metrics.added(key)
         self._dirty.add(key)
         if key not in self._processing:
             self._queue.append(key)
@@ -135,6 +155,8 @@ class WorkQueue(Generic[K]):
         """Queue `key` after `delay` seconds; an earlier due time already set wins."""
         if self._shutting_down:
             return
+        if self._metrics is not None:
+            self._metrics.retried()  # client-go counts every delayed add, due now or not
         if delay <= 0:
             self.add(key)
             return
@@ -180,11 +202,15 @@ class WorkQueue(Generic[K]):
         key = self._queue.popleft()
         self._dirty.discard(key)
         self._processing.add(key)
+        if self._metrics is not None:
+            self._metrics.got(key)
         return key
 
     def done(self, key: K) -> None:
         """Release `key`; if it was added while processing, queue it again."""
         self._processing.discard(key)
+        if self._metrics is not None:
+            self._metrics.done(key)
         if key in self._dirty and not self._shutting_down:
             self._queue.append(key)
             self._wake()
@@ -231,11 +257,12 @@ class Controller(Generic[K]):
         workers: int = 1,
         observe: Observer[K] | None = None,
         queue: WorkQueue[K] | None = None,
+        metrics: QueueRecorder | None = None,
     ) -> None:
         if workers < 1:
             raise ValueError(f"controller {name}: workers must be at least 1, not {workers}")
         self.name = name
-        self.queue: WorkQueue[K] = queue or WorkQueue()
+        self.queue: WorkQueue[K] = queue or WorkQueue(metrics=metrics)
         self._reconcile = reconcile
         self._workers = workers
         self._observe = observe

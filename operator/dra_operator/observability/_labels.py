@@ -43,6 +43,7 @@ class BlockingReason(enum.Enum):
     PARTITIONABLE_DISABLED = "partitionable_disabled"
     INCOMPLETE_POOL = "incomplete_pool"
     NO_DEVICES = "no_devices"
+    POLICY = "policy"  # vetoed by the allocation policy or a filter_device hook
     SEARCH_BUDGET = "search_budget"
     CEL_ERROR = "cel_error"
     INVALID_OBJECT = "invalid_object"

@@ -17,6 +17,7 @@ the scrape-time collectors are meant for the loop thread.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Final
@@ -37,7 +38,10 @@ from dra_operator.observability._labels import (
     RetryReason,
     bool_label,
 )
+from dra_operator.observability._logging import LogEvent, get_logger
 from dra_operator.observability._workqueue import QueueMetrics, WorkQueues
+
+_log = get_logger(__name__)
 
 CONTENT_TYPE: Final = CONTENT_TYPE_PLAIN_0_0_4
 """The exposition format `/metrics` serves: Prometheus text 0.0.4, as Kubernetes components."""
@@ -213,6 +217,8 @@ class Metrics:
             registry=r,
         )
         r.register(_CacheHitRatio(self._cel_hits, self._cel_misses))
+        self._cel_source: Callable[[], CELStats] | None = None
+        self._cel_seen = CELStats()
         self._hook_calls = Counter(
             "dra_operator_hook_calls_total",
             "Extension hook calls, by hook and hook point.",
@@ -236,6 +242,7 @@ class Metrics:
 
     def render(self) -> bytes:
         """The `/metrics` page in `CONTENT_TYPE`; runs the scrape-time callbacks."""
+        self._take_cel()
         return generate_latest(_WithoutCreated(self.registry))
 
     # -- sources read at scrape time -------------------------------------------------------
@@ -249,6 +256,35 @@ class Metrics:
         if kind in self._caches.sources:
             raise ValueError(f"metrics: cache {kind} is already tracked")
         self._caches.sources[kind] = size
+
+    def track_cel(self, totals: Callable[[], CELStats]) -> None:
+        """Add what `totals()` counted since the previous scrape to the CEL counters.
+
+        `totals` returns running totals from zero (the scheduler's evaluator counts in plain
+        integers, so its hot path calls no metric). A new source (the next leadership term's
+        evaluator) replaces the old one after the old one's last counts are taken.
+        """
+        self._take_cel()
+        self._cel_source = totals
+        self._cel_seen = CELStats()
+
+    def _take_cel(self) -> None:
+        if self._cel_source is None:
+            return
+        try:
+            now = self._cel_source()
+        except Exception:
+            _log.exception(LogEvent.METRICS_SOURCE_FAILED, metric="dra_operator_cel_*")
+            return
+        seen, self._cel_seen = self._cel_seen, now
+        self.record_cel(
+            CELStats(
+                **{
+                    field.name: max(getattr(now, field.name) - getattr(seen, field.name), 0)
+                    for field in dataclasses.fields(CELStats)
+                }
+            )
+        )
 
     def workqueue(self, name: str) -> QueueMetrics:
         """The `workqueue_*{name}` recorder for one queue; see its module for where to call."""

@@ -33,6 +33,16 @@ def test_selector_cache_evicts_least_recently_used() -> None:
     assert cache.get("1 == 1") is a
 
 
+def test_selector_cache_counts_compiles_and_their_errors() -> None:
+    cache = cel.SelectorCache()
+    cache.get("true")
+    cache.get("true")
+    for _ in range(2):
+        with pytest.raises(CELCompileError):
+            cache.get("device.drivr")
+    assert (cache.compilations, cache.compilation_errors) == (3, 2)
+
+
 def test_selector_cache_does_not_keep_compile_errors() -> None:
     cache = cel.SelectorCache()
     for _ in range(2):

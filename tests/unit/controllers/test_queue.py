@@ -4,7 +4,8 @@ Covers: merging of identical keys; one key never held by two workers, and a key 
 being processed runs again afterwards; per-key exponential backoff (5 ms doubling to 1,000 s)
 and its reset on success; `requeue_after`; terminal errors counted and dropped; unexpected
 exceptions reported once and retried; delayed adds keeping the earliest due time; shutdown
-and cancellation. Time is the loop clock under looptime: nothing sleeps for real.
+and cancellation; the work-queue metrics at client-go's four points. Time is the loop clock
+under looptime: nothing sleeps for real.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import itertools
 from collections.abc import Callable
 
 import pytest
+from tests.unit.observability.scrape import scrape
 
 from dra_operator import errors
 from dra_operator.controllers import (
@@ -24,6 +26,7 @@ from dra_operator.controllers import (
     Result,
     WorkQueue,
 )
+from dra_operator.observability import Metrics
 
 pytestmark = [pytest.mark.asyncio(loop_scope="function"), pytest.mark.looptime]
 
@@ -303,3 +306,29 @@ async def test_controller_needs_a_worker() -> None:
 
     with pytest.raises(ValueError, match="controller c: workers must be at least 1, not 0"):
         Controller("c", reconcile, workers=0)
+
+
+async def test_the_queue_records_client_gos_four_points() -> None:
+    metrics = Metrics()
+    queue: WorkQueue[str] = WorkQueue(metrics=metrics.workqueue("q"))
+    queue.add("a")
+    queue.add("a")  # merged: not an add
+    queue.add("b")
+    key = await queue.get()
+    queue.add(key)  # added while processing: counted, runs again
+    queue.done(key)
+    queue.add_after("c", 0.5)
+    queue.add_after("d", 0)  # a delayed add due now is a retry too
+    found = scrape(metrics)
+    assert found[("workqueue_adds_total", (("name", "q"),))] == 4
+    assert found[("workqueue_depth", (("name", "q"),))] == 3  # b, a again, d
+    assert found[("workqueue_retries_total", (("name", "q"),))] == 2
+    assert found[("workqueue_work_duration_seconds_count", (("name", "q"),))] == 1
+    assert found[("workqueue_queue_duration_seconds_count", (("name", "q"),))] == 1
+
+
+async def test_a_controller_passes_its_recorder_to_its_queue() -> None:
+    metrics = Metrics()
+    controller: Controller[str] = Controller("c", Script(until=1), metrics=metrics.workqueue("c"))
+    controller.enqueue("k")
+    assert scrape(metrics)[("workqueue_adds_total", (("name", "c"),))] == 1

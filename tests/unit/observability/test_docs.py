@@ -1,7 +1,8 @@
 """docs/metrics.md matches the registry.
 
 Covers: the table lists exactly the families the registry exports, with their types and label
-names (read from samples, after every recording call has been made once).
+names (read from samples, after every recording call has been made once); every family is in
+the table of when the running operator records it.
 """
 
 from __future__ import annotations
@@ -73,3 +74,16 @@ def test_the_table_lists_every_metric_with_its_type_and_labels() -> None:
     rows = documented()
     assert len(rows) > 20
     assert rows == registered(exercised())
+
+
+def test_every_metric_says_when_the_running_operator_records_it() -> None:
+    section = DOC.read_text().split("## When the running operator records them", 1)[1]
+    named = re.findall(r"`([a-z_]+)(\*?)`", section.split("\n## ", 1)[0])
+    exact = {name for name, star in named if not star}
+    prefixes = tuple(name for name, star in named if star)
+    missing = [
+        name
+        for name, _, _ in registered(exercised())
+        if name not in exact and not name.startswith(prefixes)
+    ]
+    assert missing == []

@@ -229,3 +229,31 @@ def test_the_page_has_no_created_series() -> None:
     }
     assert names
     assert not [name for name in names if name.endswith("_created")]
+
+
+def test_cel_totals_are_added_as_deltas_at_each_scrape_and_across_sources() -> None:
+    metrics = Metrics()
+    totals = {"first": CELStats(evaluations=3, cache_hits=1, cache_misses=3)}
+    metrics.track_cel(lambda: totals["first"])
+    assert value(metrics, "dra_operator_cel_evaluations_total") == 3
+    totals["first"] = CELStats(evaluations=5, cache_hits=4, cache_misses=5, evaluation_errors=1)
+    assert value(metrics, "dra_operator_cel_evaluations_total") == 5  # not 3 + 5
+    totals["first"] = CELStats(evaluations=6, cache_hits=4, cache_misses=6, evaluation_errors=1)
+    # The next leadership term's evaluator counts from zero; the old one's tail is kept.
+    metrics.track_cel(lambda: CELStats(evaluations=2, cache_misses=2, compilations=1))
+    found = scrape(metrics)
+    assert found[("dra_operator_cel_evaluations_total", ())] == 8
+    assert found[("dra_operator_cel_evaluation_errors_total", ())] == 1
+    assert found[("dra_operator_cel_compilations_total", ())] == 1
+    assert found[("dra_operator_cel_cache_hit_ratio", ())] == 4 / (4 + 8)
+
+
+def test_a_failing_cel_source_loses_only_its_own_counts() -> None:
+    metrics = Metrics()
+
+    def broken() -> CELStats:
+        raise RuntimeError("gone")
+
+    metrics.track_cel(broken)
+    assert value(metrics, "dra_operator_cel_evaluations_total") == 0
+    assert value(metrics, "dra_operator_leader_status") == 0

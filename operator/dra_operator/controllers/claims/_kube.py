@@ -2,7 +2,8 @@
 
 Each method is one call with the precondition the plan asks for (resourceVersion in the body,
 or the UID on delete); nothing is retried here: a failure fails the reconcile and the queue
-retries it after deciding afresh.
+retries it after deciding afresh, so every failed write is counted as a retry (and a 409 as a
+conflict) by `controllers.counting_failures`.
 """
 
 from __future__ import annotations
@@ -12,52 +13,63 @@ from typing import Any
 
 from dra_operator import errors, kube, names
 from dra_operator.cluster import ObjectKey
+from dra_operator.controllers import APIRecorder, counting_failures
 from dra_operator.controllers.claims._writes import Event
 from dra_operator.model import Pod, parse_pod
 from dra_operator.observability import get_logger
 
 _log = get_logger(__name__)
 
+_CLAIM = "ResourceClaim"
+
 
 class KubeClaimsWriter:
     """Implements `ClaimsWriter`; `claims` is the served ResourceClaim resource."""
 
-    def __init__(self, api: kube.Client, *, claims: kube.Resource) -> None:
+    def __init__(
+        self, api: kube.Client, *, claims: kube.Resource, metrics: APIRecorder | None = None
+    ) -> None:
         self._api = api
         self._claims = claims
+        self._metrics = metrics
 
     async def create_claim(self, namespace: str, manifest: Mapping[str, Any]) -> Mapping[str, Any]:
         body = {**manifest, "apiVersion": self._claims.api_version}
-        return await self._api.create(
-            self._claims, body, namespace=namespace, field_manager=names.OPERATOR_FIELD_MANAGER
-        )
+        with counting_failures(self._metrics, _CLAIM):
+            return await self._api.create(
+                self._claims, body, namespace=namespace, field_manager=names.OPERATOR_FIELD_MANAGER
+            )
 
     async def apply_pod_status(self, namespace: str, body: Mapping[str, Any]) -> None:
-        await self._api.apply(
-            kube.PODS,
-            body,
-            namespace=namespace,
-            subresource="status",
-            field_manager=names.CLAIMS_FIELD_MANAGER,
-            force=True,
-        )
+        with counting_failures(self._metrics, "Pod"):
+            await self._api.apply(
+                kube.PODS,
+                body,
+                namespace=namespace,
+                subresource="status",
+                field_manager=names.CLAIMS_FIELD_MANAGER,
+                force=True,
+            )
 
     async def update_claim_status(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
-        return await self._api.update(
-            self._claims,
-            body,
-            subresource="status",
-            field_manager=names.OPERATOR_FIELD_MANAGER,
-        )
+        with counting_failures(self._metrics, _CLAIM):
+            return await self._api.update(
+                self._claims,
+                body,
+                subresource="status",
+                field_manager=names.OPERATOR_FIELD_MANAGER,
+            )
 
     async def update_claim(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
-        return await self._api.update(
-            self._claims, body, field_manager=names.OPERATOR_FIELD_MANAGER
-        )
+        with counting_failures(self._metrics, _CLAIM):
+            return await self._api.update(
+                self._claims, body, field_manager=names.OPERATOR_FIELD_MANAGER
+            )
 
     async def delete_claim(self, key: ObjectKey, uid: str) -> None:
         try:
-            await self._api.delete(self._claims, key.name, namespace=key.namespace, uid=uid)
+            with counting_failures(self._metrics, _CLAIM):
+                await self._api.delete(self._claims, key.name, namespace=key.namespace, uid=uid)
         except errors.APINotFoundError:
             return
 

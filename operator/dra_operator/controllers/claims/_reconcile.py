@@ -12,7 +12,7 @@ runs before the watch catches up neither creates a claim twice nor prunes twice.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from dra_operator import errors, names
@@ -118,6 +118,11 @@ class StoreView:
         return [entry.obj for entry in self._pods.by_index(PODS_BY_TEMPLATE, key)]
 
 
+CreatedHook = Callable[[bool, bool], None]
+"""`(ok, admin_access)` for every create request of a claim from a template (upstream's
+`resourceclaim_controller_creates_total`)."""
+
+
 class ClaimsReconciler:
     """`reconcile(WorkKey) -> Result` for `controllers.Controller`."""
 
@@ -127,11 +132,14 @@ class ClaimsReconciler:
         claims: Store[ResourceClaim],
         writer: ClaimsWriter,
         features: ClaimsFeatures = ALL_FEATURES,
+        *,
+        on_created: CreatedHook | None = None,
     ) -> None:
         self._view = view
         self._claims = claims
         self._writer = writer
         self._features = features
+        self._on_created = on_created
 
     async def __call__(self, key: WorkKey) -> Result:
         if key.kind == "pod":
@@ -183,6 +191,8 @@ class ClaimsReconciler:
         try:
             answer = await self._writer.create_claim(write.namespace, write.manifest())
         except errors.APIError as exc:
+            if self._on_created is not None:
+                self._on_created(False, write.admin_access)
             # Upstream's text: the name is empty because the server generates it.
             message = f"create ResourceClaim : {exc.message}"
             await self._writer.emit(
@@ -195,6 +205,8 @@ class ClaimsReconciler:
                 )
             )
             raise
+        if self._on_created is not None:
+            self._on_created(True, write.admin_access)
         self._remember(answer)
         return str(answer["metadata"]["name"])
 

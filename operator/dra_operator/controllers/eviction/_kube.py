@@ -1,7 +1,9 @@
 """`EvictionWriter` over the API server: the eviction controller's only I/O.
 
 One call per method, nothing retried here: a failure fails the reconcile and the queue retries
-after deciding afresh. Events are best effort (`kube.post_event`).
+after deciding afresh; each failed write is counted there (`controllers.counting_failures`). A
+DELETE refused by its UID precondition (409) is counted as a conflict, not a retry: the pod was
+replaced and nobody deletes it again. Events are best effort (`kube.post_event`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 import structlog
 
 from dra_operator import errors, kube, names
+from dra_operator.controllers import APIRecorder, counting_failures, record_retry
 from dra_operator.controllers.eviction._controller import DISRUPTION_MESSAGE
 from dra_operator.model import Pod, parse_pod
 
@@ -37,9 +40,16 @@ def disruption_patch(now: datetime.datetime) -> dict[str, Any]:
 class KubeEvictionWriter:
     """Implements `EvictionWriter`; `rules` is the served DeviceTaintRule resource, if any."""
 
-    def __init__(self, api: kube.Client, *, rules: kube.Resource | None) -> None:
+    def __init__(
+        self,
+        api: kube.Client,
+        *,
+        rules: kube.Resource | None,
+        metrics: APIRecorder | None = None,
+    ) -> None:
         self._api = api
         self._rules = rules
+        self._metrics = metrics
 
     async def get_pod(self, namespace: str, name: str) -> Pod | None:
         try:
@@ -69,28 +79,36 @@ class KubeEvictionWriter:
             _log.warning("event.failed", pod=f"{meta.namespace}/{meta.name}", error=str(failure))
 
     async def add_disruption_condition(self, pod: Pod, now: datetime.datetime) -> None:
-        await self._api.patch(
-            kube.PODS,
-            pod.metadata.name,
-            disruption_patch(now),
-            namespace=pod.metadata.namespace,
-            subresource="status",
-            patch_type=kube.PatchType.STRATEGIC,
-            field_manager=CONTROLLER_NAME,
-        )
+        with counting_failures(self._metrics, "Pod"):
+            await self._api.patch(
+                kube.PODS,
+                pod.metadata.name,
+                disruption_patch(now),
+                namespace=pod.metadata.namespace,
+                subresource="status",
+                patch_type=kube.PatchType.STRATEGIC,
+                field_manager=CONTROLLER_NAME,
+            )
 
     async def delete_pod(self, pod: Pod) -> bool:
+        meta = pod.metadata
         try:
-            await self._api.delete(
-                kube.PODS, pod.metadata.name, namespace=pod.metadata.namespace, uid=pod.metadata.uid
-            )
-        except (errors.APINotFoundError, errors.APIConflictError):
-            return False  # gone, or replaced by a pod of the same name (UID precondition)
+            await self._api.delete(kube.PODS, meta.name, namespace=meta.namespace, uid=meta.uid)
+        except errors.APINotFoundError:
+            return False  # gone
+        except errors.APIConflictError:
+            if self._metrics is not None:
+                self._metrics.api_conflict("Pod")
+            return False  # replaced by a pod of the same name (UID precondition)
+        except errors.APIError as exc:
+            record_retry(self._metrics, "Pod", exc)
+            raise
         return True
 
     async def apply_rule_status(self, body: dict[str, Any]) -> None:
         if self._rules is None:
             return
-        await self._api.apply(
-            self._rules, body, field_manager=CONTROLLER_NAME, force=True, subresource="status"
-        )
+        with counting_failures(self._metrics, "DeviceTaintRule"):
+            await self._api.apply(
+                self._rules, body, field_manager=CONTROLLER_NAME, force=True, subresource="status"
+            )

@@ -2,8 +2,9 @@
 
 Sans-I/O core: `decide_pod` / `decide_claim` (claims, node filtering, allocation, choice by
 score) over `State`, the FailedScheduling text (`fit_error`), node usage (`NodeUsage`), the
-event mappers and the write bodies. `Scheduler` drives it: serial decisions against the ledger,
-concurrent writes through `SchedulerWriter` (`KubeSchedulerWriter` over `kube.Client`).
+event mappers, the write bodies and the metric labels of an attempt (`blocking_reason`).
+`Scheduler` drives it: serial decisions against the ledger, concurrent writes through
+`SchedulerWriter` (`KubeSchedulerWriter` over `kube.Client`).
 See docs/scheduler.md.
 """
 
@@ -36,6 +37,11 @@ from dra_operator.controllers.scheduler._explain import (
     prefilter_error,
 )
 from dra_operator.controllers.scheduler._kube import KubeSchedulerWriter
+from dra_operator.controllers.scheduler._metrics import (
+    SchedulerMetrics,
+    blocking_reason,
+    input_error_reason,
+)
 from dra_operator.controllers.scheduler._nodes import node_problems
 from dra_operator.controllers.scheduler._scheduler import Scheduler, SchedulerWriter
 from dra_operator.controllers.scheduler._selectors import CELSelectors
@@ -61,6 +67,7 @@ __all__ = [
     "NodeUsage",
     "Placement",
     "Scheduler",
+    "SchedulerMetrics",
     "SchedulerWriter",
     "Settings",
     "State",
@@ -68,6 +75,7 @@ __all__ = [
     "Wait",
     "WorkKey",
     "binding_body",
+    "blocking_reason",
     "claim_failure",
     "consumer_of",
     "decide_claim",
@@ -77,6 +85,7 @@ __all__ = [
     "frees_room",
     "handles",
     "has_finalizer",
+    "input_error_reason",
     "keys_for_claim",
     "keys_for_pod",
     "node_problems",

@@ -7,11 +7,13 @@ standalone claim asking for immediate allocation. Both read the caches through `
 return a `Placement` (what to write), a `Wait` (nothing to say yet: a generated claim does not
 exist, or another decision's allocation of a shared claim is still being written) or an
 `Unschedulable` with the FailedScheduling message. Nothing here writes, awaits or mutates: the
-caller reserves the placement in the ledger before the next decision (rule 8).
+caller reserves the placement in the ledger before the next decision (rule 8). Each allocator
+call is reported to `Settings.metrics` (an observation, not a change of state).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -32,6 +34,7 @@ from dra_operator.controllers.scheduler._explain import (
     fit_error,
     prefilter_error,
 )
+from dra_operator.controllers.scheduler._metrics import SchedulerMetrics, record_attempt
 from dra_operator.controllers.scheduler._nodes import node_problems
 from dra_operator.controllers.scheduler._usage import NodeUsage
 from dra_operator.model import (
@@ -65,6 +68,7 @@ class Settings:
     policy: Policy
     selectors: SelectorEvaluator
     budget: Budget = field(default_factory=Budget)
+    metrics: SchedulerMetrics | None = None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -365,6 +369,7 @@ def _allocate_on(
         for value in (node.name, None)
         for entry in state.slices.by_index(SLICES_BY_NODE, value)
     ]
+    started = time.perf_counter()
     try:
         answer = allocate(
             claims,
@@ -378,7 +383,9 @@ def _allocate_on(
             budget=settings.budget,
         )
     except errors.AllocationInputError as exc:
+        record_attempt(settings.metrics, started, exc)
         return exc
+    record_attempt(settings.metrics, started, answer)
     if answer.results is None:
         assert answer.explanation is not None
         return claim_failure(answer.explanation)

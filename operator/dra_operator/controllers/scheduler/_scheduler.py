@@ -14,13 +14,21 @@ Each successful claim write goes into the claim store (`assume`) and the ledger 
 `written`), so the allocation never disappears while the watch catches up. A write that fails
 rolls back every allocation of the placement not written yet and forgets the pod's node. A 409
 re-reads the claim from the server into the store, then the key is decided again; any other
-failure is reported as `FailedScheduling` and retried with backoff. A decision that finds no node
-emits `FailedScheduling` with the explanation and parks the key until a relevant change.
+failure is reported as `FailedScheduling` and retried with backoff. A bind that cannot succeed
+(the pod is gone, or any 4xx but 409 and 429) is followed by upstream's Unreserve: the pod leaves
+the `reservedFor` of every claim of the placement, and a claim left without consumers is
+deallocated, so its devices do not stay held for a pod that will never run there. A decision
+that finds no node emits `FailedScheduling` with the explanation and parks the key until a
+relevant change.
+
+Metrics (`Settings.metrics`): every allocator call (in `_decide`), the seconds from a pod's
+creation to its binding, and the scheduler queue; failed writes are counted by the writer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import datetime
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -51,9 +59,20 @@ from dra_operator.controllers.scheduler._writes import (
     binding_body,
     finalizer_body,
     has_finalizer,
+    is_allocated,
+    is_reserved_for,
     status_body,
+    unreserve_body,
+    without_finalizer_body,
 )
 from dra_operator.model import DeviceClass, Node, Pod, ResourceClaim, ResourceSlice
+from dra_operator.observability import get_logger
+
+_log = get_logger(__name__)
+
+_UNRESERVE_ATTEMPTS = 3
+"""Writes of one claim's Unreserve, each after re-reading the claim on a 409; then it is left
+to the claims controller (the pod gone) or the next attempt to bind."""
 
 
 class SchedulerWriter(Protocol):
@@ -96,8 +115,13 @@ class Scheduler:
         self.settings = settings
         self.scheduler_names = scheduler_names
         self._writer = writer
+        metrics = settings.metrics
         self.controller: Controller[WorkKey] = Controller(
-            names.SCHEDULER_QUEUE, self.reconcile, workers=1, observe=observe
+            names.SCHEDULER_QUEUE,
+            self.reconcile,
+            workers=1,
+            observe=observe,
+            metrics=metrics.workqueue(names.SCHEDULER_QUEUE) if metrics is not None else None,
         )
         self.unschedulable: set[WorkKey] = set()
         self._writing: set[WorkKey] = set()
@@ -223,6 +247,7 @@ class Scheduler:
             if placement.bind and placement.pod is not None:
                 body = binding_body(placement.pod, placement.pod_uid, placement.node)
                 await self._writer.bind(body)
+                self._bound(placement.pod)
                 await self._writer.emit(_scheduled(key, subject, placement.node))
         except errors.APIConflictError:
             retry = True
@@ -232,6 +257,8 @@ class Scheduler:
         except Exception as exc:  # the task boundary: report, roll back, retry with backoff
             retry = True
             await self._writer.emit(_failed(key, subject, _write_failure(exc)))
+            if current is None and _bind_cannot_succeed(exc):
+                await self._unreserve(placement)
         finally:
             for uid in pending:
                 self.state.ledger.rollback(uid)
@@ -257,10 +284,49 @@ class Scheduler:
         if write.allocation is not None:
             self.state.ledger.written(write.uid, str(answer["metadata"]["resourceVersion"]))
 
-    def _remember(self, answer: Mapping[str, Any]) -> None:
+    def _remember(self, answer: Mapping[str, Any]) -> Mapping[str, Any]:
         change = self.state.claims.assume(answer)
         if change is not None:
             self.state.ledger.observe(change)
+        return answer
+
+    def _bound(self, pod: ObjectKey) -> None:
+        metrics = self.settings.metrics
+        entry = self.state.pods.get(pod)
+        created = entry.obj.metadata.creation_timestamp if entry is not None else None
+        if metrics is None or created is None:
+            return
+        seconds = (datetime.datetime.now(datetime.UTC) - created).total_seconds()
+        metrics.pod_bound(seconds_since_creation=max(seconds, 0.0))
+
+    async def _unreserve(self, placement: Placement) -> None:
+        """Upstream's Unreserve: the pod out of every claim the placement reserved."""
+        for write in placement.claims:
+            try:
+                await self._unreserve_claim(write.key, placement.pod_uid)
+            except errors.APIError as exc:  # the claims controller prunes it once the pod is gone
+                _log.warning("unreserve.failed", claim=str(write.key), error=str(exc))
+
+    async def _unreserve_claim(self, key: ObjectKey, pod_uid: str) -> None:
+        deallocated = False
+        for _ in range(_UNRESERVE_ATTEMPTS):
+            entry = self.state.claims.get(key)
+            if entry is None:
+                return
+            raw: Mapping[str, Any] = entry.raw
+            try:
+                if is_reserved_for(raw, pod_uid):
+                    body, deallocated = unreserve_body(raw, _version(raw), pod_uid)
+                    raw = self._remember(await self._writer.update_claim_status(body))
+                # Only while nobody allocated it again meanwhile: the finalizer guards that.
+                if deallocated and has_finalizer(raw) and not is_allocated(raw):
+                    self._remember(
+                        await self._writer.update_claim(without_finalizer_body(raw, _version(raw)))
+                    )
+                return
+            except errors.APIConflictError:
+                await self._reread(key)
+        _log.warning("unreserve.failed", claim=str(key), error="conflicts on every attempt")
 
     async def _reread(self, key: ObjectKey) -> None:
         """After a 409: fetch the claim, so the next decision starts from the server's version."""
@@ -285,6 +351,15 @@ class Scheduler:
                     self.controller.enqueue(pod_key(entry.obj))
         if rolled_back:
             self._wake_unschedulable()
+
+
+def _version(raw: Mapping[str, Any]) -> str:
+    return str(raw["metadata"]["resourceVersion"])
+
+
+def _bind_cannot_succeed(exc: Exception) -> bool:
+    """A client error no retry cures: the pod gone (404), refused (403), invalid (400, 422)."""
+    return isinstance(exc, errors.APIError) and 400 <= exc.status < 500 and exc.status != 429
 
 
 def _write_failure(exc: Exception) -> str:

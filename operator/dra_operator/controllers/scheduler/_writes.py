@@ -4,7 +4,9 @@ A claim we allocate gets upstream's finalizer first, by a plain Update condition
 resourceVersion the decision read; then `status.allocation` and the new `reservedFor` entry by
 UpdateStatus, conditional on the version the finalizer write returned. An allocated claim only
 gets the `reservedFor` entry. The pod is bound last (`pods/binding`, with the pod's UID as the
-precondition). Every body is a private deep copy; the caches' raw dicts are never touched.
+precondition). When the bind fails for good, Unreserve takes the pod out of `reservedFor` again
+and deallocates a claim left without consumers. Every body is a private deep copy; the caches'
+raw dicts are never touched.
 """
 
 from __future__ import annotations
@@ -63,6 +65,46 @@ def status_body(
     if consumer is not None:
         status["reservedFor"] = [*status.get("reservedFor", ()), render_consumer(consumer)]
     return body
+
+
+def unreserve_body(
+    raw: Mapping[str, Any], resource_version: str, pod_uid: str
+) -> tuple[dict[str, Any], bool]:
+    """The claim without the pod in `reservedFor` (Unreserve), and whether it was deallocated.
+
+    When no consumer is left and the claim carries our finalizer (we allocated it), the
+    allocation goes in the same write, as the claims controller deallocates a claim that just
+    lost its last consumer; the finalizer is removed by a separate Update afterwards.
+    """
+    body = _copy(raw, resource_version)
+    status = body.setdefault("status", {})
+    kept = [entry for entry in status.get("reservedFor", ()) if entry.get("uid") != pod_uid]
+    if kept:
+        status["reservedFor"] = kept
+    else:
+        status.pop("reservedFor", None)
+    deallocate = not kept and has_finalizer(raw) and "allocation" in status
+    if deallocate:
+        status.pop("allocation")
+    return body, deallocate
+
+
+def without_finalizer_body(raw: Mapping[str, Any], resource_version: str) -> dict[str, Any]:
+    """The claim without `resource.kubernetes.io/delete-protection` (Update)."""
+    body = _copy(raw, resource_version)
+    metadata = body["metadata"]
+    kept = [f for f in metadata.get("finalizers", ()) if f != names.DELETE_PROTECTION_FINALIZER]
+    metadata["finalizers"] = kept
+    return body
+
+
+def is_allocated(raw: Mapping[str, Any]) -> bool:
+    return bool((raw.get("status") or {}).get("allocation"))
+
+
+def is_reserved_for(raw: Mapping[str, Any], pod_uid: str) -> bool:
+    reserved = (raw.get("status") or {}).get("reservedFor") or ()
+    return any(entry.get("uid") == pod_uid for entry in reserved)
 
 
 def render_consumer(ref: ResourceClaimConsumerReference) -> dict[str, str]:

@@ -122,7 +122,13 @@ class Cluster:
             "resourceclaimtemplates", parse_resource_claim_template
         )
         view = StoreView(self.pods, self.claims, self.templates, RecentlyDeleted())
-        self.reconcile = ClaimsReconciler(view, self.claims, self.world)
+        self.created: list[tuple[bool, bool]] = []
+        self.reconcile = ClaimsReconciler(
+            view,
+            self.claims,
+            self.world,
+            on_created=lambda ok, admin: self.created.append((ok, admin)),
+        )
 
     def add_pod(self, raw: dict[str, Any], *, cached: bool = True) -> None:
         self.world.pods[raw["metadata"]["name"]] = raw
@@ -190,6 +196,7 @@ async def test_a_claim_is_created_once_even_when_the_pod_status_write_fails() ->
     assert cluster.world.pod_statuses == {
         "train": [{"name": "gpu", "resourceClaimName": "train-gpu-00000"}]
     }
+    assert cluster.created == [(True, False)]  # resourceclaim_controller_creates_total
 
 
 async def test_a_failed_create_emits_the_event_and_fails() -> None:
@@ -206,6 +213,7 @@ async def test_a_failed_create_emits_the_event_and_fails() -> None:
         )
     ]
     assert cluster.world.pod_statuses == {}
+    assert cluster.created == [(False, False)]
 
 
 async def test_a_missing_template_emits_the_event_and_fails() -> None:

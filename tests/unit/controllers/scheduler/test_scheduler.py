@@ -229,21 +229,60 @@ async def test_many_pods_never_share_a_device_while_writes_are_in_flight() -> No
     assert len(devices) == 6 and len(set(devices)) == 6
 
 
-async def test_a_failed_binding_rolls_back_and_reports() -> None:
+async def test_a_binding_that_fails_for_now_keeps_the_claim_and_retries() -> None:
     world = WatchedWorld()
     _cluster(world, n1=1)
     world.put("claims", claim("c"))
     world.put("pods", pod("p", claims=["c"], cpu="1"))
-    world.fail_bind = errors.APIForbiddenError(403, "Forbidden", "pods/binding is forbidden")
+    world.fail_bind = errors.APIServerError(503, "ServiceUnavailable", "etcd is unhappy")
     async with running(world) as scheduler:
         await eventually(lambda: _failed(world, "p") != [])
-        assert _failed(world, "p")[0] == "binding rejected: pods/binding is forbidden"
+        assert _failed(world, "p")[0] == "binding rejected: etcd is unhappy"
         assert scheduler.state.usage.node_of(world.get("pods", NS, "p")["metadata"]["uid"]) is None
         world.fail_bind = None
         await eventually(lambda: _node_of(world, "p") == "n1")
     # The claim kept its allocation and reservation: the retry only bound the pod.
     assert _allocated_devices(world) == [("n1", "gpu-0")]
     assert len(_status(world, "c")["reservedFor"]) == 1
+    assert world.calls.count(f"status {NS}/c") == 1
+
+
+async def test_a_binding_that_cannot_succeed_is_unreserved_and_deallocated() -> None:
+    world = WatchedWorld()
+    _cluster(world, n1=1)
+    world.put("claims", claim("c"))
+    world.put("pods", pod("p", claims=["c"], cpu="1"))
+    world.fail_bind = errors.APIForbiddenError(403, "Forbidden", "pods/binding is forbidden")
+    async with running(world) as scheduler:
+        await eventually(lambda: world.calls.count(f"bind {NS}/p n1") >= 2)
+        assert _failed(world, "p")[0] == "binding rejected: pods/binding is forbidden"
+        world.fail_bind = None
+        await eventually(lambda: _node_of(world, "p") == "n1")
+        await scheduler.wait_for_writes()
+    # Every failed bind took the reservation and the allocation back (upstream's Unreserve),
+    # so each retry allocated afresh; the last one kept them.
+    binds = world.calls.count(f"bind {NS}/p n1")
+    assert world.calls.count(f"status {NS}/c") == 2 * binds - 1
+    assert _allocated_devices(world) == [("n1", "gpu-0")]
+    assert len(_status(world, "c")["reservedFor"]) == 1
+
+
+async def test_unreserve_keeps_the_allocation_other_consumers_use() -> None:
+    world = WatchedWorld()
+    _cluster(world, n1=1)
+    world.put("claims", claim("shared"))
+    world.put("pods", pod("a", claims=["shared"]))
+    async with running(world) as scheduler:
+        await eventually(lambda: _node_of(world, "a") == "n1")
+        await scheduler.wait_for_writes()
+        world.fail_bind = errors.APINotFoundError(404, "NotFound", 'pods "b" not found')
+        world.put("pods", pod("b", claims=["shared"]))
+        await eventually(lambda: _failed(world, "b") != [])
+        await eventually(lambda: len(_status(world, "shared")["reservedFor"]) == 1)
+        world.delete("pods", NS, "b")
+        await scheduler.wait_for_writes()
+    assert [r["name"] for r in _status(world, "shared")["reservedFor"]] == ["a"]
+    assert _allocated_devices(world) == [("n1", "gpu-0")]
 
 
 async def test_an_unsatisfiable_pod_schedules_once_a_slice_appears() -> None:

@@ -1,0 +1,131 @@
+"""The suite's own DRA driver: ResourceSlices and a DeviceClass, published through the API.
+
+A real driver runs a kubelet plugin on every node and publishes the devices it finds there;
+the scheduler and the claims controller see only the published slices. So the suite publishes
+one slice per node it uses (pool = the node's name), each with `DEVICES_PER_NODE` devices that
+carry attributes and a capacity, under a driver name unique to the test session, and a
+DeviceClass selecting that driver. Objects of other drivers and sessions are never matched.
+In kind no kubelet plugin answers for this driver, so bound pods wait in ContainerCreating;
+the suite asserts placement and claim status, which do not depend on that.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from dra_operator.errors import APINotFoundError
+from dra_operator.kube import Client, dra
+
+__all__ = [
+    "CLASSES",
+    "DEVICES_PER_NODE",
+    "MAX_NODES",
+    "SLICES",
+    "FakeDriver",
+    "class_manifest",
+    "new_driver",
+    "schedulable",
+    "slice_manifest",
+]
+
+CLASSES = dra("deviceclasses")
+SLICES = dra("resourceslices")
+DEVICES_PER_NODE = 2
+# A big cluster would otherwise need one pod per device in the "more pods than devices" test.
+MAX_NODES = 3
+MEMORY = "16Gi"  # each device's `memory` capacity
+MODEL = "e2e-gpu"  # each device's `model` attribute
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class FakeDriver:
+    """The published driver: its name (also its DeviceClass's name) and its nodes."""
+
+    name: str
+    nodes: tuple[str, ...]
+    devices_per_node: int = DEVICES_PER_NODE
+
+    @property
+    def device_count(self) -> int:
+        return len(self.nodes) * self.devices_per_node
+
+    def selector(self) -> str:
+        """A CEL request selector every device of this driver passes, through its attribute
+        and its capacity (so both reach the allocator, ours or upstream's, as data)."""
+        return (
+            f"device.attributes['{self.name}'].model == '{MODEL}' && "
+            f"device.capacity['{self.name}'].memory.compareTo(quantity('8Gi')) >= 0"
+        )
+
+    async def publish(self, api: Client) -> None:
+        await api.create(CLASSES, class_manifest(self.name))
+        for node in self.nodes:
+            await api.create(SLICES, slice_manifest(self.name, node, self.devices_per_node))
+
+    async def withdraw(self, api: Client) -> None:
+        for node in self.nodes:
+            with contextlib.suppress(APINotFoundError):
+                await api.delete(SLICES, _slice_name(self.name, node))
+        with contextlib.suppress(APINotFoundError):
+            await api.delete(CLASSES, self.name)
+
+
+def new_driver(nodes: Sequence[str]) -> FakeDriver:
+    """A driver with a name no other session uses, on (at most MAX_NODES of) `nodes`."""
+    return FakeDriver(
+        name=f"e2e-{uuid.uuid4().hex[:8]}.example.com", nodes=tuple(nodes[:MAX_NODES])
+    )
+
+
+def schedulable(node: Mapping[str, Any]) -> bool:
+    """Whether a pod without tolerations may land on `node`: Ready, not cordoned, and no
+    NoSchedule or NoExecute taint (kind's control-plane node has one)."""
+    spec, status = node.get("spec") or {}, node.get("status") or {}
+    ready = any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in status.get("conditions") or ()
+    )
+    repelling = any(
+        t.get("effect") in ("NoSchedule", "NoExecute") for t in spec.get("taints") or ()
+    )
+    return ready and not spec.get("unschedulable") and not repelling
+
+
+def _slice_name(driver: str, node: str) -> str:
+    return f"{node}-{driver}"
+
+
+def slice_manifest(driver: str, node: str, count: int) -> dict[str, Any]:
+    """One complete pool for `node`: `count` devices gpu-0.. with index, model and memory."""
+    devices = [
+        {
+            "name": f"gpu-{i}",
+            "attributes": {"index": {"int": i}, "model": {"string": MODEL}},
+            "capacity": {"memory": {"value": MEMORY}},
+        }
+        for i in range(count)
+    ]
+    return {
+        "apiVersion": SLICES.api_version,
+        "kind": "ResourceSlice",
+        "metadata": {"name": _slice_name(driver, node)},
+        "spec": {
+            "driver": driver,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "nodeName": node,
+            "devices": devices,
+        },
+    }
+
+
+def class_manifest(driver: str) -> dict[str, Any]:
+    return {
+        "apiVersion": CLASSES.api_version,
+        "kind": "DeviceClass",
+        "metadata": {"name": driver},
+        "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{driver}'"}}]},
+    }

@@ -1,0 +1,213 @@
+"""Fixtures of the e2e suite (the scenarios' world; see e2e/__init__.py for the two modes).
+
+target         session: the chosen cluster (KUBECONFIG, else the local control plane, which
+               fails rather than skips under CI=true without binaries)
+e2e_api        session: a client as the admin of that cluster
+fake_driver    session: the suite's driver, published on the nodes it uses (locally two fake
+               Ready nodes it creates); withdrawn at the end
+namespaces     session: one fresh namespace for each test that uses `scene`, created up front
+               so that one operator can be told all of them; deleted at the end
+operator       session: the operator serving them: the deployed one once its leader renews
+               its Lease, or `dra-operator run --namespace=...` started as a subprocess (as
+               the RBAC-limited identity locally), stopped at the end
+scene          per test: the next namespace, and the test's taints, pods and claims removed
+               afterwards (the operator still running) so every device is free for the next
+
+One operator for the whole session, as in a cluster where it is deployed: it also sees each
+test's leftovers being cleaned up while the next test starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator, Generator
+from pathlib import Path
+
+import pytest
+from tests.support.controlplane import Spawned
+from tests.support.operator import operator_args
+
+from dra_operator import controlplane
+from dra_operator.errors import APINotFoundError
+from dra_operator.kube import NAMESPACES, NODES, Client, load_kubeconfig
+from e2e._driver import FakeDriver, new_driver, schedulable
+from e2e._scene import Scene
+from e2e._target import DEPLOYED_LEASE, Target, choose, wait_for_leader
+
+LOCAL_NODES = 2
+LEASE = "dra-operator"
+_OPERATOR_LOG = pytest.StashKey[Path]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Attach the log of the operator the suite started, when a test of a scene fails."""
+    report = yield
+    log = item.config.stash.get(_OPERATOR_LOG, None)
+    uses_scene = "scene" in getattr(item, "fixturenames", ())
+    if report.failed and uses_scene and log is not None and log.exists():
+        lines = log.read_text(errors="replace").splitlines()
+        report.sections.append(("dra-operator run (last lines)", "\n".join(lines[-60:])))
+    return report
+
+
+@pytest.fixture(scope="session")
+def target(request: pytest.FixtureRequest) -> Target:
+    try:
+        choice = choose(os.environ)
+    except ValueError as exc:
+        raise pytest.fail.Exception(str(exc), pytrace=False) from None
+    if choice.kubeconfig is None:
+        state = request.getfixturevalue("control_plane")
+        assert isinstance(state, controlplane.ControlPlaneState)
+        return Target(
+            kubeconfig=state.admin_kubeconfig,
+            operator_kubeconfig=state.operator_kubeconfig,
+            local=True,
+            deployed=False,
+        )
+    if not choice.kubeconfig.is_file():
+        pytest.fail(f"KUBECONFIG={choice.kubeconfig}: no such file", pytrace=False)
+    return Target(
+        kubeconfig=choice.kubeconfig,
+        operator_kubeconfig=choice.kubeconfig,
+        local=False,
+        deployed=choice.deployed,
+    )
+
+
+@pytest.fixture(scope="session")
+async def e2e_api(target: Target) -> AsyncIterator[Client]:
+    async with Client(load_kubeconfig(target.kubeconfig)) as api:
+        yield api
+
+
+@pytest.fixture(scope="session")
+async def fake_driver(target: Target, e2e_api: Client) -> AsyncIterator[FakeDriver]:
+    own: list[str] = []
+    if target.local:
+        session = uuid.uuid4().hex[:6]
+        for index in range(LOCAL_NODES):
+            name = f"e2e-{session}-{index}"
+            await controlplane.create_ready_node(e2e_api, name)
+            own.append(name)
+        nodes = own
+    else:
+        listed = (await e2e_api.list(NODES)).get("items") or []
+        nodes = sorted(n["metadata"]["name"] for n in listed if schedulable(n))
+        if not nodes:
+            pytest.fail("no Ready, schedulable, untainted node in the cluster", pytrace=False)
+    driver = new_driver(nodes)
+    await driver.publish(e2e_api)
+    yield driver
+    await driver.withdraw(e2e_api)
+    for name in own:
+        with contextlib.suppress(APINotFoundError):
+            await e2e_api.delete(NODES, name)
+
+
+class Namespaces:
+    """The session's test namespaces, handed out one per test."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+        self._next = 0
+
+    def take(self) -> str:
+        if self._next == len(self.names):
+            pytest.fail("every e2e namespace is used: more scenes than collected", pytrace=False)
+        self._next += 1
+        return self.names[self._next - 1]
+
+
+@pytest.fixture(scope="session")
+async def namespaces(request: pytest.FixtureRequest, e2e_api: Client) -> AsyncIterator[Namespaces]:
+    count = sum("scene" in getattr(i, "fixturenames", ()) for i in request.session.items)
+    names = [f"e2e-{uuid.uuid4().hex[:10]}" for _ in range(max(count, 1))]
+    for name in names:
+        body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+        await e2e_api.create(NAMESPACES, body)
+    yield Namespaces(names)
+    for name in names:
+        with contextlib.suppress(APINotFoundError):
+            await e2e_api.delete(NAMESPACES, name)
+
+
+def _start_operator(target: Target, names: list[str], identity: str, log: Path) -> Spawned:
+    """`dra-operator run` for `names` only, its Lease in the first: the controllers the
+    cluster does not already run (it detects kube-controller-manager itself)."""
+    program = Path(sys.executable).with_name("dra-operator")
+    argv = operator_args(str(target.operator_kubeconfig), names[0], identity)
+    argv += [f"--namespace={name}" for name in names[1:]]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [str(program), *argv],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    return Spawned(proc, log)
+
+
+def _stop_operator(spawned: Spawned) -> None:
+    if spawned.proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(spawned.proc.pid, signal.SIGTERM)
+    try:
+        spawned.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        spawned.proc.kill()
+        spawned.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+async def operator(
+    request: pytest.FixtureRequest,
+    target: Target,
+    e2e_api: Client,
+    namespaces: Namespaces,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[str]:
+    """The leader's identity, once it leads."""
+    if target.deployed:
+        yield await wait_for_leader(e2e_api, *DEPLOYED_LEASE, timeout=120.0)
+        return
+    log = tmp_path_factory.mktemp("operator") / "dra-operator.log"
+    request.config.stash[_OPERATOR_LOG] = log
+    identity = f"e2e-{namespaces.names[0]}"
+    spawned = _start_operator(target, namespaces.names, identity, log)
+
+    def running() -> None:
+        if spawned.proc.poll() is not None:
+            pytest.fail(f"dra-operator run exited:\n{spawned.output()}", pytrace=False)
+
+    try:
+        lease_namespace = namespaces.names[0]
+        yield await wait_for_leader(
+            e2e_api, lease_namespace, LEASE, identity=identity, check=running
+        )
+    finally:
+        _stop_operator(spawned)
+
+
+@pytest.fixture
+async def scene(
+    target: Target,
+    e2e_api: Client,
+    fake_driver: FakeDriver,
+    namespaces: Namespaces,
+    operator: str,
+) -> AsyncIterator[Scene]:
+    world = Scene(e2e_api, namespaces.take(), fake_driver, target.kubeconfig)
+    try:
+        yield world
+    finally:
+        await world.clean_up()

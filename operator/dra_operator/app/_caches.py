@@ -7,6 +7,9 @@ deletion is remembered). Every replica keeps these warm, leader or not (rule 7).
 An object that does not parse keeps its last good version (see `Store.apply`) and is reported
 once per resourceVersion through `on_invalid`; the operator never stops over it.
 
+When the AllocationPolicy CRD is installed (`policies`), its objects and the namespaces' labels
+(which policies select on) are watched too.
+
 "Synced" is client-go's `WaitForCacheSync`: every object a LIST returned at start-up has reached
 its store. Objects deleted between that LIST and the watch's own never arrive, so a kind still
 missing objects after a while is listed again and compared with the fresh list.
@@ -19,7 +22,7 @@ import enum
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from dra_operator import errors, model
+from dra_operator import errors, hooks, model
 from dra_operator.cluster import (
     CLAIM_INDEXERS,
     DELETED,
@@ -43,6 +46,8 @@ class Kind(enum.StrEnum):
     CLASSES = "deviceclasses"
     SLICES = "resourceslices"
     TAINT_RULES = "devicetaintrules"
+    NAMESPACES = "namespaces"
+    POLICIES = "allocationpolicies"
 
 
 CORE_KINDS: Final = frozenset({Kind.PODS, Kind.NODES})
@@ -60,6 +65,7 @@ class Caches:
         versions: Mapping[str, str],
         *,
         consumable_capacity: bool = True,
+        policies: bool = False,
         on_invalid: InvalidHook | None = None,
     ) -> None:
         def dra(parse: Callable[[Mapping[str, Any], str], Any], kind: Kind) -> Any:
@@ -94,6 +100,13 @@ class Caches:
                 "DeviceTaintRule", dra(model.parse_device_taint_rule, Kind.TAINT_RULES)
             )
             self.stores[Kind.TAINT_RULES] = self.taint_rules
+        self.namespaces: Store[Mapping[str, str]] | None = None
+        self.policies: Store[hooks.AllocationPolicy] | None = None
+        if policies:
+            self.namespaces = Store("Namespace", namespace_labels)
+            self.policies = Store("AllocationPolicy", hooks.parse_allocation_policy)
+            self.stores[Kind.NAMESPACES] = self.namespaces
+            self.stores[Kind.POLICIES] = self.policies
         self.ledger = DeviceLedger(consumable_capacity=consumable_capacity)
         self.deleted_pods = RecentlyDeleted()
         self._on_invalid = on_invalid
@@ -171,3 +184,9 @@ class Caches:
                 for kind in self.stores:
                     if self.missing(kind) != 0:
                         self.expect(kind, await lister(kind))
+
+
+def namespace_labels(raw: Mapping[str, Any]) -> Mapping[str, str]:
+    """A namespace as an AllocationPolicy's `namespaceSelector` sees it: its labels."""
+    labels = (raw.get("metadata") or {}).get("labels") or {}
+    return model.FrozenMap({str(k): str(v) for k, v in labels.items()})

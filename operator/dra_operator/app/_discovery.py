@@ -2,7 +2,8 @@
 
 The operator speaks the newest version the server serves for each kind (a 1.35 server serves
 claims in v1 but DeviceTaintRules only in v1alpha3) and switches the allocator's behaviours as
-that release's kube-scheduler does by default (`allocator.Features.for_kubernetes`).
+that release's kube-scheduler does by default (`allocator.Features.for_kubernetes`). Our own
+AllocationPolicy CRD is optional: without it every claim is allocated with FirstFit.
 """
 
 from __future__ import annotations
@@ -29,12 +30,14 @@ _VERSION_ORDER: Final = ("v1", "v1beta2", "v1beta1", "v1alpha3")
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ServerInfo:
-    """The served version of each DRA kind (absent: not served) and the server's release."""
+    """The served version of each DRA kind (absent: not served) and the server's release;
+    `policies`: whether the AllocationPolicy CRD (`kube.ALLOCATION_POLICIES`) is installed."""
 
     git_version: str
     minor: int
     versions: Mapping[str, str]
     features: Features
+    policies: bool = False
 
     def resource(self, plural: str) -> kube.Resource:
         return kube.dra(plural, self.versions[plural])
@@ -89,7 +92,16 @@ async def discover(api: kube.Client) -> ServerInfo:
         raise errors.DRAOperatorError(
             f"server {git_version}: {kube.RESOURCE_GROUP} does not serve {', '.join(missing)}"
         )
-    return ServerInfo(git_version, minor, versions, features_for(minor))
+    policies = await _serves(api, kube.ALLOCATION_POLICIES)
+    return ServerInfo(git_version, minor, versions, features_for(minor), policies)
+
+
+async def _serves(api: kube.Client, resource: kube.Resource) -> bool:
+    """Whether a resource of one of our own groups is served (its CRD is installed)."""
+    if resource.version not in await api.served_versions(resource.group):
+        return False
+    listed = await api.api_resources(resource.group, resource.version)
+    return any(r.get("name") == resource.plural for r in listed)
 
 
 async def upstream_controllers_running(api: kube.Client, namespace: str, name: str) -> bool:

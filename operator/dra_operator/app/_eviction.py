@@ -44,6 +44,7 @@ class EvictionPlugin:
             schedule=lambda key, delay: self.controller.queue.add_after(key, delay),
             rule_api_version=rules.api_version if rules is not None else "",
             on_evicted=_deletions(ctx.metrics),
+            hooks=ctx.hooks.points if ctx.hooks.hooks else None,
         )
         self.controller = Controller(
             names.EVICTION_QUEUE,

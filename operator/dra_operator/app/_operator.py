@@ -19,7 +19,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from dra_operator import errors, kube, names
+from dra_operator import errors, hooks, kube, names
 from dra_operator.app._caches import Caches, Kind
 from dra_operator.app._discovery import ServerInfo
 from dra_operator.app._leader import LeaseElector
@@ -59,6 +59,7 @@ class Operator:
         self.caches = Caches(
             server.versions,
             consumable_capacity=server.features.consumable_capacity,
+            policies=server.policies,
             on_invalid=self._invalid,
         )
         self.health = Health(caches=[str(kind) for kind in self.caches.kinds])
@@ -68,6 +69,9 @@ class Operator:
             store.assumed_hooks.append(functools.partial(self._assumed, kind))
         claims = self.caches.claims
         self.metrics.count_claims(lambda: [entry.obj for entry in claims])
+        self.hooks = hooks.HookSet.load(settings.hooks, metrics=self.metrics)
+        if self.hooks.hooks:
+            _log.info("hooks.loaded", hooks=sorted(self.hooks.names))
         unknown = [name for name in controllers if name not in builders]
         for name in unknown:
             _log.warning("controller.unavailable", controller=name)
@@ -87,6 +91,10 @@ class Operator:
             return kube.PODS
         if kind is Kind.NODES:
             return kube.NODES
+        if kind is Kind.NAMESPACES:
+            return kube.NAMESPACES
+        if kind is Kind.POLICIES:
+            return kube.ALLOCATION_POLICIES
         return self.server.resource(kind)
 
     # -- watch events -------------------------------------------------------------------------
@@ -168,7 +176,13 @@ class Operator:
     async def lead(self) -> None:
         """Run the controllers until cancelled (leadership lost or shutdown)."""
         context = Context(
-            self.settings, self.server, self.caches, self.api, self._observer, self.metrics
+            self.settings,
+            self.server,
+            self.caches,
+            self.api,
+            self._observer,
+            self.metrics,
+            self.hooks,
         )
         plugins = [build(context) for build in self._builders.values()]
         self.plugins = plugins

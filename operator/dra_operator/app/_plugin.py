@@ -19,6 +19,7 @@ from dra_operator.app._discovery import ServerInfo
 from dra_operator.app._settings import Settings
 from dra_operator.cluster import Change
 from dra_operator.controllers import Observer
+from dra_operator.hooks import Guard, HookSet
 from dra_operator.observability import Metrics
 
 
@@ -48,7 +49,8 @@ class Context:
 
     `observe(controller_name)` is the reconcile-outcome hook for that controller's queue
     (`controllers.Controller(observe=...)`): it logs errors once and counts outcomes.
-    `metrics` is the operator's registry, for the controllers' own metrics.
+    `metrics` is the operator's registry, for the controllers' own metrics; `hooks` the hooks
+    the operator loaded at start-up (their Guard counts into `metrics`).
     """
 
     settings: Settings
@@ -57,6 +59,7 @@ class Context:
     api: kube.Client
     observe: Callable[[str], Observer[Any]]
     metrics: Metrics = dataclasses.field(default_factory=Metrics)
+    hooks: HookSet = dataclasses.field(default_factory=lambda: HookSet((), Guard()))
 
 
 Builder = Callable[[Context], Plugin]

@@ -3,10 +3,13 @@
 The node usage (requests of placed pods per node) lives with the plugin, so each leadership
 term starts it from the pod cache in `resync` and keeps it from pod changes afterwards. So do
 the CEL evaluator and its counters, which the operator's metrics read when scraped.
+When the AllocationPolicy CRD is served, the plugin also runs the policy status writer (the
+scheduler is what applies policies), in a queue of its own.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from dra_operator import names
@@ -14,8 +17,16 @@ from dra_operator.allocator import FirstFit
 from dra_operator.app._caches import Kind
 from dra_operator.app._plugin import Context
 from dra_operator.cluster import Change
+from dra_operator.controllers import Controller
+from dra_operator.controllers.policies import (
+    ALL_POLICIES,
+    STATUS_DELAY,
+    KubePolicyStatusWriter,
+    PolicyStatusReconciler,
+)
 from dra_operator.controllers.scheduler import (
     CELSelectors,
+    Governor,
     KubeSchedulerWriter,
     NodeUsage,
     Scheduler,
@@ -24,6 +35,9 @@ from dra_operator.controllers.scheduler import (
     WorkKey,
     handles,
 )
+
+_POLICY_INPUTS = frozenset({Kind.POLICIES, Kind.NAMESPACES, Kind.CLAIMS})
+"""Kinds whose changes may move a policy's status (claims governed, validity)."""
 
 
 class SchedulerPlugin:
@@ -53,7 +67,24 @@ class SchedulerPlugin:
             writer,
             scheduler_names=frozenset(ctx.settings.scheduler_names),
             observe=ctx.observe(names.SCHEDULER_QUEUE),
+            governor=Governor(ctx.hooks, policies=caches.policies, namespaces=caches.namespaces),
         )
+        self.policy_status: Controller[str] | None = None
+        if caches.policies is not None and caches.namespaces is not None:
+            reconciler = PolicyStatusReconciler(
+                policies=caches.policies,
+                claims=caches.claims,
+                namespaces=caches.namespaces,
+                known_hooks=ctx.hooks.names,
+                writer=KubePolicyStatusWriter(ctx.api),
+            )
+            self.policy_status = Controller(
+                names.POLICY_STATUS_QUEUE,
+                reconciler,
+                workers=1,
+                observe=ctx.observe(names.POLICY_STATUS_QUEUE),
+                metrics=ctx.metrics.workqueue(names.POLICY_STATUS_QUEUE),
+            )
 
     def on_change(self, kind: Kind, change: Change[Any]) -> None:
         if kind is Kind.PODS:
@@ -66,6 +97,10 @@ class SchedulerPlugin:
             self.scheduler.class_changed(change)
         elif kind is Kind.NODES:
             self.scheduler.node_changed(change)
+        elif kind in (Kind.POLICIES, Kind.NAMESPACES):
+            self.scheduler.policy_changed()
+        if self.policy_status is not None and kind in _POLICY_INPUTS:
+            self.policy_status.queue.add_after(ALL_POLICIES, STATUS_DELAY)
 
     def resync(self) -> None:
         names_ = self.scheduler.scheduler_names
@@ -82,12 +117,19 @@ class SchedulerPlugin:
                 self.scheduler.controller.enqueue(
                     WorkKey("claim", claim.key.namespace, claim.key.name)
                 )
+        if self.policy_status is not None:
+            self.policy_status.enqueue(ALL_POLICIES)
 
     async def run(self) -> None:
-        await self.scheduler.run()
+        async with asyncio.TaskGroup() as group:
+            group.create_task(self.scheduler.run(), name="scheduler")
+            if self.policy_status is not None:
+                group.create_task(self.policy_status.run(), name="policy-status")
 
     def shut_down(self) -> None:
         self.scheduler.shut_down()
+        if self.policy_status is not None:
+            self.policy_status.shut_down()
 
 
 def build_scheduler(ctx: Context) -> SchedulerPlugin:

@@ -42,7 +42,8 @@ class Settings:
 
     `controllers` None means "all of them, except those kube-controller-manager runs when it is
     there" (decided at start-up by `choose_controllers`); a set means exactly those.
-    `namespaces` empty means the whole cluster.
+    `namespaces` empty means the whole cluster. `hooks` are `--hook module:attr` specs, loaded
+    after the entry points of group `dra_operator.hooks` (docs/hooks.md).
     """
 
     controllers: frozenset[str] | None = None
@@ -53,6 +54,7 @@ class Settings:
     leader_election: LeaderElection = dataclasses.field(default_factory=LeaderElection)
     metrics_address: str | None = None
     health_address: str | None = None
+    hooks: tuple[str, ...] = ()
 
 
 def choose_controllers(requested: frozenset[str] | None, upstream_running: bool) -> list[str]:

@@ -1,13 +1,15 @@
 """`dra-operator allocate`: try structured-parameters allocation offline, without a cluster.
 
 Reads manifests (DeviceClasses, ResourceSlices, ResourceClaims, ResourceClaimTemplates, Pods,
-Nodes; any served API version, YAML or JSON, several documents or `kind: List` per file).
-Claims that already carry an allocation count as in use. Every other claim is allocated: a
-pod's claims together (claims from templates are named `<pod>-<claim>`), on one node chosen
-among the candidates (the pod's `nodeName`, `--node`, the Nodes given, or the nodes the slices
-name) by the policy's score, first node on ties; claims no pod uses, one by one. Decisions are
-serial: each sees the devices of the ones before. Exit status: 0 when everything was
-allocated, 3 when something could not be, 1 on bad input (with the file and JSON path).
+Nodes, DeviceTaintRules; any served API version, YAML or JSON, several documents or `kind: List`
+per file). DeviceTaintRules add their taints to the devices they select, as the scheduler sees
+them (`model.apply_taint_rules`). Claims that already carry an allocation count as in use.
+Every other claim is allocated: a pod's claims together (claims from templates are named
+`<pod>-<claim>`), on one node chosen among the candidates (the pod's `nodeName`, `--node`, the
+Nodes given, or the nodes the slices name) by the policy's score, first node on ties; claims no
+pod uses, one by one. Decisions are serial: each sees the devices of the ones before. Exit
+status: 0 when everything was allocated, 3 when something could not be, 1 on bad input (with
+the file and JSON path).
 """
 
 from __future__ import annotations
@@ -38,12 +40,14 @@ from dra_operator.hooks import HookSet
 from dra_operator.model import (
     AllocationResult,
     DeviceClass,
+    DeviceTaintRule,
     ObjectMeta,
     Pod,
     ResourceClaim,
     ResourceClaimStatus,
     ResourceClaimTemplate,
     ResourceSlice,
+    apply_taint_rules,
     node_matches,
     parse_object,
     render_allocation_result,
@@ -62,6 +66,7 @@ class _Inputs:
     templates: dict[tuple[str, str], ResourceClaimTemplate]
     pods: list[Pod]
     nodes: list[Node]
+    rules: list[DeviceTaintRule]
 
 
 @dataclass
@@ -97,7 +102,7 @@ _IGNORED_KINDS = frozenset({"Namespace", "ConfigMap", "Secret", "ServiceAccount"
 
 
 def _load(files: Sequence[str]) -> _Inputs:
-    inputs = _Inputs([], [], [], {}, [], [])
+    inputs = _Inputs([], [], [], {}, [], [], [])
     for name in files:
         for where, raw in _documents(Path(name)):
             if isinstance(raw, dict) and raw.get("kind") in _IGNORED_KINDS:
@@ -119,6 +124,9 @@ def _load(files: Sequence[str]) -> _Inputs:
                 inputs.pods.append(obj)
             elif isinstance(obj, NodeObject):
                 inputs.nodes.append(Node(name=obj.name, labels=obj.labels))
+            elif isinstance(obj, DeviceTaintRule):
+                inputs.rules.append(obj)
+    inputs.slices = apply_taint_rules(inputs.slices, inputs.rules)
     return inputs
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import click
 
-from dra_operator import app, errors, kube, names
+from dra_operator import app, errors, hooks, kube, names
 from dra_operator.cli._logging import log_options
 from dra_operator.observability import parse_bind_address
 
@@ -97,6 +97,14 @@ def _controllers(value: str | None) -> frozenset[str] | None:
     default=None,
     help="host:port or :port serving /healthz and /readyz; unset: next to the metrics.",
 )
+@click.option(
+    "--hook",
+    "hook_specs",
+    multiple=True,
+    metavar="MODULE:ATTR",
+    help="Load this hook (repeatable; docs/hooks.md), after the entry points of group "
+    "dra_operator.hooks.",
+)
 def command(
     kubeconfig: Path | None,
     controllers: str | None,
@@ -112,6 +120,7 @@ def command(
     identity: str | None,
     metrics_bind_address: str | None,
     health_bind_address: str | None,
+    hook_specs: tuple[str, ...],
 ) -> None:
     """Run the DRA operator until SIGTERM or SIGINT."""
     if leader_elect_renew_deadline >= leader_elect_lease_duration:
@@ -134,6 +143,7 @@ def command(
         ),
         metrics_address=metrics_bind_address,
         health_address=health_bind_address,
+        hooks=hook_specs,
     )
     for flag, value in (
         ("--metrics-bind-address", metrics_bind_address),
@@ -144,6 +154,7 @@ def command(
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint=flag) from exc
     try:
+        hooks.load_hooks(hook_specs)  # a typo stops us here, before connecting
         config = kube.load_config(kubeconfig)
         asyncio.run(_main(settings, config))
     except errors.DRAOperatorError as exc:

@@ -14,6 +14,7 @@ from dra_operator.kube._config import (
 )
 from dra_operator.kube._events import event_manifest, post_event
 from dra_operator.kube._resources import (
+    ALLOCATION_POLICIES,
     CORE_EVENTS,
     EVENTS,
     LEASES,
@@ -26,6 +27,7 @@ from dra_operator.kube._resources import (
 )
 
 __all__ = [
+    "ALLOCATION_POLICIES",
     "CORE_EVENTS",
     "EVENTS",
     "LEASES",

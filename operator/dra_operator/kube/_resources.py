@@ -12,6 +12,7 @@ import dataclasses
 from urllib.parse import quote
 
 __all__ = [
+    "ALLOCATION_POLICIES",
     "CORE_EVENTS",
     "EVENTS",
     "LEASES",
@@ -65,3 +66,6 @@ NAMESPACES = Resource("", "v1", "namespaces", namespaced=False)
 CORE_EVENTS = Resource("", "v1", "events", namespaced=True)
 EVENTS = Resource("events.k8s.io", "v1", "events", namespaced=True)
 LEASES = Resource("coordination.k8s.io", "v1", "leases", namespaced=True)
+ALLOCATION_POLICIES = Resource(
+    "dra-operator.dev", "v1alpha1", "allocationpolicies", namespaced=False
+)

@@ -65,6 +65,10 @@ from dra_operator.model._render import (
     render_resource_claim_template,
     render_resource_slice,
 )
+from dra_operator.model._taint_rules import (
+    apply_taint_rules,
+    taint_rule_applies,
+)
 from dra_operator.model._tolerations import (
     tolerates,
     tolerates_node_taint,
@@ -180,6 +184,7 @@ __all__ = [
     "Taint",
     "Toleration",
     "UnresolvedClaim",
+    "apply_taint_rules",
     "controller_of",
     "effective_requests",
     "is_for_pod",
@@ -201,6 +206,7 @@ __all__ = [
     "render_resource_claim_template",
     "render_resource_slice",
     "resolve_claim",
+    "taint_rule_applies",
     "tolerates",
     "tolerates_node_taint",
 ]

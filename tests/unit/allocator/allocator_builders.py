@@ -456,6 +456,7 @@ class Case:
     ledger: Ledger | None = None
     expect: Sequence[AllocationResult] | None = None
     error: str = ""
+    explains: str = ""  # a per-node error upstream returns: in our explanation's summary
     steps: int | None = None  # our exact step count
     max_steps: int | None = None  # upstream's allocateOne invocations: never more
 
@@ -492,6 +493,7 @@ def check(case: Case) -> Allocation | None:
     if case.expect is None:
         assert got.results is None, f"expected no allocation, got {got.results}"
         assert got.explanation is not None
+        assert case.explains in got.explanation.summary
     else:
         assert got.results == tuple(case.expect)
     if case.steps is not None:

@@ -51,11 +51,13 @@ from allocator_builders import (
 
 from dra_operator.allocator import Features, Node
 from dra_operator.model import (
+    AllocationMode,
     AttributeKind,
     DeviceAttribute,
     DeviceCapacity,
     DeviceClass,
     DeviceRequest,
+    DeviceToleration,
     ResourceClaim,
     ResourceSlice,
 )
@@ -242,29 +244,40 @@ def _classes(rng: random.Random) -> list[DeviceClass]:
     ]
 
 
+def _capacity(rng: random.Random, cls: str) -> dict[str, str] | None:
+    if cls == "class-shared" and rng.random() < 0.7:
+        return {"slots": rng.choice(["1", "2", "3"])}
+    return None
+
+
+def _sub_request(rng: random.Random, name: str, tolerations: list[DeviceToleration]):  # type: ignore[no-untyped-def]
+    """A firstAvailable entry: any class, sometimes `All`, a selector or a capacity request."""
+    cls = rng.choice(["class-a", "class-b", "class-x", "class-shared"])
+    driver = "driver-b" if cls == "class-b" else "driver-a"
+    selectors = [rng.choice(SELECTORS[driver])] if rng.random() < 0.2 else []
+    mode = AllocationMode.ALL if rng.random() < 0.15 else AllocationMode.EXACT_COUNT
+    return sub_request(
+        name,
+        cls,
+        rng.choice([1, 1, 2, 3]),
+        *selectors,
+        mode=mode,
+        tolerations=tolerations,
+        capacity=_capacity(rng, cls),
+    )
+
+
 def _request(rng: random.Random, name: str, features: Features) -> DeviceRequest:
     cls = rng.choice(["class-a", "class-a", "class-b", "class-x", "class-shared"])
     driver = "driver-b" if cls == "class-b" else "driver-a"
     selectors = [rng.choice(SELECTORS[driver])] if rng.random() < 0.3 else []
     tolerations = [toleration("fault", operator="Exists")] if rng.random() < 0.2 else []
-    capacity = (
-        {"slots": rng.choice(["1", "2", "3"])}
-        if cls == "class-shared" and rng.random() < 0.7
-        else None
-    )
+    capacity = _capacity(rng, cls)
     roll = rng.random()
-    if roll < 0.1:
+    if roll < (0.25 if cls == "class-shared" else 0.1):
         return all_request(name, cls, *selectors, tolerations=tolerations, capacity=capacity)
-    if roll < 0.3:
-        subs = [
-            sub_request(
-                f"sub-{i}",
-                rng.choice(["class-a", "class-b", "class-x"]),
-                rng.choice([1, 1, 2, 3]),
-                tolerations=tolerations,
-            )
-            for i in range(rng.randint(1, 3))
-        ]
+    if roll < 0.35:
+        subs = [_sub_request(rng, f"sub-{i}", tolerations) for i in range(rng.randint(1, 3))]
         return prioritized(name, *subs)
     admin = True if rng.random() < 0.08 else None
     return request(
@@ -278,6 +291,17 @@ def _request(rng: random.Random, name: str, features: Features) -> DeviceRequest
     )
 
 
+def _constrained(rng: random.Random, requests: list[DeviceRequest]) -> list[str]:
+    """Request names a constraint applies to: some parents, some single subrequests."""
+    names = []
+    for r in rng.sample(requests, rng.randint(0, len(requests))):
+        if r.first_available and rng.random() < 0.5:
+            names.append(f"{r.name}/{rng.choice(r.first_available).name}")
+        else:
+            names.append(r.name)
+    return names
+
+
 def _claims(rng: random.Random, features: Features) -> list[ResourceClaim]:
     claims = []
     for c in range(rng.choice([1, 1, 2, 3])):
@@ -285,13 +309,11 @@ def _claims(rng: random.Random, features: Features) -> list[ResourceClaim]:
         names = [r.name for r in requests]
         constraints = []
         if rng.random() < 0.3:
-            constraints.append(
-                match("driver-a/numa", *rng.sample(names, rng.randint(0, len(names))))
-            )
+            attribute = rng.choice(["driver-a/numa", "driver-a/numa", "driver-a/driverVersion"])
+            constraints.append(match(attribute, *_constrained(rng, requests)))
         if rng.random() < 0.15:
-            constraints.append(
-                distinct("driver-a/type", *rng.sample(names, rng.randint(0, len(names))))
-            )
+            attribute = rng.choice(["driver-a/type", "driver-a/numa"])
+            constraints.append(distinct(attribute, *_constrained(rng, requests)))
         config = (
             [claim_config([rng.choice(names)], "driver-a", "claimAttr")]
             if rng.random() < 0.2

@@ -35,9 +35,9 @@ SEEDS = st.integers(min_value=0, max_value=10**9)
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def _run(
+def _attempt(
     s: Scenario, policy: Policy | None = None, budget: Budget | None = None
-) -> Allocation | None:
+) -> Allocation | AllocationInputError:
     try:
         return allocate(
             s.claims,
@@ -53,8 +53,21 @@ def _run(
             budget=budget or Budget(max_steps=200_000, timeout=None),
             new_share_id=lambda: "share",
         )
-    except AllocationInputError:
-        return None
+    except AllocationInputError as err:
+        return err
+
+
+def _run(
+    s: Scenario, policy: Policy | None = None, budget: Budget | None = None
+) -> Allocation | None:
+    got = _attempt(s, policy, budget)
+    return None if isinstance(got, AllocationInputError) else got
+
+
+# Upstream's one fatal error that depends on the search order: an `All` request meets a
+# device that breaks a claim constraint. Policies search other orders, so they may meet it
+# where FirstFit does not (or the other way round).
+ORDER_DEPENDENT = "because a claim constraint would not be satisfied"
 
 
 def _problems(s: Scenario, got: Allocation) -> list[str]:
@@ -114,10 +127,13 @@ def test_pruning_never_changes_the_answer(seed: int, monkeypatch_module) -> None
 def test_policies_allocate_validly_whenever_first_fit_can(policy: Policy, seed: int) -> None:
     s = generate(seed)
     budget = Budget(max_steps=20_000, timeout=None)
-    first = _run(s, FirstFit(), budget)
-    other = _run(s, policy, budget)
-    assert (first is None) == (other is None)
-    if first is None or other is None:
+    first = _attempt(s, FirstFit(), budget)
+    other = _attempt(s, policy, budget)
+    errors = [str(got) for got in (first, other) if isinstance(got, AllocationInputError)]
+    if any(ORDER_DEPENDENT in e for e in errors):
+        return
+    assert len(errors) in (0, 2), errors
+    if isinstance(first, AllocationInputError) or isinstance(other, AllocationInputError):
         return
     if (first.explanation and first.explanation.aborted) or (
         other.explanation and other.explanation.aborted

@@ -2,8 +2,9 @@
 
 Covers: a claim event moves the ledger (allocation in, deletion out); a pod deletion is
 remembered by UID; an object that does not parse is reported once per resourceVersion and
-changes nothing; DeviceTaintRules have a store only when served; the synced check waits for
-every listed object and re-lists a kind that still misses objects (one deleted meanwhile).
+changes nothing; DeviceTaintRules have a store only when served, AllocationPolicies and namespace
+labels only when the CRD is; the synced check waits for every listed object and re-lists a kind
+that still misses objects (one deleted meanwhile).
 """
 
 from __future__ import annotations
@@ -98,6 +99,26 @@ def test_taint_rules_are_watched_only_when_served() -> None:
     assert Kind.TAINT_RULES not in Caches(VERSIONS).kinds
     served = Caches({**VERSIONS, "devicetaintrules": "v1beta2"})
     assert served.taint_rules is not None and Kind.TAINT_RULES in served.kinds
+
+
+def test_policies_and_namespace_labels_are_watched_only_when_the_crd_is_served() -> None:
+    assert Kind.POLICIES not in Caches(VERSIONS).kinds
+    caches = Caches(VERSIONS, policies=True)
+    assert caches.namespaces is not None and caches.policies is not None
+    assert {Kind.POLICIES, Kind.NAMESPACES} <= set(caches.kinds)
+    namespace = {"metadata": {"name": "ns", "resourceVersion": "1", "labels": {"team": "ml"}}}
+    policy = {
+        "metadata": {"name": "p", "generation": 2, "resourceVersion": "1"},
+        "spec": {"strategy": "Spread"},
+    }
+
+    caches.apply(Kind.NAMESPACES, "ADDED", namespace)
+    caches.apply(Kind.POLICIES, "ADDED", policy)
+
+    assert [dict(e.obj) for e in caches.namespaces] == [{"team": "ml"}]
+    assert [(e.obj.name, e.obj.strategy, e.obj.generation) for e in caches.policies] == [
+        ("p", "Spread", 2)
+    ]
 
 
 @pytest.mark.asyncio(loop_scope="function")

@@ -1,7 +1,8 @@
 """`dra-operator run`'s command line (the running operator is tested on the control plane).
 
 Covers: the subcommand is registered and documents its flags; unknown controllers and a renew
-deadline not shorter than the Lease duration are usage errors, reported before any I/O.
+deadline not shorter than the Lease duration are usage errors, reported before any I/O; a
+`--hook` that cannot be loaded stops the command before it connects.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ def test_run_lists_its_flags() -> None:
         "--health-bind-address",
         "--log-level",
         "--kubeconfig",
+        "--hook MODULE:ATTR",
     ):
         assert flag in result.output
 
@@ -45,4 +47,17 @@ def test_run_lists_its_flags() -> None:
 def test_usage_errors(args: list[str], message: str) -> None:
     result = CliRunner().invoke(main, ["run", *args])
     assert result.exit_code == 2
+    assert message in result.output
+
+
+@pytest.mark.parametrize(
+    ("hook", "message"),
+    [
+        pytest.param("no_such_module:Hook", "hook no_such_module:Hook: cannot import", id="import"),
+        pytest.param("json:dumps", "hook json:dumps: has none of the methods", id="no-method"),
+    ],
+)
+def test_a_hook_that_cannot_be_loaded_stops_the_command(hook: str, message: str) -> None:
+    result = CliRunner().invoke(main, ["run", "--kubeconfig", "/dev/null", "--hook", hook])
+    assert result.exit_code == 1
     assert message in result.output

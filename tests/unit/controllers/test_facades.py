@@ -13,7 +13,12 @@ import pytest
 
 @pytest.mark.parametrize(
     "package",
-    ["dra_operator.cluster", "dra_operator.controllers", "dra_operator.controllers.claims"],
+    [
+        "dra_operator.cluster",
+        "dra_operator.controllers",
+        "dra_operator.controllers.claims",
+        "dra_operator.controllers.policies",
+    ],
 )
 def test_all_matches_the_public_names(package: str) -> None:
     module = importlib.import_module(package)

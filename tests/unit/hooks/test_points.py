@@ -16,7 +16,13 @@ from dra_operator.hooks import (
     Refusal,
     load_hooks,
 )
-from dra_operator.model import AllocationResult, DeviceAllocationResult, ObjectMeta, Pod
+from dra_operator.model import (
+    AllocationResult,
+    DeviceAllocationResult,
+    FrozenMap,
+    ObjectMeta,
+    Pod,
+)
 from dra_operator.observability import Metrics
 
 POD = Pod(metadata=ObjectMeta(name="p", namespace="default"))
@@ -113,3 +119,20 @@ async def test_a_selection_of_hooks_and_unknown_names() -> None:
     assert hooks.select(None) is hooks
     with pytest.raises(HookLoadError, match="hook c: not loaded by this operator"):
         hooks.select(["c"])
+
+
+@pytest.mark.usefixtures("examples")
+@pytest.mark.parametrize(
+    ("labels", "delay"),
+    [
+        pytest.param({"dra.example.com/hold": "true"}, 60.0, id="held"),
+        pytest.param({}, 0.0, id="unlabelled"),
+        pytest.param({"dra.example.com/hold": "no"}, 0.0, id="other-value"),
+    ],
+)
+async def test_the_hold_evictions_example(labels: dict[str, str], delay: float) -> None:
+    hooks = HookSet(load_hooks(["hold_evictions:HoldLabelled"], use_entry_points=False), Guard())
+    pod = Pod(metadata=ObjectMeta(name="p", namespace="default", labels=FrozenMap(labels)))
+    assert await hooks.points.before_evict(pod, ["DeviceTaintRule broken"]) == delay
+    held = [("default/p", ("DeviceTaintRule broken",))] if delay else []
+    assert hooks.hooks[0].target.held == held  # type: ignore[attr-defined]

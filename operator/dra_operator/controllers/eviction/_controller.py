@@ -11,6 +11,10 @@ graceful DELETE preconditioned on the UID.
 
 A rule key recomputes the rule's `EvictionInProgress` condition (see `_status.py`). The API is
 reached only through `EvictionWriter`, the Protocol `_kube.py` implements.
+
+Just before a due pod is evicted, the `before_evict` hooks (docs/hooks.md) may hold it: the key
+is then reconciled again after the delay they ask for, which computes the eviction afresh (the
+taint may be gone by then) and asks the hooks again.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from dra_operator.controllers.eviction._status import (
 from dra_operator.controllers.eviction._taints import (
     NO_EXECUTE,
     Eviction,
+    Reason,
     RuleTaint,
     claim_eviction,
     current_slices,
@@ -41,6 +46,7 @@ from dra_operator.controllers.eviction._taints import (
     rule_matches,
     slice_taints,
 )
+from dra_operator.hooks import HookPoints
 from dra_operator.model import (
     DeviceID,
     DeviceTaint,
@@ -106,7 +112,8 @@ class EvictionReconciler:
     """`reconcile(EvictionKey) -> Result` for `controllers.Controller`.
 
     `schedule(key, delay)` is the queue's `add_after` (rule status after an eviction);
-    `on_evicted(seconds_after_due)` counts a deletion (`Metrics.pod_evicted`).
+    `on_evicted(seconds_after_due)` counts a deletion (`Metrics.pod_evicted`); `hooks` are
+    asked (`before_evict`) before each eviction.
     """
 
     def __init__(
@@ -120,6 +127,7 @@ class EvictionReconciler:
         schedule: Callable[[EvictionKey, float], None],
         rule_api_version: str = "",
         on_evicted: Callable[[float], None] | None = None,
+        hooks: HookPoints | None = None,
         clock: Callable[[], datetime.datetime] = _utcnow,
     ) -> None:
         self._pods = pods
@@ -130,6 +138,7 @@ class EvictionReconciler:
         self._schedule = schedule
         self._rule_api_version = rule_api_version
         self._on_evicted = on_evicted
+        self._hooks = hooks
         self._clock = clock
         self.pending: dict[ObjectKey, Pending] = {}
         self.evicted_by_rule: collections.Counter[str] = collections.Counter()
@@ -190,6 +199,10 @@ class EvictionReconciler:
         delay = (eviction.at - self._clock()).total_seconds()
         if delay > 0:
             return Result(requeue_after=delay)
+        if self._hooks is not None:
+            hold = await self._hooks.before_evict(pod, [_describe(r) for r in eviction.reasons])
+            if hold > 0:
+                return Result(requeue_after=hold)
         await self._evict(key, pod, eviction)
         return Result()
 
@@ -275,6 +288,13 @@ class EvictionReconciler:
             allocated_devices=allocated,
             evicted_pods=self.evicted_by_rule[rule.metadata.uid],
         )
+
+
+def _describe(reason: Reason) -> str:
+    """A taint as `before_evict` hooks see it among the reasons of an eviction."""
+    if isinstance(reason, RuleTaint):
+        return f"DeviceTaintRule {reason.name}"
+    return f"taint {reason.index} of device {reason.device}"
 
 
 def _has_disruption_condition(pod: Pod) -> bool:

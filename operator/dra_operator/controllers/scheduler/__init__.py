@@ -5,6 +5,7 @@ score) over `State`, the FailedScheduling text (`fit_error`), node usage (`NodeU
 event mappers, the write bodies and the metric labels of an attempt (`blocking_reason`).
 `Scheduler` drives it: serial decisions against the ledger, concurrent writes through
 `SchedulerWriter` (`KubeSchedulerWriter` over `kube.Client`).
+AllocationPolicies and hooks steer each decision through `Governor` (docs/policies.md).
 See docs/scheduler.md.
 """
 
@@ -17,6 +18,7 @@ from dra_operator.controllers.scheduler._decide import (
     State,
     Unschedulable,
     Wait,
+    claims_to_allocate,
     consumer_of,
     decide_claim,
     decide_pod,
@@ -43,6 +45,7 @@ from dra_operator.controllers.scheduler._metrics import (
     input_error_reason,
 )
 from dra_operator.controllers.scheduler._nodes import node_problems
+from dra_operator.controllers.scheduler._policies import Choice, Governor
 from dra_operator.controllers.scheduler._scheduler import Scheduler, SchedulerWriter
 from dra_operator.controllers.scheduler._selectors import CELSelectors
 from dra_operator.controllers.scheduler._usage import NodeRequests, NodeUsage
@@ -59,9 +62,11 @@ __all__ = [
     "NOT_AVAILABLE_ON_NODE",
     "NO_NODES",
     "CELSelectors",
+    "Choice",
     "ClaimWrite",
     "Decision",
     "Event",
+    "Governor",
     "KubeSchedulerWriter",
     "NodeRequests",
     "NodeUsage",
@@ -77,6 +82,7 @@ __all__ = [
     "binding_body",
     "blocking_reason",
     "claim_failure",
+    "claims_to_allocate",
     "consumer_of",
     "decide_claim",
     "decide_pod",

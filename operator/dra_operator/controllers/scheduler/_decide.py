@@ -37,6 +37,7 @@ from dra_operator.controllers.scheduler._explain import (
 from dra_operator.controllers.scheduler._metrics import SchedulerMetrics, record_attempt
 from dra_operator.controllers.scheduler._nodes import node_problems
 from dra_operator.controllers.scheduler._usage import NodeUsage
+from dra_operator.hooks import HookPolicy
 from dra_operator.model import (
     AllocationResult,
     Device,
@@ -227,6 +228,12 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
     )
 
 
+def claims_to_allocate(pod: Pod, state: State, features: Features) -> list[ResourceClaim]:
+    """The claims a decision for `pod` would allocate now (none when it would not decide)."""
+    found = _resolve_claims(pod, state, features)
+    return found.unallocated if isinstance(found, _Claims) else []
+
+
 def decide_claim(claim: ResourceClaim, state: State, settings: Settings) -> Decision:
     """Allocate a standalone claim annotated for immediate allocation, without a consumer."""
     meta = claim.metadata
@@ -369,6 +376,9 @@ def _allocate_on(
         for value in (node.name, None)
         for entry in state.slices.by_index(SLICES_BY_NODE, value)
     ]
+    policy = settings.policy
+    if isinstance(policy, HookPolicy):
+        policy = policy.for_node(node.name)  # hooks see which node is being tried
     started = time.perf_counter()
     try:
         answer = allocate(
@@ -379,7 +389,7 @@ def _allocate_on(
             features=settings.features,
             selectors=settings.selectors,
             ledger=state.ledger.snapshot(),
-            policy=settings.policy,
+            policy=policy,
             budget=settings.budget,
         )
     except errors.AllocationInputError as exc:

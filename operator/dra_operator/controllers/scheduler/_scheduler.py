@@ -23,6 +23,10 @@ relevant change.
 
 Metrics (`Settings.metrics`): every allocator call (in `_decide`), the seconds from a pod's
 creation to its binding, and the scheduler queue; failed writes are counted by the writer.
+
+Before deciding, the `Governor` picks the AllocationPolicy and hooks for the claims to allocate
+(`_policies.py`); their `before_allocate` hooks may refuse, which is reported and parked like an
+unschedulable pod. `after_allocate` hooks are awaited once the placement's writes are done.
 """
 
 from __future__ import annotations
@@ -37,11 +41,13 @@ from dra_operator.cluster import PODS_BY_CLAIM, Change, ObjectKey
 from dra_operator.controllers import Controller, Observer, Result
 from dra_operator.controllers.scheduler._decide import (
     ClaimWrite,
+    Decision,
     Placement,
     Settings,
     State,
     Unschedulable,
     Wait,
+    claims_to_allocate,
     decide_claim,
     decide_pod,
     handles,
@@ -54,6 +60,7 @@ from dra_operator.controllers.scheduler._events import (
     pod_key,
     releases_devices,
 )
+from dra_operator.controllers.scheduler._policies import Choice, Governor
 from dra_operator.controllers.scheduler._writes import (
     Event,
     binding_body,
@@ -65,7 +72,15 @@ from dra_operator.controllers.scheduler._writes import (
     unreserve_body,
     without_finalizer_body,
 )
-from dra_operator.model import DeviceClass, Node, Pod, ResourceClaim, ResourceSlice
+from dra_operator.hooks import HookPoints
+from dra_operator.model import (
+    AllocationResult,
+    DeviceClass,
+    Node,
+    Pod,
+    ResourceClaim,
+    ResourceSlice,
+)
 from dra_operator.observability import get_logger
 
 _log = get_logger(__name__)
@@ -110,9 +125,11 @@ class Scheduler:
         *,
         scheduler_names: frozenset[str] = frozenset({names.DEFAULT_SCHEDULER_NAME}),
         observe: Observer[WorkKey] | None = None,
+        governor: Governor | None = None,
     ) -> None:
         self.state = state
         self.settings = settings
+        self.governor = governor if governor is not None else Governor()
         self.scheduler_names = scheduler_names
         self._writer = writer
         metrics = settings.metrics
@@ -157,6 +174,10 @@ class Scheduler:
     def node_changed(self, change: Change[Node]) -> None:
         self._wake_unschedulable()
 
+    def policy_changed(self) -> None:
+        """An AllocationPolicy or a namespace's labels changed: another policy may govern now."""
+        self._wake_unschedulable()
+
     def _wake_unschedulable(self) -> None:
         for key in sorted(self.unschedulable):
             self.controller.enqueue(key)
@@ -190,15 +211,29 @@ class Scheduler:
             if pod_entry is None or not handles(pod_entry.obj, self.scheduler_names):
                 self.unschedulable.discard(key)
                 return Result()
-            decision = decide_pod(pod_entry.obj, self.state, self.settings)
-            subject: tuple[str, str] = ("Pod", pod_entry.obj.metadata.uid)
+            pod = pod_entry.obj
+            subject: tuple[str, str] = ("Pod", pod.metadata.uid)
+            pending = claims_to_allocate(pod, self.state, self.settings.features)
         else:
             claim_entry = self.state.claims.get(entry_key)
             if claim_entry is None:
                 self.unschedulable.discard(key)
                 return Result()
-            decision = decide_claim(claim_entry.obj, self.state, self.settings)
-            subject = ("ResourceClaim", claim_entry.obj.metadata.uid)
+            claim = claim_entry.obj
+            subject = ("ResourceClaim", claim.metadata.uid)
+            immediate = (
+                claim.metadata.annotations.get(names.ALLOCATE_ANNOTATION)
+                == names.ALLOCATE_IMMEDIATE
+            )
+            pending = [claim] if immediate and claim.status.allocation is None else []
+        choice = self.governor.choose(pending, self.settings)
+        for candidate in pending:
+            refusal = await choice.points.before_allocate(candidate)
+            if refusal is not None:
+                self.unschedulable.add(key)
+                self._spawn(self._writer.emit(_failed(key, subject, refusal.message)))
+                return Result()
+        decision = self._decide(key, choice)
         if isinstance(decision, Unschedulable):
             self.unschedulable.add(key)
             self._spawn(self._writer.emit(_failed(key, subject, decision.message)))
@@ -212,8 +247,21 @@ class Scheduler:
         if isinstance(decision, Placement):
             self._reserve(decision)
             self._writing.add(key)
-            self._spawn(self._carry_out(key, subject, decision))
+            self._spawn(self._carry_out(key, subject, decision, choice.points))
         return Result()
+
+    def _decide(self, key: WorkKey, choice: Choice) -> Decision:
+        """The decision on the caches as they are now (hooks may have awaited meanwhile)."""
+        entry_key = ObjectKey(key.namespace, key.name)
+        if key.kind == "pod":
+            pod_entry = self.state.pods.get(entry_key)
+            if pod_entry is None or not handles(pod_entry.obj, self.scheduler_names):
+                return None
+            return decide_pod(pod_entry.obj, self.state, choice.settings)
+        claim_entry = self.state.claims.get(entry_key)
+        if claim_entry is None:
+            return None
+        return decide_claim(claim_entry.obj, self.state, choice.settings)
 
     def _reserve(self, placement: Placement) -> None:
         for write in placement.claims:
@@ -232,9 +280,10 @@ class Scheduler:
     # -- the writes of one placement ------------------------------------------------------------
 
     async def _carry_out(
-        self, key: WorkKey, subject: tuple[str, str], placement: Placement
+        self, key: WorkKey, subject: tuple[str, str], placement: Placement, points: HookPoints
     ) -> None:
         pending = [w.uid for w in placement.claims if w.allocation is not None]
+        written: list[tuple[ObjectKey, AllocationResult]] = []
         retry = False
         current: ObjectKey | None = None
         try:
@@ -243,6 +292,8 @@ class Scheduler:
                 await self._write_claim(write, placement)
                 if write.uid in pending:
                     pending.remove(write.uid)
+                if write.allocation is not None:
+                    written.append((write.key, write.allocation))
             current = None
             if placement.bind and placement.pod is not None:
                 body = binding_body(placement.pod, placement.pod_uid, placement.node)
@@ -266,6 +317,10 @@ class Scheduler:
                 self.state.usage.forget(placement.pod_uid)
             self._writing.discard(key)
             self._after_writes(key, placement, retry, rolled_back=bool(pending))
+        for claim_key, allocation in written:  # observers only: a slow one delays nothing else
+            entry = self.state.claims.get(claim_key)
+            if entry is not None:
+                await points.after_allocate(entry.obj, allocation)
 
     async def _write_claim(self, write: ClaimWrite, placement: Placement) -> None:
         entry = self.state.claims.get(write.key)

@@ -30,9 +30,10 @@ from dra_operator.controllers.eviction import (
     keys_for_rule,
     keys_for_slice,
 )
+from dra_operator.hooks import EVICTION_RETRY, FailureMode, Guard, HookPoints, LoadedHook
 from dra_operator.observability import Metrics
 
-from .builders import DRIVER, T0, Stores, claim, pod, rule, slice_, taint, toleration
+from .builders import DRIVER, POOL, T0, Stores, claim, pod, rule, slice_, taint, toleration
 
 pytestmark = [pytest.mark.asyncio(loop_scope="function"), pytest.mark.looptime]
 
@@ -240,3 +241,44 @@ async def test_rule_with_effect_none_reports_a_dry_run_and_evicts_nothing() -> N
         " 1 pod would be evicted in 1 namespace if the effect was NoExecute."
     )
     assert h.kinds() == ["status:NoEffect"]
+
+
+class HoldOnce:
+    """Delays the first eviction it is asked about by 30 s, then lets it go ahead."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, tuple[str, ...]]] = []
+
+    async def before_evict(self, pod: model.Pod, reasons: tuple[str, ...]) -> float | None:
+        self.asked.append((pod.metadata.name, reasons))
+        return 30.0 if len(self.asked) == 1 else None
+
+
+class Refuses:
+    failure_mode = "refuse"
+
+    async def before_evict(self, pod: model.Pod, reasons: tuple[str, ...]) -> float:
+        raise RuntimeError("no")
+
+
+async def test_a_before_evict_hook_delays_the_eviction_and_is_asked_again() -> None:
+    hook = HoldOnce()
+    async with running(_scene()) as h:
+        h.reconciler._hooks = HookPoints([LoadedHook(name="hold", target=hook)], Guard())
+        h.enqueue([EvictionKey("pod", "default", "p1")])
+        assert await h.writer.wait_for("delete") == 30
+    reasons = [f"taint 0 of device {DRIVER}/{POOL}/dev-0"]
+    assert hook.asked == [("p1", tuple(reasons)), ("p1", tuple(reasons))]
+
+
+async def test_a_failing_refusing_before_evict_hook_delays_by_the_retry_period() -> None:
+    async with running(_scene()) as h:
+        target = Refuses()
+        h.reconciler._hooks = HookPoints(
+            [LoadedHook(name="no", target=target, failure_mode=FailureMode.REFUSE)], Guard()
+        )
+        h.enqueue([EvictionKey("pod", "default", "p1")])
+        await asyncio.sleep(EVICTION_RETRY * 3 - 1)  # virtual: three asks, no eviction
+        assert h.writer.calls == []
+        h.reconciler._hooks = None
+        assert await h.writer.wait_for("delete") == EVICTION_RETRY * 3

@@ -9,7 +9,7 @@ constraint shapes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from dra_operator.allocator._constraints import Constraint, DistinctAttribute, MatchAttribute
@@ -30,6 +30,7 @@ from dra_operator.model import (
     DeviceRequest,
     DeviceSubRequest,
     ExactDeviceRequest,
+    Quantity,
     ResourceClaim,
 )
 
@@ -80,7 +81,16 @@ def prepare(
                 f"limit of {MAX_RESULTS}"
             )
         prepared.constraints.append(_constraints(ref, claim, features))
+    _share_equal_capacities(prepared.requests.values())
     return prepared
+
+
+def _share_equal_capacities(requests: Iterable[RequestData]) -> None:
+    """Make equal capacity requests one object: memos keyed by it then hit by identity."""
+    seen: dict[Mapping[str, Quantity], Mapping[str, Quantity]] = {}
+    for data in requests:
+        if data.capacity is not None:
+            data.capacity = seen.setdefault(data.capacity, data.capacity)
 
 
 def _check_gates(ref: str, request: DeviceRequest, features: Features) -> None:

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from dra_operator.allocator._capacity import fits_capacity, qualify
+from dra_operator.allocator._capacity import CapacityBook
 from dra_operator.allocator._constraints import MatchAttribute, lookup_attribute
 from dra_operator.allocator._features import Features
-from dra_operator.allocator._inputs import Ledger
 from dra_operator.allocator._prepare import Prepared
 from dra_operator.allocator._requests import (
     Candidate,
@@ -33,7 +32,7 @@ from dra_operator.allocator._requests import (
     SelectorFailure,
 )
 from dra_operator.allocator._taints import blocking_taint
-from dra_operator.model import ResourceClaim
+from dra_operator.model import DeviceAttribute, ResourceClaim
 
 # A later request's alternatives (one, or one per subrequest).
 _Future = list[list[RequestData]]
@@ -49,25 +48,28 @@ class Lookahead:
         prepared: Prepared,
         candidates: Sequence[Candidate],
         features: Features,
-        ledger: Ledger,
         eligibility: Eligibility,
         exclusive: list[bool],
+        capacity: CapacityBook,
         order: Callable[[RequestData], tuple[Sequence[Candidate], bool]],
     ) -> None:
         self.claims = claims
         self.prepared = prepared
         self.candidates = candidates
         self.features = features
-        self.ledger = ledger
         self.eligibility = eligibility
         self._exclusive = exclusive
+        self._capacity = capacity
         self._order_of = order
         self._eligible: dict[RequestKey, int] = {}
+        self._eligible_alike: dict[tuple[object, ...], int] = {}
         self._all_masks: dict[RequestKey, list[int]] = {}
         self._groups: dict[str, dict[object, int]] = {}
         self._suffixes: dict[RequestKey, list[int]] = {}
         self._futures: dict[tuple[int, int], _Future] = {}
         self._prunable: bool | None = None
+        self._matches: dict[RequestKey, list[MatchAttribute]] = {}
+        self._fixed: dict[int, tuple[DeviceAttribute, int]] = {}  # id(constraint) -> mask
 
     def can_prune(self) -> bool:
         """Whether cutting branches can never hide a fatal error upstream would raise.
@@ -121,13 +123,32 @@ class Lookahead:
         return mask.bit_count() >= data.num_devices
 
     def within_fixed_values(self, c: int, data: RequestData, mask: int) -> int:
-        base, sub = (data.parent, data.name) if data.parent else (data.name, "")
-        for constraint in self.prepared.constraints[c]:
-            if isinstance(constraint, MatchAttribute) and constraint.applies_to(base, sub):
-                fixed = constraint.fixed_value()
-                if fixed is not None:
-                    groups = self._value_groups(constraint.attribute)
-                    mask &= groups.get((fixed.kind, fixed.value), 0)
+        """`mask` without the devices a fixed matchAttribute value of claim `c` rules out."""
+        for constraint in self._match_constraints(c, data):
+            fixed = constraint.fixed_value()
+            if fixed is not None:
+                mask &= self._fixed_mask(constraint, fixed)
+        return mask
+
+    def _match_constraints(self, c: int, data: RequestData) -> list[MatchAttribute]:
+        """The claim's matchAttribute constraints that apply to the request."""
+        found = self._matches.get(data.key)
+        if found is None:
+            base, sub = (data.parent, data.name) if data.parent else (data.name, "")
+            found = self._matches[data.key] = [
+                constraint
+                for constraint in self.prepared.constraints[c]
+                if isinstance(constraint, MatchAttribute) and constraint.applies_to(base, sub)
+            ]
+        return found
+
+    def _fixed_mask(self, constraint: MatchAttribute, fixed: DeviceAttribute) -> int:
+        """The candidates sharing the constraint's fixed value, kept until the value changes."""
+        known = self._fixed.get(id(constraint))
+        if known is not None and known[0] is fixed:
+            return known[1]
+        mask = self._value_groups(constraint.attribute).get((fixed.kind, fixed.value), 0)
+        self._fixed[id(constraint)] = (fixed, mask)
         return mask
 
     def _future(self, c: int, r: int) -> _Future:
@@ -149,8 +170,23 @@ class Lookahead:
         found = self._eligible.get(data.key)
         if found is not None:
             return found
+        # Requests alike (same verdicts, admin access, tolerations and capacity request) have
+        # the same eligible devices: judge them once.
+        alike = (
+            self.eligibility.verdicts_key(data),
+            data.admin_access,
+            data.tolerations,
+            data.capacity,
+        )
+        found = self._eligible_alike.get(alike)
+        if found is None:
+            found = self._eligible_alike[alike] = self._compute_eligible(data)
+        self._eligible[data.key] = found
+        return found
+
+    def _compute_eligible(self, data: RequestData) -> int:
         found = 0
-        features, ledger = self.features, self.ledger
+        features = self.features
         for candidate in self.candidates:
             device = candidate.device
             if not data.admin_access and self._exclusive[candidate.index]:
@@ -161,15 +197,11 @@ class Lookahead:
                 continue
             if features.device_taints and blocking_taint(device, data.tolerations):
                 continue
-            if features.consumable_capacity and not fits_capacity(
-                ledger.consumed_capacity.get(candidate.id),
-                qualify(data.capacity, candidate.id.driver),
-                device.capacity,
-                None,
+            if features.consumable_capacity and not self._capacity.fits_ledger(
+                data.capacity, candidate
             ):
                 continue
             found |= 1 << candidate.index
-        self._eligible[data.key] = found
         return found
 
     def _all_mask(self, data: RequestData, d: int) -> int:

@@ -4,7 +4,8 @@ Upstream's `validateDeviceRequest` and `isSelectable`: every request (or subrequ
 `RequestData` with its class, count and, for `All`, the devices it must take; shapes upstream
 cannot handle are fatal `AllocationInputError`s with upstream's texts. Eligibility (binding
 conditions, class selectors, request selectors, per-device node selection) is memoised per
-(request, device) for the call; a CEL error is remembered and raised only when the search
+(request, device) for the call (per class and device where the request does not matter); a
+CEL error is remembered and raised only when the search
 reaches that device, so looking ahead (for pruning) never raises what upstream would not.
 """
 
@@ -114,6 +115,27 @@ class RequestData:
         return f"{self.parent}/{self.name}" if self.parent else self.name
 
 
+Verdict = Rejection | SelectorFailure | None  # None: the device can serve the request
+
+
+class Verdicts:
+    """One request's verdicts so far: by candidate index, and as masks of candidate indices."""
+
+    __slots__ = ("by_index", "rejected", "selectable")
+
+    def __init__(self) -> None:
+        self.by_index: dict[int, Verdict] = {}
+        self.selectable = 0  # verdict None
+        self.rejected = 0  # a Rejection (not a selector failure, which must be reached)
+
+    def record(self, index: int, verdict: Verdict) -> None:
+        self.by_index[index] = verdict
+        if verdict is None:
+            self.selectable |= 1 << index
+        elif isinstance(verdict, Rejection):
+            self.rejected |= 1 << index
+
+
 def claim_ref(claim: ResourceClaim) -> str:
     """klog.KObj: ``namespace/name``, or just the name when cluster-scoped."""
     meta = claim.metadata
@@ -121,9 +143,15 @@ def claim_ref(claim: ResourceClaim) -> str:
 
 
 class Eligibility:
-    """Memoised `isSelectable` for one allocation call."""
+    """Memoised `isSelectable` for one allocation call.
 
-    __slots__ = ("_claims", "_evaluate", "_features", "_memo", "_node")
+    A device's verdict on a class's selectors does not depend on the request, so it is
+    memoised per (class, device) and shared by every request of that class: a claim with
+    several requests (or several claims) of one class evaluates each class selector once per
+    device, where upstream evaluates it once per request and device.
+    """
+
+    __slots__ = ("_by_class", "_claims", "_evaluate", "_features", "_memo", "_node")
 
     def __init__(
         self,
@@ -136,7 +164,8 @@ class Eligibility:
         self._evaluate = evaluate
         self._features = features
         self._node = node
-        self._memo: dict[tuple[RequestKey, int], Rejection | SelectorFailure | None] = {}
+        self._memo: dict[RequestKey | str, Verdicts] = {}
+        self._by_class: dict[tuple[str, int], Verdict] = {}
 
     def check(self, request: RequestData, candidate: Candidate) -> Rejection | None:
         """None when selectable; raises the remembered fatal error for this device."""
@@ -145,47 +174,88 @@ class Eligibility:
             raise self._fatal(request, found) from found.error
         return found
 
-    def peek(
-        self, request: RequestData, candidate: Candidate
-    ) -> Rejection | SelectorFailure | None:
+    def peek(self, request: RequestData, candidate: Candidate) -> Verdict:
         """Like `check`, but returns a selector error instead of raising it."""
-        device = candidate.device
-        if not self._features.device_binding_and_status and device.binding_conditions:
-            return Rejection("binding-conditions")
-        key = (request.key, candidate.index)
+        known = self.known(request)
         try:
-            return self._memo[key]
+            return known.by_index[candidate.index]
         except KeyError:
             pass
         found = self._compute(request, candidate)
-        self._memo[key] = found
+        known.record(candidate.index, found)
         return found
 
-    def _compute(
-        self, request: RequestData, candidate: Candidate
-    ) -> Rejection | SelectorFailure | None:
-        cls = request.device_class
+    def known(self, request: RequestData) -> Verdicts:
+        """The verdicts computed so far for `request` (read-only use).
+
+        The search's hot loop reads them directly: a device known to be selectable needs no
+        further call, one known to be rejected can be skipped; any other goes through
+        `check`, which raises a remembered error.
+        """
+        key = self.verdicts_key(request)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = Verdicts()
+        return found
+
+    @staticmethod
+    def verdicts_key(request: RequestData) -> RequestKey | str:
+        """Requests with equal keys get the same verdicts on every device.
+
+        Without request selectors the verdict depends on the class and device only, so such
+        requests of one class share their verdicts (and masks).
+        """
+        return request.key if request.selectors else request.device_class.metadata.name
+
+    def _is_held_back(self, candidate: Candidate) -> bool:
+        """Binding conditions without the feature: rejected before any selector runs."""
+        return not self._features.device_binding_and_status and bool(
+            candidate.device.binding_conditions
+        )
+
+    def _class_verdict(self, cls: DeviceClass, candidate: Candidate) -> Verdict:
+        class_key = (cls.metadata.name, candidate.index)
+        try:
+            return self._by_class[class_key]
+        except KeyError:
+            pass
+        found = self._by_class[class_key] = self._selectors(
+            cls.metadata.name, cls.selectors, candidate
+        )
+        return found
+
+    def _compute(self, request: RequestData, candidate: Candidate) -> Verdict:
         device = candidate.device
-        if self._features.is_stable_tier and device.allow_multiple_allocations is not None:
-            # upstream's stable tier builds the CEL device without allowMultipleAllocations
-            device = replace(device, allow_multiple_allocations=None)
-        for class_name, selectors in (
-            (cls.metadata.name, cls.selectors),
-            ("", request.selectors),
-        ):
-            for index, selector in enumerate(selectors):
-                try:
-                    matched = self._evaluate(selector.cel or "", candidate.id.driver, device)
-                except CELError as err:
-                    return SelectorFailure(err, class_name, index)
-                if not matched:
-                    if class_name:
-                        return Rejection("class-selector", f"#{index} of class {class_name}")
-                    return Rejection("request-selector", f"#{index}")
+        if self._is_held_back(candidate):
+            return Rejection("binding-conditions")
+        found = self._class_verdict(request.device_class, candidate)
+        if found is None and request.selectors:
+            found = self._selectors("", request.selectors, candidate)
+        if found is not None:
+            return found
         if candidate.slice.per_device_node_selection and not node_matches(
             self._node, device.node_name, device.all_nodes, device.node_selector
         ):
             return Rejection("node")
+        return None
+
+    def _selectors(
+        self, class_name: str, selectors: tuple[DeviceSelector, ...], candidate: Candidate
+    ) -> Verdict:
+        """The first selector that fails or rejects (a class's when `class_name` is set)."""
+        device = candidate.device
+        if self._features.is_stable_tier and device.allow_multiple_allocations is not None:
+            # upstream's stable tier builds the CEL device without allowMultipleAllocations
+            device = replace(device, allow_multiple_allocations=None)
+        for index, selector in enumerate(selectors):
+            try:
+                matched = self._evaluate(selector.cel or "", candidate.id.driver, device)
+            except CELError as err:
+                return SelectorFailure(err, class_name, index)
+            if not matched:
+                if class_name:
+                    return Rejection("class-selector", f"#{index} of class {class_name}")
+                return Rejection("request-selector", f"#{index}")
         return None
 
     def _fatal(self, request: RequestData, failure: SelectorFailure) -> AllocationInputError:

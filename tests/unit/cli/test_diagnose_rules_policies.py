@@ -115,7 +115,7 @@ def test_the_governing_policy_is_used_and_named(
 
 
 def test_a_policy_search_budget_bounds_the_attempt() -> None:
-    tight = _policy("tight", strategy="FirstFit", searchBudget={"steps": 0})
+    tight = _policy("tight", strategy="FirstFit", searchBudget={"steps": 1})
     found = diagnose_claim(
         _state(gpu_claim(2)), "default", "claim", FEATURES, Policies(policies=(tight,))
     )

@@ -6,6 +6,9 @@ import asyncio
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as settings_hypothesis
+from hypothesis import strategies as st
 
 from dra_operator.cluster import Change, ObjectKey, Store
 from dra_operator.controllers.scheduler import (
@@ -17,7 +20,12 @@ from dra_operator.controllers.scheduler import (
     WorkKey,
     decide_pod,
 )
-from dra_operator.model import DeviceTaintRule, ResourceSlice, parse_device_taint_rule
+from dra_operator.model import (
+    DeviceTaintRule,
+    ResourceSlice,
+    apply_taint_rules,
+    parse_device_taint_rule,
+)
 
 from .builders import (
     DRIVER,
@@ -215,3 +223,37 @@ def _change(old: dict[str, Any] | None, new: dict[str, Any] | None) -> Change[De
         change = store.apply("MODIFIED", new)
     assert change is not None
     return change
+
+
+_EVENTS = st.lists(
+    st.one_of(
+        st.tuples(st.just("slice"), st.integers(0, 2), st.integers(1, 3)),
+        st.tuples(st.just("rule"), st.sampled_from("abc"), st.sampled_from(["gpu-0", "gpu-1", ""])),
+        st.tuples(st.just("unrule"), st.sampled_from("abc"), st.just("")),
+    ),
+    max_size=12,
+)
+
+
+@given(_EVENTS)
+@settings_hypothesis(max_examples=60, deadline=None)
+def test_the_view_always_equals_patching_afresh(events: list[tuple[str, Any, Any]]) -> None:
+    """Whatever the order of slice and rule changes, the memo never serves a stale copy."""
+    rules = _rules()
+    state = new_state()
+    state.tainted = TaintedSlices(rules)
+    for version, (kind, first, second) in enumerate(events, start=2):
+        if kind == "slice":
+            raw = resource_slice(f"n{first}", second)
+            raw["metadata"]["resourceVersion"] = str(version)
+            change = state.slices.apply("MODIFIED", raw)
+            assert change is not None
+            state.tainted.slice_changed(change)
+        else:
+            raw = rule(first, **({"device": second} if second else {}))
+            raw["metadata"]["resourceVersion"] = str(version)
+            if rules.apply("DELETED" if kind == "unrule" else "MODIFIED", raw) is not None:
+                state.tainted.rules_changed()
+        ordered = sorted((e.obj for e in rules), key=lambda r: r.metadata.name)
+        for entry in state.slices:
+            assert state.tainted.view(entry) == apply_taint_rules([entry.obj], ordered)[0]

@@ -26,6 +26,10 @@ oracle:
 .PHONY: bench
 bench: $(STAMP) ; $(BIN)/python bench/cel.py
 
+# Issue #9: dra-operator against kube-scheduler + kube-controller-manager (~15 min).
+.PHONY: bench-e2e
+bench-e2e: $(STAMP) controlplane ; $(BIN)/python -m bench.scheduling $(BENCH_ARGS)
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

@@ -318,3 +318,76 @@ async def test_invalid_cel_is_reported_while_other_pods_schedule(
     assert "CEL" in messages[0]
     assert await _node_of(admin_api, namespace, "bad") is None
     await verify_clean(control_plane, namespace)
+
+
+async def test_shares_of_a_multi_allocatable_device_never_exceed_its_capacity(
+    admin_api: Client,
+    namespace: str,
+    make_node: NodeFactory,
+    cluster: Callable[..., Any],
+    operator: InProcessOperator,
+    control_plane: controlplane.ControlPlaneState,
+) -> None:
+    """DRAConsumableCapacity: each claim takes 20G of one 100G NIC, so five fit and the sixth
+    waits, and keeps waiting after the first five are written (the live ledger must count the
+    shares already on the server, not only the allocator's own in one decision)."""
+    node = (await make_node())["metadata"]["name"]
+    nic = _unique("nic")
+    driver = _driver(nic)
+    await cluster(CLASSES, _class(nic))
+    nic_slice = _slice(node, 1, driver)
+    nic_slice["spec"]["devices"] = [
+        {
+            "name": "nic-0",
+            "allowMultipleAllocations": True,
+            "capacity": {"bandwidth": {"value": "100G"}},
+        }
+    ]
+    await cluster(SLICES, nic_slice)
+    spec = {
+        "devices": {
+            "requests": [
+                {
+                    "name": "gpu",
+                    "exactly": {
+                        "deviceClassName": nic,
+                        "capacity": {"requests": {"bandwidth": "20G"}},
+                    },
+                }
+            ]
+        }
+    }
+    for i in range(5):
+        await admin_api.create(
+            CLAIMS,
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": f"claim-{i}"},
+                "spec": spec,
+            },
+            namespace=namespace,
+        )
+        await admin_api.create(
+            PODS, _pod(f"p{i}", resourceClaimName=f"claim-{i}"), namespace=namespace
+        )
+    for i in range(5):
+        assert await _until(lambda n=f"p{i}": _node_of(admin_api, namespace, n)) == node
+    await admin_api.create(
+        CLAIMS,
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": "claim-5"},
+            "spec": spec,
+        },
+        namespace=namespace,
+    )
+    await admin_api.create(PODS, _pod("p5", resourceClaimName="claim-5"), namespace=namespace)
+    (message, *_) = await _until(lambda: _failed_scheduling(admin_api, namespace, "p5"))
+    assert "cannot allocate claim claim-5" in message
+    assert await _node_of(admin_api, namespace, "p5") is None
+    assert await _allocated_devices(admin_api, namespace) == [(node, "nic-0")] * 5
+    await admin_api.delete(PODS, "p0", namespace=namespace, grace_period_seconds=0)
+    assert await _until(lambda: _node_of(admin_api, namespace, "p5")) == node
+    await verify_clean(control_plane, namespace)

@@ -16,7 +16,14 @@ from dra_operator.allocator._explain import (
     RequestExplanation,
 )
 from dra_operator.allocator._features import Features
-from dra_operator.allocator._inputs import Budget, Ledger, Node, SelectorEvaluator, SharedDeviceID
+from dra_operator.allocator._inputs import (
+    Budget,
+    Ledger,
+    Node,
+    SelectorEvaluator,
+    SharedDeviceID,
+    consumed_capacity,
+)
 from dra_operator.allocator._policies import (
     BinPack,
     FirstFit,
@@ -49,5 +56,6 @@ __all__ = [
     "Spread",
     "TopologyAffinity",
     "allocate",
+    "consumed_capacity",
     "policy_named",
 ]

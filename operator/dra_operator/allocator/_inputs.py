@@ -17,6 +17,7 @@ from typing import Protocol
 from dra_operator.model import (
     Device,
     DeviceID,
+    DeviceRequestAllocationResult,
     FrozenMap,
     Quantity,
     ResourceClaim,
@@ -88,8 +89,7 @@ class Ledger:
                     continue
                 shares.add(SharedDeviceID(device, result.share_id))
                 totals = capacity.setdefault(device, {})
-                for bare, quantity in result.consumed_capacity.items():
-                    name = bare if "/" in bare else f"{result.driver}/{bare}"
+                for name, quantity in consumed_capacity(result).items():
                     totals[name] = totals[name] + quantity if name in totals else quantity
         return cls(
             exclusive=frozenset(exclusive),
@@ -98,6 +98,19 @@ class Ledger:
                 {device: FrozenMap(totals) for device, totals in capacity.items()}
             ),
         )
+
+
+def consumed_capacity(result: DeviceRequestAllocationResult) -> dict[str, Quantity]:
+    """A share's consumed capacity under the names the model keys device capacity by.
+
+    The API writes a capacity of the driver's own domain by its bare name; the model qualifies
+    it with the driver, so every ledger must do the same or a share's use is never matched
+    against the device's capacity.
+    """
+    return {
+        name if "/" in name else f"{result.driver}/{name}": quantity
+        for name, quantity in result.consumed_capacity.items()
+    }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -16,8 +16,9 @@ While a claim has both, both count: over-counting only delays a pod, under-count
 device twice. Counts are reference counts, so removing one source restores exactly what was
 there before it was added, and a device shared by several sources stays in use until the last
 one goes. Results with admin access never count (upstream's `foreachAllocatedDevice`); results
-with a share ID count as shares with their consumed capacity when consumable capacity is on,
-and as exclusive devices otherwise.
+with a share ID count as shares with their consumed capacity (names qualified by the driver,
+as `allocator.consumed_capacity` keys them) when consumable capacity is on, and as exclusive
+devices otherwise.
 
 Counters are not summed here: which counters a device consumes is in its slice, not its claim.
 `in_use_in_pool` lists the pool's devices that are in use in any way, which is what upstream's
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from dra_operator import errors
-from dra_operator.allocator import Ledger, SharedDeviceID
+from dra_operator.allocator import Ledger, SharedDeviceID, consumed_capacity
 from dra_operator.cluster._store import Change
 from dra_operator.model import AllocationResult, DeviceID, FrozenMap, Quantity, ResourceClaim
 
@@ -63,7 +64,7 @@ class _Usage:
             if consumable_capacity and result.share_id is not None:
                 shares.append(SharedDeviceID(device, result.share_id))
                 if result.consumed_capacity:
-                    capacity.append((device, result.consumed_capacity))
+                    capacity.append((device, FrozenMap(consumed_capacity(result))))
             else:
                 exclusive.append(device)
         return cls(tuple(exclusive), tuple(shares), tuple(capacity))

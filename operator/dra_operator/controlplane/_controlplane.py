@@ -20,7 +20,7 @@ import json
 import os
 import shutil
 import ssl
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -156,10 +156,15 @@ def up(
     state_dir: Path,
     binaries: Binaries,
     with_upstream: bool = False,
+    apiserver_args: Sequence[str] = (),
+    upstream_args: Mapping[str, Sequence[str]] | None = None,
     timeout: float = 90.0,
     progress: Progress = lambda _: None,
 ) -> ControlPlaneState:
     """Start the control plane in `state_dir` and wait until it is ready.
+
+    `apiserver_args` are appended to kube-apiserver's flags, `upstream_args[name]` to those of
+    kube-scheduler and kube-controller-manager (the benchmarks add an audit log and QPS).
 
     Raises ControlPlaneError (with the failing process's last log lines) after stopping
     whatever it had started.
@@ -199,6 +204,7 @@ def up(
         args += [
             f"--feature-gates={release.feature_gates_flag()}",
             f"--runtime-config={release.runtime_config_flag()}",
+            *apiserver_args,
         ]
         state = _start(state, "kube-apiserver", args)
         ca_context = ssl.create_default_context(cafile=str(state.ca_file))
@@ -209,7 +215,12 @@ def up(
         )
         if upstream is not None:
             state = _start_upstream(
-                state, upstream, release.feature_gates_flag(), timeout, progress
+                state,
+                upstream,
+                release.feature_gates_flag(),
+                upstream_args or {},
+                timeout,
+                progress,
             )
     except BaseException:
         down(state_dir)
@@ -353,6 +364,7 @@ def _start_upstream(
     state: ControlPlaneState,
     binaries: tuple[Path, Path],
     feature_gates: str,
+    extra_args: Mapping[str, Sequence[str]],
     timeout: float,
     progress: Progress,
 ) -> ControlPlaneState:
@@ -392,6 +404,7 @@ def _start_upstream(
             "--leader-elect=false",
             f"--feature-gates={feature_gates}",
             *extra,
+            *extra_args.get(name, ()),
         ]
         state = _start(state, name, argv)
         _wait_healthy(state, name, f"https://127.0.0.1:{port}/healthz", insecure, timeout)

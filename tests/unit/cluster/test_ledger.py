@@ -70,7 +70,8 @@ def claim(uid: str, alloc: AllocationResult | None, rv: str = "1") -> ResourceCl
 
 
 def mem(**sums: str) -> FrozenMap[str, Quantity]:
-    return FrozenMap({k: Quantity.parse(v) for k, v in sums.items()})
+    """GPU0's consumed capacity as the ledger keys it: bare API names qualified by the driver."""
+    return FrozenMap({f"{GPU0.driver}/{k}": Quantity.parse(v) for k, v in sums.items()})
 
 
 @pytest.mark.parametrize(
@@ -103,6 +104,29 @@ def test_what_an_allocation_puts_in_use(
     ledger = DeviceLedger()
     ledger.claim_changed(claim("a", allocation(*results)))
     assert ledger.snapshot() == expected
+
+
+def test_consumed_capacity_is_keyed_as_the_allocator_keys_device_capacity() -> None:
+    """A bare name is in the driver's domain; the live ledger must agree with the allocator's
+    own `Ledger.from_claims`, or shares never count against the device's capacity."""
+    shared = result(GPU0, share="s1", memory="2Gi")
+    foreign = DeviceRequestAllocationResult(
+        request="req",
+        driver=GPU0.driver,
+        pool=GPU0.pool,
+        device=GPU0.device,
+        share_id="s2",
+        consumed_capacity=FrozenMap({"other.example.com/links": Quantity.parse("1")}),
+    )
+    claims = [claim("a", allocation(shared)), claim("b", allocation(foreign))]
+    ledger = DeviceLedger()
+    for c in claims:
+        ledger.claim_changed(c)
+    assert ledger.snapshot() == Ledger.from_claims(claims)
+    assert ledger.snapshot().consumed_capacity[GPU0] == {
+        "gpu.example.com/memory": Quantity.parse("2Gi"),
+        "other.example.com/links": Quantity.parse("1"),
+    }
 
 
 def test_shares_are_exclusive_devices_without_consumable_capacity() -> None:
@@ -237,7 +261,8 @@ def recompute(allocs: list[AllocationResult]) -> Ledger:
             shares.add(SharedDeviceID(device, r.share_id))
             if r.consumed_capacity:
                 totals = capacity.setdefault(device, {})
-                for name, q in r.consumed_capacity.items():
+                for bare, q in r.consumed_capacity.items():
+                    name = bare if "/" in bare else f"{r.driver}/{bare}"
                     totals[name] = totals[name] + q if name in totals else q
     return Ledger(
         exclusive=frozenset(exclusive),

@@ -1,0 +1,29 @@
+"""bench.scheduling: end-to-end DRA scheduling, dra-operator against kube-scheduler + KCM.
+
+Issue #9's workloads a–h on a fresh local control plane per system and workload; see
+docs/benchmarks.md §End-to-end scheduling for how to read the table.
+"""
+
+from bench.scheduling._cli import SYSTEMS, main, run
+from bench.scheduling._profile import Profile, parse_collapsed
+from bench.scheduling._report import machine, markdown, rows
+from bench.scheduling._runner import PhaseResult, percentile, run_workload
+from bench.scheduling._workloads import WORKLOADS, Phase, Workload, build
+
+__all__ = [
+    "SYSTEMS",
+    "WORKLOADS",
+    "Phase",
+    "PhaseResult",
+    "Profile",
+    "Workload",
+    "build",
+    "machine",
+    "main",
+    "markdown",
+    "parse_collapsed",
+    "percentile",
+    "rows",
+    "run",
+    "run_workload",
+]

@@ -1,0 +1,130 @@
+"""`python -m bench.scheduling`: every chosen workload on both systems, then the table.
+
+    .venv/bin/python -m bench.scheduling [--scale 1] [--workloads a,c] [--systems ours,upstream]
+        [--markdown FILE] [--profile] [--out DIR]
+
+Runs are sequential (the machine has two cores): for each workload upstream first, then ours,
+each on a fresh control plane that is torn down afterwards, also on Ctrl-C or an error.
+Logs, audit logs and profiles stay in --out (a new folder under /tmp by default).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shlex
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.scheduling._profile import Profile, parse_collapsed
+from bench.scheduling._report import machine, markdown, print_table
+from bench.scheduling._runner import PhaseResult, run_workload
+from bench.scheduling._workloads import WORKLOADS, build
+from rich.console import Console
+from rich.markup import escape
+
+__all__ = ["main", "run"]
+
+SYSTEMS = ("upstream", "ours")
+UPSTREAM_QPS = 5000
+
+
+async def run(
+    keys: list[str],
+    scale: float,
+    out: Path,
+    *,
+    systems: tuple[str, ...] = SYSTEMS,
+    profile: bool = False,
+    upstream_qps: int = UPSTREAM_QPS,
+    console: Console | None = None,
+) -> tuple[list[PhaseResult], Profile | None]:
+    """Run `keys` × `systems`; the results in run order and the merged profile of ours."""
+
+    def say(text: str) -> None:
+        if console is not None:
+            console.print(text)
+
+    results: list[PhaseResult] = []
+    merged = Profile() if profile else None
+    for key in keys:
+        workload = build(key, scale)
+        for system in systems:
+            run_dir = out / f"{key}-{system}"
+            spy = run_dir / "py-spy" if profile and system == "ours" else None
+            started = time.monotonic()
+            say(f"[bold]{key}[/] {workload.title} — {system} ({len(workload.nodes)} nodes)")
+            phases = await run_workload(
+                workload, system, run_dir, profile=spy, upstream_qps=upstream_qps
+            )
+            results.extend(phases)
+            for r in phases:
+                say(
+                    f"  {r.phase}: {r.bound}/{r.pods} bound, {r.throughput:.1f} pods/s, "
+                    f"p99 {r.p99_ms:.0f} ms, verify {r.verify_exit} "
+                    f"({time.monotonic() - started:.0f} s with set-up)"
+                )
+                if r.note:
+                    say(f"  [yellow]{escape(r.note)}[/]")
+            if spy is not None and merged is not None:
+                single = Profile()
+                for raw in sorted(spy.glob("*.txt")):
+                    lines = raw.read_text().splitlines()
+                    parse_collapsed(lines, single)
+                    parse_collapsed(lines, merged)
+                (run_dir / "top-functions.txt").write_text(single.render())
+    return results, merged
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.scheduling", description=__doc__)
+    parser.add_argument("--scale", type=float, default=1.0, help="1 = 20 nodes")
+    parser.add_argument("--workloads", default=",".join(WORKLOADS), help="e.g. a,c")
+    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--markdown", type=Path, default=None)
+    parser.add_argument("--profile", action="store_true", help="ours under py-spy")
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--upstream-qps",
+        type=int,
+        default=UPSTREAM_QPS,
+        help="client QPS and burst of kube-scheduler and KCM, as scheduler_perf sets them "
+        "(0: their defaults, KCM 20/30)",
+    )
+    args = parser.parse_args(argv)
+    keys = [k.strip() for k in args.workloads.split(",") if k.strip()]
+    unknown = [k for k in keys if k not in WORKLOADS]
+    systems = tuple(s.strip() for s in args.systems.split(",") if s.strip())
+    if unknown or not set(systems) <= set(SYSTEMS):
+        parser.error(f"unknown workloads or systems: {unknown or systems}")
+    out = args.out or Path(tempfile.mkdtemp(prefix="dra-bench-e2e-"))
+    console = Console(width=None if sys.stdout.isatty() else 220)
+    host = machine()
+    command = "python -m bench.scheduling " + shlex.join(argv if argv is not None else sys.argv[1:])
+    console.print(f"{host}\nlogs in {out}")
+    try:
+        results, profile = asyncio.run(
+            run(
+                keys,
+                args.scale,
+                out,
+                systems=systems,
+                profile=args.profile,
+                upstream_qps=args.upstream_qps,
+                console=console,
+            )
+        )
+    except KeyboardInterrupt:  # every control plane started so far is already down
+        console.print("interrupted")
+        return 130
+    print_table(results, console, f"End-to-end scheduling, scale {args.scale:g}")
+    if profile is not None:
+        text = profile.render()
+        (out / "top-functions.txt").write_text(text)
+        console.print(text, markup=False, highlight=False)
+    if args.markdown:
+        args.markdown.write_text(markdown(results, command, host))
+        console.print(f"Markdown table written to {args.markdown}")
+    return 1 if any(r.verify_exit or r.bound < r.pods for r in results) else 0

@@ -1,0 +1,123 @@
+"""The result table: per phase, ours and upstream side by side and the ratio ours/upstream.
+
+The same rows go to the terminal (rich) and, with `--markdown FILE`, to a Markdown table for
+docs/benchmarks.md with the command, the machine and the date above it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import platform
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench.scheduling._runner import PhaseResult
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+__all__ = ["machine", "markdown", "print_table", "rows"]
+
+_Metric = tuple[str, Callable[[PhaseResult], float], str]
+_METRICS: tuple[_Metric, ...] = (
+    ("pods/s", lambda r: r.throughput, "{:.1f}"),
+    ("p50 ms", lambda r: r.p50_ms, "{:.0f}"),
+    ("p90 ms", lambda r: r.p90_ms, "{:.0f}"),
+    ("p99 ms", lambda r: r.p99_ms, "{:.0f}"),
+    ("API req/pod", lambda r: r.requests_per_pod, "{:.1f}"),
+    ("writes/pod", lambda r: r.writes_per_pod, "{:.2f}"),
+    ("CPU s", lambda r: r.cpu_seconds, "{:.1f}"),
+    ("peak RSS MiB", lambda r: r.peak_rss_mib, "{:.0f}"),
+    ("apiserver CPU s", lambda r: r.apiserver_cpu_seconds, "{:.1f}"),
+)
+HEADERS = ("phase", "system", "bound", *(m[0] for m in _METRICS), "verify")
+
+
+def _fmt(value: float, pattern: str) -> str:
+    return "—" if math.isnan(value) else pattern.format(value)
+
+
+def rows(results: Sequence[PhaseResult]) -> list[tuple[str, ...]]:
+    """Three rows per phase (ours, upstream, ratio), phases in run order."""
+    by_phase: dict[str, dict[str, PhaseResult]] = {}
+    for result in results:
+        by_phase.setdefault(result.phase, {})[result.system] = result
+    table: list[tuple[str, ...]] = []
+    for phase, systems in by_phase.items():
+        for name in ("ours", "upstream"):
+            r = systems.get(name)
+            if r is None:
+                continue
+            table.append(
+                (
+                    phase,
+                    name,
+                    f"{r.bound}/{r.pods}",
+                    *(_fmt(get(r), pattern) for _, get, pattern in _METRICS),
+                    str(r.verify_exit),
+                )
+            )
+        if len(systems) == 2:
+            ours, theirs = systems["ours"], systems["upstream"]
+            ratios = []
+            for _, get, _pattern in _METRICS:
+                a, b = get(ours), get(theirs)
+                ok = b and not math.isnan(a) and not math.isnan(b)
+                ratios.append(f"{a / b:.2f}×" if ok else "—")
+            table.append((phase, "ours/upstream", "", *ratios, ""))
+    return table
+
+
+def print_table(results: Sequence[PhaseResult], console: Console, title: str) -> None:
+    table = Table(title=title)
+    for header in HEADERS:
+        table.add_column(header, justify="left" if header in ("phase", "system") else "right")
+    for row in rows(results):
+        style = "dim" if row[1] == "ours/upstream" else None
+        table.add_row(*row, style=style)
+    console.print(table)
+    for r in results:
+        if r.note:
+            console.print(f"[yellow]{r.phase}/{r.system}: {escape(r.note)}[/]")
+        if r.verify_exit:
+            console.print(f"[red]verify {r.phase}/{r.system} exit {r.verify_exit}[/]")
+            text = r.verify_output
+            if len(text) > 3000:  # long pod lists: the start names the problem, the end counts
+                text = f"{text[:2000]}\n…\n{text.splitlines()[-1]}"
+            console.print(text, markup=False, highlight=False)
+
+
+def machine() -> str:
+    """nproc, CPU model, kernel and load average, for the record."""
+    model = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return (
+        f"{os.cpu_count()} CPUs ({model}), Linux {platform.release()}, "
+        f"Python {platform.python_version()}, load average at start {load}"
+    )
+
+
+def markdown(results: Sequence[PhaseResult], command: str, host: str) -> str:
+    """The Markdown block for docs/benchmarks.md."""
+    date = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        f"Command: `{command}`  ",
+        f"Machine: {host}  ",
+        f"Date: {date}",
+        "",
+        "| " + " | ".join(HEADERS) + " |",
+        "|" + "|".join("---" if h in ("phase", "system") else "---:" for h in HEADERS) + "|",
+    ]
+    for row in rows(results):
+        cells = [f"*{c}*" if row[1] == "ours/upstream" and c else c for c in row]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

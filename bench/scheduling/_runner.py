@@ -1,0 +1,283 @@
+"""One workload on one system: set up the objects, run the phases, measure, verify.
+
+The bench talks to the API server as the admin with its own user agent (`dra-bench`), so the
+audit log tells its requests from the component's. Pods are created concurrently (at most
+`_CREATORS` requests in flight, like scheduler_perf's parallel createPods); a steady-state
+phase deletes each pod with gracePeriodSeconds=0 (no kubelet would ever finish it) as soon as
+it is done and creates the next. A phase ends when all its pods are done, or when none has
+finished for `_STALL` seconds (the result then shows fewer bound pods than created).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import itertools
+import math
+import sys
+import time
+from collections.abc import Awaitable, Iterable
+from pathlib import Path
+from typing import Any
+
+from bench.scheduling._system import (
+    ProcessSample,
+    Profiler,
+    System,
+    count_requests,
+    sample,
+    started,
+)
+from bench.scheduling._tracker import Stamp, Tracker
+from bench.scheduling._workloads import Phase, Workload
+
+from dra_operator import controlplane
+from dra_operator.kube import CORE_EVENTS, NAMESPACES, PODS, Client, dra, load_kubeconfig
+
+__all__ = ["PhaseResult", "percentile", "run_workload"]
+
+NAMESPACE = "bench"
+_CREATORS = 20
+_STALL = 30.0
+_SETTLE = 60.0
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class PhaseResult:
+    """The measurements of one phase on one system."""
+
+    phase: str
+    system: str
+    pods: int
+    bound: int
+    seconds: float
+    throughput: float
+    p50_ms: float
+    p90_ms: float
+    p99_ms: float
+    requests: int
+    writes: int
+    cpu_seconds: float
+    peak_rss_mib: float
+    apiserver_cpu_seconds: float
+    verify_exit: int
+    verify_output: str
+    note: str = ""
+    """Why pods were left unbound: the newest event of one of them."""
+
+    @property
+    def requests_per_pod(self) -> float:
+        return self.requests / self.bound if self.bound else math.nan
+
+    @property
+    def writes_per_pod(self) -> float:
+        return self.writes / self.bound if self.bound else math.nan
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..1); NaN without values."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+async def _bounded(jobs: Iterable[Awaitable[Any]], limit: int = _CREATORS) -> None:
+    gate = asyncio.Semaphore(limit)
+
+    async def one(job: Awaitable[Any]) -> None:
+        async with gate:
+            await job
+
+    await asyncio.gather(*(one(j) for j in jobs))
+
+
+async def _setup(api: Client, workload: Workload) -> None:
+    await api.create(
+        NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
+    )
+    await _bounded(controlplane.create_ready_node(api, n) for n in workload.nodes)
+    for manifest in workload.classes:
+        await api.create(dra("deviceclasses"), manifest)
+    await _bounded(api.create(dra("resourceslices"), s) for s in workload.slices)
+    for manifest in workload.templates:
+        await api.create(dra("resourceclaimtemplates"), manifest, namespace=NAMESPACE)
+    await _bounded(
+        api.create(dra("resourceclaims"), c, namespace=NAMESPACE) for c in workload.claims
+    )
+
+
+async def _preallocate(api: Client, workload: Workload, indices: range) -> None:
+    async def one(index: int) -> None:
+        claim, status = workload.preallocated_claim(index, NAMESPACE)
+        await api.create(dra("resourceclaims"), claim, namespace=NAMESPACE)
+        name = claim["metadata"]["name"]
+        await api.patch(
+            dra("resourceclaims"), name, status, namespace=NAMESPACE, subresource="status"
+        )
+
+    await _bounded(one(i) for i in indices)
+
+
+def _samples(system: System) -> dict[str, ProcessSample]:
+    found = {name: sample(pid) for name, pid in system.component_pids.items()}
+    found["kube-apiserver"] = sample(system.apiserver_pid)
+    return found
+
+
+async def _verify(system: System) -> tuple[int, str]:
+    proc = await asyncio.create_subprocess_exec(
+        str(Path(sys.executable).with_name("dra-operator")),
+        "verify",
+        f"--kubeconfig={system.state.admin_kubeconfig}",
+        f"--namespace={NAMESPACE}",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    out, _ = await proc.communicate()
+    return proc.returncode or 0, out.decode(errors="replace").strip()
+
+
+async def _run_phase(
+    api: Client,
+    tracker: Tracker,
+    system: System,
+    workload: Workload,
+    phase: Phase,
+    first: int,
+    profile: Path | None,
+) -> PhaseResult:
+    names = {f"pod-{i:05d}" for i in range(first, first + phase.pods)}
+    pending = iter(range(first, first + phase.pods))
+    finished: list[str] = []
+    background: set[asyncio.Task[None]] = set()
+    progress = [time.monotonic()]
+
+    async def create(index: int) -> None:
+        await api.create(PODS, workload.pod(index, NAMESPACE, system.scheduler_name))
+
+    async def replace(name: str) -> None:
+        await api.delete(PODS, name, namespace=NAMESPACE, grace_period_seconds=0)
+        index = next(pending, None)
+        if index is not None:
+            await create(index)
+
+    def done(name: str) -> None:
+        if name not in names:
+            return
+        finished.append(name)
+        progress[0] = time.monotonic()
+        if phase.in_flight is not None and len(finished) + phase.in_flight <= phase.pods:
+            task = asyncio.create_task(replace(name))
+            background.add(task)
+            task.add_done_callback(background.discard)
+
+    profiler = None
+    if profile is not None and system.is_ours():
+        profiler = Profiler(system.component_pids["dra-operator"], profile / f"{phase.name}.txt")
+    before = _samples(system)
+    start = Stamp.now()
+    tracker.on_done = done
+    first_batch = phase.pods if phase.in_flight is None else phase.in_flight
+    await _bounded(create(i) for i in itertools.islice(pending, first_batch))
+    await tracker.wait(
+        lambda: len(finished) == phase.pods or time.monotonic() - progress[0] > _STALL,
+        timeout=math.inf,
+    )
+    tracker.on_done = lambda _: None
+    await asyncio.gather(*background)
+    after = _samples(system)
+    if profiler is not None:
+        await asyncio.to_thread(profiler.stop)
+    created = [tracker.created[n] for n in names if n in tracker.created]
+    ended = [tracker.done[n] for n in finished]
+    first_seen = min((c.mono for c in created), default=start.mono)
+    last_done = max((d.mono for d in ended), default=time.monotonic())
+    seconds = max(last_done - first_seen, 1e-9)
+    end_wall = max((d.wall for d in ended), default=time.time())
+    latencies = [(tracker.done[n].mono - tracker.created[n].mono) * 1000 for n in finished]
+    audit = await asyncio.to_thread(system.audit_log.read_text, errors="replace")
+    requests = count_requests(audit.splitlines(), system.is_ours(), start.wall, end_wall)
+    note = ""
+    unbound = sorted(n for n in names if n not in tracker.done)
+    if unbound:
+        note = f"{len(unbound)} not done, e.g. {unbound[0]}: {await _last_event(api, unbound[0])}"
+    await tracker.wait(tracker.settled, _SETTLE)
+    verify_exit, verify_output = await _verify(system)
+    components = [n for n in before if n != "kube-apiserver"]
+    return PhaseResult(
+        phase=phase.name,
+        system=system.name,
+        pods=phase.pods,
+        bound=len(finished),
+        seconds=seconds,
+        throughput=len(finished) / seconds if finished else 0.0,
+        p50_ms=percentile(latencies, 0.50),
+        p90_ms=percentile(latencies, 0.90),
+        p99_ms=percentile(latencies, 0.99),
+        requests=requests.total,
+        writes=requests.writes,
+        cpu_seconds=sum(after[n].cpu - before[n].cpu for n in components),
+        peak_rss_mib=sum(after[n].peak_rss_mib for n in components),
+        apiserver_cpu_seconds=after["kube-apiserver"].cpu - before["kube-apiserver"].cpu,
+        verify_exit=verify_exit,
+        verify_output=verify_output,
+        note=note,
+    )
+
+
+async def _last_event(api: Client, pod: str) -> str:
+    events = await api.list(
+        CORE_EVENTS, namespace=NAMESPACE, field_selector=f"involvedObject.name={pod}"
+    )
+    items = sorted(events["items"], key=lambda e: e.get("lastTimestamp") or "")
+    return str(items[-1].get("message", "")) if items else "no event"
+
+
+async def _clear_pods(api: Client, tracker: Tracker) -> None:
+    """Delete every pod and wait until their generated claims are gone (between phases)."""
+    await _bounded(
+        api.delete(PODS, n, namespace=NAMESPACE, grace_period_seconds=0) for n in list(tracker.pods)
+    )
+
+    def empty() -> bool:
+        return not tracker.pods and not any(
+            c["metadata"].get("ownerReferences") for c in tracker.claims.values()
+        )
+
+    await tracker.wait(empty, _SETTLE)
+
+
+async def run_workload(
+    workload: Workload,
+    system_name: str,
+    run_dir: Path,
+    *,
+    profile: Path | None = None,
+    upstream_qps: int = 0,
+) -> list[PhaseResult]:
+    """All phases of `workload` on a fresh control plane running `system_name`.
+
+    With `profile` (a folder), ours runs under py-spy during each phase: `<phase>.txt` there.
+    """
+    results = []
+    async with started(system_name, run_dir, upstream_qps=upstream_qps) as system:
+        config = load_kubeconfig(system.state.admin_kubeconfig)
+        async with Client(config, user_agent="dra-bench") as api:
+            await _setup(api, workload)
+            tracker = Tracker(api, NAMESPACE)
+            await tracker.start()
+            try:
+                allocated, first = 0, 0
+                for number, phase in enumerate(workload.phases):
+                    if number:
+                        await _clear_pods(api, tracker)
+                    await _preallocate(api, workload, range(allocated, phase.preallocate))
+                    allocated = max(allocated, phase.preallocate)
+                    results.append(
+                        await _run_phase(api, tracker, system, workload, phase, first, profile)
+                    )
+                    first += phase.pods
+            finally:
+                await tracker.stop()
+    return results

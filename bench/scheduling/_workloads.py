@@ -1,0 +1,395 @@
+"""The eight workloads of issue #9, modelled on upstream's scheduler_perf DRA tests.
+
+Every workload is plain API objects (nodes' slices, classes, templates, claims) and pod specs,
+sized from `--scale`: scale 1 is 20 nodes; devices per node follow the upstream test each one
+mirrors (10, or 2 for shared claims). A workload has one or more phases; a fill phase creates
+all its pods at once, a steady-state phase keeps `in_flight` pods at a time, deleting each one
+as soon as it is bound with its claims allocated and reserved (upstream's
+SteadyStateClusterResourceClaimTemplate). Pre-allocated claims are written by the bench itself,
+as scheduler_perf's `allocResourceClaims` op does, before the phase starts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = [
+    "CLAIM_FINALIZER",
+    "DRIVER",
+    "WORKLOADS",
+    "Phase",
+    "Workload",
+    "build",
+]
+
+DRIVER = "bench.example.com"
+CLAIM_FINALIZER = "resource.kubernetes.io/delete-protection"
+_DEVICES = 10
+_STEADY_IN_FLIGHT = 10
+
+Manifest = dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Phase:
+    """One measured run of pods; `preallocate` counts claims that exist allocated before it."""
+
+    name: str
+    pods: int
+    in_flight: int | None = None
+    preallocate: int = 0
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Workload:
+    """Everything one workload creates, the same for both systems."""
+
+    key: str
+    title: str
+    nodes: tuple[str, ...]
+    slices: tuple[Manifest, ...]
+    classes: tuple[Manifest, ...]
+    templates: tuple[Manifest, ...]
+    claims: tuple[Manifest, ...]
+    pod_claims: Callable[[int], list[Manifest]]
+    phases: tuple[Phase, ...]
+    device_order: tuple[tuple[str, str], ...] = ()
+    """(node, device) in the order pre-allocated claims take them."""
+
+    def pod(self, index: int, namespace: str, scheduler: str) -> Manifest:
+        claims = self.pod_claims(index)
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"pod-{index:05d}", "namespace": namespace},
+            "spec": {
+                "schedulerName": scheduler,
+                "terminationGracePeriodSeconds": 0,
+                "containers": [
+                    {
+                        "name": "c",
+                        "image": "registry.k8s.io/pause:3.10",
+                        "resources": {"claims": [{"name": c["name"]} for c in claims]},
+                    }
+                ],
+                "resourceClaims": claims,
+            },
+        }
+
+    def preallocated_claim(self, index: int, namespace: str) -> tuple[Manifest, Manifest]:
+        """A claim for one device and the status that allocates it to the index-th device."""
+        node, device = self.device_order[index]
+        claim = _claim(f"pre-{index:05d}", namespace, _exactly())
+        claim["metadata"]["finalizers"] = [CLAIM_FINALIZER]
+        status = {
+            "allocation": {
+                "devices": {
+                    "results": [
+                        {"request": "gpu", "driver": DRIVER, "pool": node, "device": device}
+                    ]
+                },
+                "nodeSelector": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchFields": [
+                                {"key": "metadata.name", "operator": "In", "values": [node]}
+                            ]
+                        }
+                    ]
+                },
+            }
+        }
+        return claim, {"status": status}
+
+
+# -- objects -------------------------------------------------------------------------------------
+
+
+def _device(index: int, **overrides: Any) -> Manifest:
+    """scheduler_perf's test device: model, family, driverVersion, numa and 1Gi of memory."""
+    attributes = {
+        "model": {"string": "A100"},
+        "family": {"string": "GPU"},
+        "driverVersion": {"version": "1.2.3"},
+        "numa": {"int": index // 5},
+        **overrides.pop("attributes", {}),
+    }
+    return {
+        "name": f"gpu-{index}",
+        "attributes": attributes,
+        "capacity": {"memory": {"value": "1Gi"}},
+        **overrides,
+    }
+
+
+def _slice(node: str, devices: list[Manifest], *, suffix: str = "", count: int = 1) -> Manifest:
+    spec: Manifest = {
+        "driver": DRIVER,
+        "nodeName": node,
+        "pool": {"name": node, "generation": 1, "resourceSliceCount": count},
+    }
+    spec["devices"] = devices
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node}-{DRIVER}{suffix}"},
+        "spec": spec,
+    }
+
+
+def _class() -> Manifest:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": DRIVER},
+        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
+    }
+
+
+def _exactly(count: int = 1, *, selectors: tuple[str, ...] = (), **extra: Any) -> Manifest:
+    exactly: Manifest = {"deviceClassName": DRIVER, "allocationMode": "ExactCount", "count": count}
+    if selectors:
+        exactly["selectors"] = [{"cel": {"expression": s}} for s in selectors]
+    return {"name": "gpu", "exactly": {**exactly, **extra}}
+
+
+def _claim_spec(*requests: Manifest, constraints: tuple[Manifest, ...] = ()) -> Manifest:
+    devices: Manifest = {"requests": list(requests)}
+    if constraints:
+        devices["constraints"] = list(constraints)
+    return {"devices": devices}
+
+
+def _claim(name: str, namespace: str, *requests: Manifest) -> Manifest:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": _claim_spec(*requests),
+    }
+
+
+def _template(spec: Manifest) -> Manifest:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "gpu"},
+        "spec": {"spec": spec},
+    }
+
+
+def _from_template(_: int) -> list[Manifest]:
+    return [{"name": "gpu", "resourceClaimTemplateName": "gpu"}]
+
+
+def _attr(name: str) -> str:
+    return f'device.attributes["{DRIVER}"].{name}'
+
+
+# -- the workloads ---------------------------------------------------------------------------------
+
+
+def _nodes(scale: float) -> tuple[str, ...]:
+    return tuple(f"node-{n:03d}" for n in range(max(1, round(20 * scale))))
+
+
+def _plain(
+    key: str,
+    title: str,
+    scale: float,
+    spec: Manifest,
+    pods_per_node: int,
+    devices: Mapping[int, Manifest] | None = None,
+) -> Workload:
+    """N nodes × 10 standard devices (some changed by `devices`), pods from one template."""
+    nodes = _nodes(scale)
+    changed = devices or {}
+    return Workload(
+        key=key,
+        title=title,
+        nodes=nodes,
+        slices=tuple(
+            _slice(n, [_device(i, **changed.get(i, {})) for i in range(_DEVICES)]) for n in nodes
+        ),
+        classes=(_class(),),
+        templates=(_template(spec),),
+        claims=(),
+        pod_claims=_from_template,
+        phases=(Phase(name=key, pods=pods_per_node * len(nodes)),),
+    )
+
+
+def fill(scale: float) -> Workload:
+    return _plain("a", "fill: one-device template until full", scale, _claim_spec(_exactly()), 10)
+
+
+def steady(scale: float) -> Workload:
+    nodes = _nodes(scale)
+    total = len(nodes) * _DEVICES
+    measured = max(2 * _STEADY_IN_FLIGHT, 5 * len(nodes))
+    base = fill(scale)
+    return dataclasses.replace(
+        base,
+        key="b",
+        title="steady state: create, schedule, delete, 10 in flight",
+        phases=tuple(
+            Phase(name=f"b-{label}", pods=measured, in_flight=_STEADY_IN_FLIGHT, preallocate=pre)
+            for label, pre in (
+                ("empty", 0),
+                ("half", total // 2),
+                ("full", max(0, total - _STEADY_IN_FLIGHT)),
+            )
+        ),
+        device_order=tuple((n, f"gpu-{i}") for n in nodes for i in range(_DEVICES)),
+    )
+
+
+def shared(scale: float) -> Workload:
+    """scheduler_perf SchedulingWithResourceClaim: 2 devices per node, 5 pods per claim."""
+    nodes = _nodes(scale)
+    per_node = 2
+    count = per_node * len(nodes)
+    claims = tuple(_claim(f"shared-{k:04d}", "", _exactly()) for k in range(count))
+    return Workload(
+        key="c",
+        title="shared claims: one claim per 5 pods",
+        nodes=nodes,
+        slices=tuple(_slice(n, [_device(i) for i in range(per_node)]) for n in nodes),
+        classes=(_class(),),
+        templates=(),
+        claims=claims,
+        pod_claims=lambda i: [{"name": "gpu", "resourceClaimName": f"shared-{i // 5:04d}"}],
+        phases=(Phase(name="c", pods=5 * count),),
+    )
+
+
+def first_available(scale: float) -> Workload:
+    """Two H100s per node for a two-device first choice, else any one device.
+
+    A node then holds at most one pod of the first choice, so 9 pods per node always fit.
+    """
+    h100 = {"attributes": {"model": {"string": "H100"}}}
+    first = {
+        "name": "two-h100",
+        "deviceClassName": DRIVER,
+        "allocationMode": "ExactCount",
+        "count": 2,
+        "selectors": [{"cel": {"expression": f'{_attr("model")} == "H100"'}}],
+    }
+    fallback = {"name": "any", "deviceClassName": DRIVER, "allocationMode": "ExactCount"}
+    spec = _claim_spec({"name": "gpu", "firstAvailable": [first, fallback]})
+    title = "firstAvailable: two H100 else one device"
+    return _plain("d", title, scale, spec, 9, {0: h100, 1: h100})
+
+
+def cel_selectors(scale: float) -> Workload:
+    """Half the devices run driver 0.9.0, so the semver half of the selector filters."""
+    old = {"attributes": {"driverVersion": {"version": "0.9.0"}}}
+    selector = (
+        f'{_attr("driverVersion")}.isGreaterThan(semver("1.0.0")) && '
+        f'device.capacity["{DRIVER}"].memory.compareTo(quantity("1Gi")) >= 0'
+    )
+    spec = _claim_spec(_exactly(selectors=(selector,)))
+    old_devices = {i: old for i in range(1, _DEVICES, 2)}
+    return _plain("e", "CEL selector: semver and quantity", scale, spec, 5, old_devices)
+
+
+def match_attribute(scale: float) -> Workload:
+    """Four devices on one NUMA node (5 per NUMA node): two pods per node."""
+    constraint = {"requests": ["gpu"], "matchAttribute": f"{DRIVER}/numa"}
+    spec = _claim_spec(_exactly(4), constraints=(constraint,))
+    return _plain("f", "matchAttribute across 4 devices", scale, spec, 2)
+
+
+def partitionable(scale: float) -> Workload:
+    """Two GPUs per node, each whole or as four partitions sharing its memory counter."""
+    nodes = _nodes(scale)
+    gpus = 2
+    slices = []
+    for node in nodes:
+        devices = []
+        for g in range(gpus):
+            for part, memory in ((None, "40Gi"), *((p, "10Gi") for p in range(4))):
+                name = f"gpu-{g}" if part is None else f"gpu-{g}-part-{part}"
+                kind = "whole" if part is None else "partition"
+                devices.append(
+                    {
+                        "name": name,
+                        "attributes": {"type": {"string": kind}},
+                        "consumesCounters": [
+                            {"counterSet": f"gpu-{g}", "counters": {"memory": {"value": memory}}}
+                        ],
+                    }
+                )
+        counters = [
+            {"name": f"gpu-{g}", "counters": {"memory": {"value": "40Gi"}}} for g in range(gpus)
+        ]
+        counter_slice = _slice(node, [], suffix="-counters", count=2)
+        counter_slice["spec"]["sharedCounters"] = counters
+        del counter_slice["spec"]["devices"]
+        slices += [_slice(node, devices, count=2), counter_slice]
+    spec = _claim_spec(_exactly(selectors=(f'{_attr("type")} == "partition"',)))
+    return Workload(
+        key="g",
+        title="partitionable devices: one partition of a shared GPU",
+        nodes=nodes,
+        slices=tuple(slices),
+        classes=(_class(),),
+        templates=(_template(spec),),
+        claims=(),
+        pod_claims=_from_template,
+        phases=(Phase(name="g", pods=4 * gpus * len(nodes)),),
+    )
+
+
+def consumable_capacity(scale: float) -> Workload:
+    """Two 100G NICs per node shared by capacity: 20G per claim, five claims per NIC."""
+    nodes = _nodes(scale)
+    nics = 2
+    policy = {"default": "10G", "validRange": {"min": "10G", "step": "10G"}}
+    slices = tuple(
+        _slice(
+            n,
+            [
+                {
+                    "name": f"nic-{i}",
+                    "allowMultipleAllocations": True,
+                    "attributes": {"type": {"string": "nic"}},
+                    "capacity": {"bandwidth": {"value": "100G", "requestPolicy": policy}},
+                }
+                for i in range(nics)
+            ],
+        )
+        for n in nodes
+    )
+    spec = _claim_spec(_exactly(capacity={"requests": {"bandwidth": "20G"}}))
+    return Workload(
+        key="h",
+        title="consumable capacity: 20G of a shared 100G NIC",
+        nodes=nodes,
+        slices=slices,
+        classes=(_class(),),
+        templates=(_template(spec),),
+        claims=(),
+        pod_claims=_from_template,
+        phases=(Phase(name="h", pods=5 * nics * len(nodes)),),
+    )
+
+
+WORKLOADS: dict[str, Callable[[float], Workload]] = {
+    "a": fill,
+    "b": steady,
+    "c": shared,
+    "d": first_available,
+    "e": cel_selectors,
+    "f": match_attribute,
+    "g": partitionable,
+    "h": consumable_capacity,
+}
+
+
+def build(key: str, scale: float) -> Workload:
+    """The workload named `key` (a–h) at `scale`."""
+    return WORKLOADS[key](scale)

@@ -19,7 +19,7 @@ names them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from dra_operator.allocator import (
     Budget,
@@ -236,11 +236,10 @@ def _try_nodes(
     known_hooks = frozenset(name for p in policies.policies for name in p.hooks)
     governing = decision_policy(policies.policies, claims, policies.labels, known_hooks)
     budget = Budget()
-    if governing is not None:
-        if governing.search_steps is not None:
-            budget = Budget(max_steps=governing.search_steps, timeout=budget.timeout)
-        if governing.search_timeout is not None:
-            budget = Budget(max_steps=budget.max_steps, timeout=governing.search_timeout)
+    if governing is not None and governing.search_steps is not None:
+        budget = replace(budget, max_steps=governing.search_steps)
+    if governing is not None and governing.search_timeout is not None:
+        budget = replace(budget, timeout=governing.search_timeout)
     verdicts: list[NodeVerdict] = []
     for node in _candidate_nodes(state, pod):
         try:

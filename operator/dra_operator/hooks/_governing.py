@@ -145,9 +145,9 @@ def decision_policy(
     Each claim's own winner is `governing_policy`; among them again the most selection fields
     set, ties by name. None when no policy governs any of them.
     """
-    best: AllocationPolicy | None = None
     if not policies:
         return None
+    best: AllocationPolicy | None = None
     for claim in claims:
         labels = namespace_labels(claim.metadata.namespace)
         won = governing_policy(policies, claim, labels, known_hooks)

@@ -13,7 +13,8 @@ same workload differently (4 + 0 against 2 + 2 on two nodes of 4 devices); a pol
 the operator did not load is marked Invalid with a message and governs nothing, while the claims
 it would have governed are allocated, and valid policies report the claims they govern; a status
 is written only when it changes (no stored status repeats the one before it); a `before_evict`
-hook (examples/hooks/hold_evictions.py) holds a device-taint eviction until it lets go.
+hook (examples/hooks/hold_evictions.py) holds a device-taint eviction until it lets go;
+`explain` tries a claim with its governing policy's strategy and budget and names the policy.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import Any
 import aiohttp
 import pytest
 import yaml
+from tests.integration.test_explain import Scene as ExplainScene
 from tests.integration.test_operator_eviction import DRIVER as EVICTION_DRIVER
 from tests.integration.test_operator_eviction import Scene
 from tests.support.controlplane import NodeFactory, Spawned
@@ -513,3 +515,32 @@ async def test_a_before_evict_hook_holds_an_eviction_until_it_lets_go(
         await scene.release("a")
         with contextlib.suppress(APINotFoundError):
             await admin_api.delete(SLICES, scene.pool)
+
+
+async def test_explain_uses_and_names_the_governing_policy(
+    admin_api: Client,
+    namespace: str,
+    make_node: NodeFactory,
+    policies: Callable[..., Awaitable[dict[str, Any]]],
+    control_plane: controlplane.ControlPlaneState,
+) -> None:
+    node = (await make_node())["metadata"]["name"]
+    scene = ExplainScene(admin_api, namespace, node)
+    await scene.setup([{"name": "gpu-0"}, {"name": "gpu-1"}])
+    try:
+        name = _unique("explained")
+        await policies(
+            name,
+            {
+                "deviceClassNames": [scene.device_class],
+                "strategy": "Spread",
+                "searchBudget": {"steps": 1},
+            },
+        )
+        await scene.claim("wants", [scene.request("gpu", count=2)])
+        code, body, verdict = await scene.explain(control_plane.admin_kubeconfig, "claim", "wants")
+        assert code == 3
+        assert (body["policy"], body["strategy"]) == (name, "Spread")
+        assert verdict is not None and "search budget exhausted" in verdict["summary"]
+    finally:
+        await scene.teardown()

@@ -45,6 +45,16 @@ class ServerInfo:
     def serves(self, plural: str) -> bool:
         return plural in self.versions
 
+    @property
+    def taint_rules_in_effect(self) -> bool:
+        """Whether the scheduler adds DeviceTaintRules' taints to the devices they select.
+
+        Upstream's kube-scheduler does when DRADeviceTaintRules is on (beta, off by default in
+        1.36; GA in 1.37). The gate is not visible from here, but the API is served only where
+        it was switched on, so serving the kind stands for it; rules need device taints on.
+        """
+        return self.serves("devicetaintrules") and self.features.device_taints
+
 
 def newest_versions(served: Mapping[str, list[str]]) -> dict[str, str]:
     """For each kind, the newest of the versions serving it (`served`: version -> plurals)."""

@@ -3,8 +3,9 @@
 The node usage (requests of placed pods per node) lives with the plugin, so each leadership
 term starts it from the pod cache in `resync` and keeps it from pod changes afterwards. So do
 the CEL evaluator and its counters, which the operator's metrics read when scraped.
-When the AllocationPolicy CRD is served, the plugin also runs the policy status writer (the
-scheduler is what applies policies), in a queue of its own.
+DeviceTaintRules reach the decisions through `TaintedSlices` when the server has them in effect
+(`ServerInfo.taint_rules_in_effect`). When the AllocationPolicy CRD is served, the plugin also
+runs the policy status writer (the scheduler is what applies policies), in a queue of its own.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from dra_operator.controllers.scheduler import (
     Scheduler,
     Settings,
     State,
+    TaintedSlices,
     WorkKey,
     handles,
 )
@@ -54,6 +56,7 @@ class SchedulerPlugin:
             nodes=caches.nodes,
             ledger=caches.ledger,
             usage=NodeUsage(),
+            tainted=TaintedSlices(caches.taint_rules if ctx.server.taint_rules_in_effect else None),
         )
         selectors = CELSelectors(features)
         ctx.metrics.track_cel(selectors.stats)
@@ -97,6 +100,8 @@ class SchedulerPlugin:
             self.scheduler.class_changed(change)
         elif kind is Kind.NODES:
             self.scheduler.node_changed(change)
+        elif kind is Kind.TAINT_RULES:
+            self.scheduler.rule_changed(change)
         elif kind in (Kind.POLICIES, Kind.NAMESPACES):
             self.scheduler.policy_changed()
         if self.policy_status is not None and kind in _POLICY_INPUTS:

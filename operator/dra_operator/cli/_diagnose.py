@@ -8,14 +8,21 @@ Each request of a node that does not fit gets its funnel: devices considered, th
 remain after the class selector, the request selector, node selection, taints, being free
 (in use, capacity, shared counters), the policy and the claim's constraints, and the stage
 that blocks it.
+
+As the scheduler would: the devices carry the taints of the DeviceTaintRules that select them
+(when device taints are on), and the claims are allocated with the strategy and search budget
+of the AllocationPolicy that governs them (`Policies`; the scheduler's `Governor` choice).
+Hooks are not loaded here, so a policy's hooks neither run nor make it invalid; the diagnosis
+names them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
 from dra_operator.allocator import (
+    Budget,
     CELSelectors,
     Explanation,
     Features,
@@ -26,10 +33,19 @@ from dra_operator.allocator import (
     allocate,
 )
 from dra_operator.errors import AllocationInputError
-from dra_operator.model import AllocationResult, Pod, ResourceClaim
+from dra_operator.hooks import AllocationPolicy, allocator_policy, decision_policy
+from dra_operator.model import AllocationResult, Pod, ResourceClaim, apply_taint_rules
 from dra_operator.verify import ClusterState
 
-__all__ = ["Diagnosis", "NodeVerdict", "RequestFunnel", "Stage", "diagnose_claim", "diagnose_pod"]
+__all__ = [
+    "Diagnosis",
+    "NodeVerdict",
+    "Policies",
+    "RequestFunnel",
+    "Stage",
+    "diagnose_claim",
+    "diagnose_pod",
+]
 
 # funnel stage -> the explanation reasons that drop devices at it, in the order they are checked
 STAGES: tuple[tuple[str, frozenset[Reason]], ...] = (
@@ -80,6 +96,17 @@ class AllocatedClaim:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Policies:
+    """The AllocationPolicies of the cluster and the labels of the namespaces they select on."""
+
+    policies: tuple[AllocationPolicy, ...] = ()
+    namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    def labels(self, namespace: str) -> Mapping[str, str]:
+        return self.namespace_labels.get(namespace, {})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Diagnosis:
     subject: str  # "claim ns/name" or "pod ns/name"
     allocated: tuple[AllocatedClaim, ...] = ()
@@ -87,6 +114,9 @@ class Diagnosis:
     missing: tuple[str, ...] = ()  # pod claims that do not exist (yet)
     nodes: tuple[NodeVerdict, ...] = ()
     error: str = ""
+    policy: str = ""  # the AllocationPolicy the pending claims were tried with; "" when none
+    strategy: str = ""  # its strategy, or FirstFit; "" when nothing was tried
+    hooks_not_run: tuple[str, ...] = ()  # the policy's hooks, which explain does not load
 
     @property
     def is_allocated(self) -> bool:
@@ -113,9 +143,9 @@ def _allocated_node(claim: ResourceClaim, result: AllocationResult, state: Clust
     if selector is None:
         return "(any node)"
     for term in selector.node_selector_terms:
-        for field in term.match_fields:
-            if field.key == "metadata.name" and field.operator == "In":
-                return ", ".join(field.values)
+        for match in term.match_fields:
+            if match.key == "metadata.name" and match.operator == "In":
+                return ", ".join(match.values)
     return "(nodes matching its node selector)"
 
 
@@ -181,36 +211,90 @@ def _verdict(node: str, explanation: Explanation) -> NodeVerdict:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Tried:
+    nodes: tuple[NodeVerdict, ...]
+    error: str
+    policy: AllocationPolicy | None
+
+
 def _try_nodes(
-    state: ClusterState, claims: list[ResourceClaim], pod: Pod | None, features: Features
-) -> tuple[tuple[NodeVerdict, ...], str]:
+    state: ClusterState,
+    claims: list[ResourceClaim],
+    pod: Pod | None,
+    features: Features,
+    policies: Policies,
+) -> _Tried:
     pending = {_ref(c) for c in claims}
     others = [c for c in state.claims if _ref(c) not in pending]
     ledger = Ledger.from_claims(others, consumable_capacity=features.consumable_capacity)
     selectors = CELSelectors(features)
+    slices = state.slices
+    if features.device_taints and state.rules:
+        rules = sorted(state.rules, key=lambda rule: rule.metadata.name)  # as the scheduler
+        slices = tuple(apply_taint_rules(slices, rules))
+    known_hooks = frozenset(name for p in policies.policies for name in p.hooks)
+    governing = decision_policy(policies.policies, claims, policies.labels, known_hooks)
+    budget = Budget()
+    if governing is not None and governing.search_steps is not None:
+        budget = replace(budget, max_steps=governing.search_steps)
+    if governing is not None and governing.search_timeout is not None:
+        budget = replace(budget, timeout=governing.search_timeout)
     verdicts: list[NodeVerdict] = []
     for node in _candidate_nodes(state, pod):
         try:
             got = allocate(
                 claims,
                 classes=state.classes,
-                slices=state.slices,
+                slices=slices,
                 node=node,
                 features=features,
                 selectors=selectors,
                 ledger=ledger,
+                policy=allocator_policy(governing),
+                budget=budget,
             )
         except AllocationInputError as exc:
-            return tuple(verdicts), str(exc)
+            return _Tried(tuple(verdicts), str(exc), governing)
         if got.explanation is None:
             verdicts.append(NodeVerdict(node=node.name, fits=True, summary="the claims fit"))
         else:
             verdicts.append(_verdict(node.name, got.explanation))
-    return tuple(verdicts), ""
+    return _Tried(tuple(verdicts), "", governing)
+
+
+def _pending(
+    subject: str,
+    claims: list[ResourceClaim],
+    state: ClusterState,
+    pod: Pod | None,
+    features: Features,
+    policies: Policies,
+    *,
+    allocated: tuple[AllocatedClaim, ...] = (),
+    missing: tuple[str, ...] = (),
+) -> Diagnosis:
+    tried = _try_nodes(state, claims, pod, features, policies)
+    governing = tried.policy
+    return Diagnosis(
+        subject=subject,
+        allocated=allocated,
+        pending=tuple(_ref(c) for c in claims),
+        missing=missing,
+        nodes=tried.nodes,
+        error=tried.error,
+        policy=governing.name if governing is not None else "",
+        strategy=governing.strategy if governing is not None else "FirstFit",
+        hooks_not_run=governing.hooks if governing is not None else (),
+    )
 
 
 def diagnose_claim(
-    state: ClusterState, namespace: str, name: str, features: Features
+    state: ClusterState,
+    namespace: str,
+    name: str,
+    features: Features,
+    policies: Policies | None = None,
 ) -> Diagnosis | None:
     """None when the claim does not exist."""
     claim = _find_claim(state, namespace, name)
@@ -219,8 +303,7 @@ def diagnose_claim(
     subject = f"claim {namespace}/{name}"
     if claim.status.allocation is not None:
         return Diagnosis(subject=subject, allocated=(_allocated(claim, state),))
-    nodes, error = _try_nodes(state, [claim], None, features)
-    return Diagnosis(subject=subject, pending=(_ref(claim),), nodes=nodes, error=error)
+    return _pending(subject, [claim], state, None, features, policies or Policies())
 
 
 def _pod_claim_names(pod: Pod) -> list[tuple[str, str | None]]:
@@ -238,7 +321,11 @@ def _pod_claim_names(pod: Pod) -> list[tuple[str, str | None]]:
 
 
 def diagnose_pod(
-    state: ClusterState, namespace: str, name: str, features: Features
+    state: ClusterState,
+    namespace: str,
+    name: str,
+    features: Features,
+    policies: Policies | None = None,
 ) -> Diagnosis | None:
     """None when the pod does not exist."""
     pod = next(
@@ -258,15 +345,16 @@ def diagnose_pod(
             allocated.append(_allocated(claim, state))
         else:
             pending.append(claim)
-    nodes: Sequence[NodeVerdict] = ()
-    error = ""
-    if pending:
-        nodes, error = _try_nodes(state, pending, pod, features)
-    return Diagnosis(
-        subject=f"pod {namespace}/{name}",
+    subject = f"pod {namespace}/{name}"
+    if not pending:
+        return Diagnosis(subject=subject, allocated=tuple(allocated), missing=tuple(missing))
+    return _pending(
+        subject,
+        pending,
+        state,
+        pod,
+        features,
+        policies or Policies(),
         allocated=tuple(allocated),
-        pending=tuple(_ref(c) for c in pending),
         missing=tuple(missing),
-        nodes=tuple(nodes),
-        error=error,
     )

@@ -1,9 +1,11 @@
 """`dra-operator explain pod|claim NAME` (also `kubectl dra explain`): why no devices, or which.
 
-Reads the cluster as `verify` does (plus DeviceClasses), runs the allocator in explain mode
-(see `_diagnose`) and prints, per candidate node and request, the funnel of devices and the
-stage that blocks. Exit status: 0 when everything is allocated, 3 when something is not
-(explained), 1 when the object does not exist, 2 when the cluster could not be read.
+Reads the cluster as `verify` does (plus DeviceClasses and DeviceTaintRules, and the
+AllocationPolicies with the namespace's labels when the CRD is installed), runs the allocator
+in explain mode as the scheduler would (see `_diagnose`) and prints which policy governed the
+attempt and, per candidate node and request, the funnel of devices and the stage that blocks.
+Exit status: 0 when everything is allocated, 3 when something is not (explained), 1 when the
+object does not exist, 2 when the cluster could not be read.
 """
 
 from __future__ import annotations
@@ -18,18 +20,52 @@ import click
 
 from dra_operator import verify
 from dra_operator.allocator import Features
-from dra_operator.cli._diagnose import Diagnosis, diagnose_claim, diagnose_pod
-from dra_operator.errors import APIError, InvalidObjectError
-from dra_operator.kube import Client
+from dra_operator.cli._diagnose import Diagnosis, Policies, diagnose_claim, diagnose_pod
+from dra_operator.errors import APIError, APINotFoundError, InvalidObjectError
+from dra_operator.hooks import parse_allocation_policy
+from dra_operator.kube import ALLOCATION_POLICIES, NAMESPACES, Client
 
 __all__ = ["command"]
 
 _OK, _MISSING, _UNREADABLE, _UNALLOCATED = 0, 1, 2, 3
 
 
-async def _read(kubeconfig: Path | None, namespace: str) -> verify.ClusterState:
+async def _read(kubeconfig: Path | None, namespace: str) -> tuple[verify.ClusterState, Policies]:
     async with Client.from_kubeconfig(kubeconfig) as api:
-        return await verify.read_cluster(api, namespace=namespace, with_classes=True)
+        state = await verify.read_cluster(api, namespace=namespace, with_classes=True)
+        return state, await _policies(api, namespace)
+
+
+async def _policies(api: Client, namespace: str) -> Policies:
+    """The AllocationPolicies, when their CRD is installed, and the namespace's labels."""
+    group, version = ALLOCATION_POLICIES.group, ALLOCATION_POLICIES.version
+    if version not in await api.served_versions(group):
+        return Policies()
+    served = await api.api_resources(group, version)
+    if not any(r.get("name") == ALLOCATION_POLICIES.plural for r in served):
+        return Policies()
+    raws = (await api.list(ALLOCATION_POLICIES)).get("items") or []
+    policies = tuple(parse_allocation_policy(raw) for raw in raws)
+    labels: dict[str, dict[str, str]] = {}
+    if policies:
+        try:
+            raw = await api.get(NAMESPACES, namespace)
+        except APINotFoundError:
+            raw = {}
+        found = (raw.get("metadata") or {}).get("labels") or {}
+        labels[namespace] = {str(k): str(v) for k, v in found.items()}
+    return Policies(policies=policies, namespace_labels=labels)
+
+
+def _policy_line(found: Diagnosis) -> list[str]:
+    if not found.strategy:
+        return []
+    if not found.policy:
+        return [f"  policy: no AllocationPolicy governs (strategy {found.strategy})"]
+    line = f"  policy: AllocationPolicy {found.policy} (strategy {found.strategy})"
+    if found.hooks_not_run:
+        line += f"; its hooks are not run by explain: {', '.join(found.hooks_not_run)}"
+    return [line]
 
 
 def _table(found: Diagnosis) -> str:
@@ -41,6 +77,7 @@ def _table(found: Diagnosis) -> str:
         lines.append(f"claim {name}: does not exist yet (the claims controller creates it)")
     if found.pending:
         lines.append(f"not allocated: {', '.join(found.pending)}")
+        lines += _policy_line(found)
     if found.error:
         lines.append(f"  error: {found.error}")
     for verdict in found.nodes:
@@ -93,12 +130,12 @@ def command(
     """Explain why a pod's or claim's devices are (not) allocated."""
     try:
         features = Features.for_kubernetes(kubernetes_version)
-        state = asyncio.run(_read(kubeconfig, namespace))
+        state, policies = asyncio.run(_read(kubeconfig, namespace))
     except (APIError, InvalidObjectError, OSError) as exc:
         click.echo(f"cannot read the cluster: {exc}", err=True)
         sys.exit(_UNREADABLE)
     diagnose = diagnose_pod if kind == "pod" else diagnose_claim
-    found = diagnose(state, namespace, name, features)
+    found = diagnose(state, namespace, name, features, policies)
     if found is None:
         click.echo(f"{kind} {namespace}/{name} not found", err=True)
         sys.exit(_MISSING)

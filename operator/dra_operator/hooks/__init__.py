@@ -12,6 +12,7 @@ objects to the allocator policy that governs a claim.
 from dra_operator.hooks._governing import (
     AllocationPolicy,
     allocator_policy,
+    decision_policy,
     governed_counts,
     governing_policy,
     parse_allocation_policy,
@@ -49,6 +50,7 @@ __all__ = [
     "NodeAllocation",
     "Refusal",
     "allocator_policy",
+    "decision_policy",
     "governed_counts",
     "governing_policy",
     "load_hooks",

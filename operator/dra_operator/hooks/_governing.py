@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +23,7 @@ from dra_operator.model import ResourceClaim
 __all__ = [
     "AllocationPolicy",
     "allocator_policy",
+    "decision_policy",
     "governed_counts",
     "governing_policy",
     "parse_allocation_policy",
@@ -130,6 +131,30 @@ def governing_policy(
             continue
         if best is None or (-policy.specificity, policy.name) < (-best.specificity, best.name):
             best = policy
+    return best
+
+
+def decision_policy(
+    policies: Sequence[AllocationPolicy],
+    claims: Iterable[ResourceClaim],
+    namespace_labels: Callable[[str], Mapping[str, str]],
+    known_hooks: frozenset[str] = frozenset(),
+) -> AllocationPolicy | None:
+    """The one policy for claims allocated together: the most specific of their winners.
+
+    Each claim's own winner is `governing_policy`; among them again the most selection fields
+    set, ties by name. None when no policy governs any of them.
+    """
+    if not policies:
+        return None
+    best: AllocationPolicy | None = None
+    for claim in claims:
+        labels = namespace_labels(claim.metadata.namespace)
+        won = governing_policy(policies, claim, labels, known_hooks)
+        if won is not None and (
+            best is None or (-won.specificity, won.name) < (-best.specificity, best.name)
+        ):
+            best = won
     return best
 
 

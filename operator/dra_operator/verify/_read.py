@@ -1,7 +1,9 @@
 """Reading the cluster for the checks: the only I/O of this package.
 
 Lists claims and slices in the newest `resource.k8s.io` version the server serves (and the
-model reads), pods and nodes in core/v1, page by page, and parses them into the model.
+model reads), pods and nodes in core/v1, page by page, and parses them into the model. For
+`explain`, also DeviceTaintRules in the newest version serving them (1.36 serves them in
+v1beta2 and v1alpha3 only).
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from dra_operator.errors import APINotFoundError, InvalidObjectError
 from dra_operator.kube import NODES, PODS, RESOURCE_GROUP, Client, JSONObject, Resource, dra
 from dra_operator.model import (
     DeviceClass,
+    DeviceTaintRule,
     parse_device_class,
+    parse_device_taint_rule,
     parse_node,
     parse_pod,
     parse_resource_claim,
@@ -52,10 +56,12 @@ async def read_cluster(
     """A snapshot of claims, slices, pods and nodes; raises APIError or InvalidObjectError.
 
     With `namespace`, only that namespace's claims and pods are read (slices and nodes are
-    cluster-scoped and always read whole). `with_classes` adds the DeviceClasses, which the
-    checks do not need but `explain` (running the allocator on the snapshot) does.
+    cluster-scoped and always read whole). `with_classes` adds the DeviceClasses and the
+    DeviceTaintRules, which the checks do not need but `explain` (running the allocator on the
+    snapshot as the scheduler sees it) does.
     """
-    version = newest_version(await api.served_versions(RESOURCE_GROUP))
+    served = await api.served_versions(RESOURCE_GROUP)
+    version = newest_version(served)
     if version is None:
         raise APINotFoundError(
             404, "NotFound", f"the server serves no version of {RESOURCE_GROUP} this tool reads"
@@ -72,11 +78,40 @@ async def read_cluster(
         _list(api, NODES, parse_node),
     )
     classes: tuple[DeviceClass, ...] = ()
+    rules: tuple[DeviceTaintRule, ...] = ()
     if with_classes:
         classes = await _list(
             api, dra("deviceclasses", version), lambda raw: parse_device_class(raw, version)
         )
-    return ClusterState(claims=claims, slices=slices, pods=pods, nodes=nodes, classes=classes)
+        rules_version = await _serving(api, "devicetaintrules", served)
+        if rules_version is not None:
+            found = rules_version
+            rules = await _list(
+                api,
+                dra("devicetaintrules", found),
+                lambda raw: parse_device_taint_rule(raw, found),
+            )
+    return ClusterState(
+        claims=claims,
+        slices=slices,
+        pods=pods,
+        nodes=nodes,
+        classes=classes,
+        rules=rules,
+    )
+
+
+async def _serving(api: Client, plural: str, served: list[str]) -> str | None:
+    """The newest version of `resource.k8s.io` that serves `plural` (None: not served)."""
+    versions = [v for v in served if v in _MODEL_VERSIONS]
+    while versions:
+        candidate = newest_version(versions)
+        assert candidate is not None
+        resources = await api.api_resources(RESOURCE_GROUP, candidate)
+        if any(r.get("name") == plural for r in resources):
+            return candidate
+        versions.remove(candidate)
+    return None
 
 
 async def _list(

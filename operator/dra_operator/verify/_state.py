@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from dra_operator.model import DeviceClass, Node, Pod, ResourceClaim, ResourceSlice
+from dra_operator.model import DeviceClass, DeviceTaintRule, Node, Pod, ResourceClaim, ResourceSlice
 
 __all__ = ["ClusterState", "Code", "Severity", "Violation"]
 
@@ -19,7 +19,7 @@ __all__ = ["ClusterState", "Code", "Severity", "Violation"]
 class ClusterState:
     """Every claim, slice, pod and node of the cluster, as one consistent-enough snapshot.
 
-    `classes` is read only on request (see `read_cluster`).
+    `classes` and `rules` (the DeviceTaintRules) are read only on request (see `read_cluster`).
     """
 
     claims: tuple[ResourceClaim, ...] = ()
@@ -27,6 +27,7 @@ class ClusterState:
     pods: tuple[Pod, ...] = ()
     nodes: tuple[Node, ...] = ()
     classes: tuple[DeviceClass, ...] = ()
+    rules: tuple[DeviceTaintRule, ...] = ()
 
 
 class Severity(enum.StrEnum):

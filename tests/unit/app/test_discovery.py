@@ -11,7 +11,7 @@ import pytest
 
 from dra_operator import errors
 from dra_operator.allocator import Features
-from dra_operator.app import features_for, newest_versions, release_minor
+from dra_operator.app import ServerInfo, features_for, newest_versions, release_minor
 
 
 @pytest.mark.parametrize(
@@ -67,3 +67,18 @@ def test_features_for(minor: int, expected: Features) -> None:
 def test_features_for_a_release_older_than_dra_fails() -> None:
     with pytest.raises(errors.AllocationInputError):
         features_for(30)
+
+
+@pytest.mark.parametrize(
+    ("versions", "minor", "expected"),
+    [
+        pytest.param({"devicetaintrules": "v1beta2"}, 36, True, id="served-1.36"),
+        pytest.param({"devicetaintrules": "v1alpha3"}, 35, False, id="served-without-taints"),
+        pytest.param({}, 36, False, id="not-served"),
+    ],
+)
+def test_taint_rules_are_in_effect_when_served_and_taints_are_on(
+    versions: dict[str, str], minor: int, expected: bool
+) -> None:
+    info = ServerInfo(f"v1.{minor}.0", minor, versions, features_for(minor))
+    assert info.taint_rules_in_effect is expected

@@ -5,6 +5,7 @@ score) over `State`, the FailedScheduling text (`fit_error`), node usage (`NodeU
 event mappers, the write bodies and the metric labels of an attempt (`blocking_reason`).
 `Scheduler` drives it: serial decisions against the ledger, concurrent writes through
 `SchedulerWriter` (`KubeSchedulerWriter` over `kube.Client`).
+DeviceTaintRules add their taints to the slices a decision reads (`TaintedSlices`).
 AllocationPolicies and hooks steer each decision through `Governor` (docs/policies.md).
 See docs/scheduler.md.
 """
@@ -48,6 +49,7 @@ from dra_operator.controllers.scheduler._nodes import node_problems
 from dra_operator.controllers.scheduler._policies import Choice, Governor
 from dra_operator.controllers.scheduler._scheduler import Scheduler, SchedulerWriter
 from dra_operator.controllers.scheduler._selectors import CELSelectors
+from dra_operator.controllers.scheduler._taints import TaintedSlices
 from dra_operator.controllers.scheduler._usage import NodeRequests, NodeUsage
 from dra_operator.controllers.scheduler._writes import (
     Event,
@@ -76,6 +78,7 @@ __all__ = [
     "SchedulerWriter",
     "Settings",
     "State",
+    "TaintedSlices",
     "Unschedulable",
     "Wait",
     "WorkKey",

@@ -36,6 +36,7 @@ from dra_operator.controllers.scheduler._explain import (
 )
 from dra_operator.controllers.scheduler._metrics import SchedulerMetrics, record_attempt
 from dra_operator.controllers.scheduler._nodes import node_problems
+from dra_operator.controllers.scheduler._taints import TaintedSlices
 from dra_operator.controllers.scheduler._usage import NodeUsage
 from dra_operator.hooks import HookPolicy
 from dra_operator.model import (
@@ -74,7 +75,11 @@ class Settings:
 
 @dataclass(slots=True, kw_only=True)
 class State:
-    """The caches a decision reads (the stores are built with the cluster indexers)."""
+    """The caches a decision reads (the stores are built with the cluster indexers).
+
+    Slices are read through `tainted`, which adds the taints of DeviceTaintRules when the
+    server has them in effect.
+    """
 
     pods: Store[Pod]
     claims: Store[ResourceClaim]
@@ -83,6 +88,7 @@ class State:
     nodes: Store[Node]
     ledger: DeviceLedger
     usage: NodeUsage
+    tainted: TaintedSlices = field(default_factory=TaintedSlices)
 
     def class_map(self) -> dict[str, DeviceClass]:
         """Classes by name, built once per decision (not once per node)."""
@@ -355,7 +361,7 @@ def _tainted(claim: ResourceClaim, state: State) -> str | None:
 
 def _devices_named(state: State, driver: str, pool: str, name: str) -> Iterator[Device]:
     for entry in state.slices.by_index(SLICES_BY_POOL, PoolKey(driver, pool)):
-        for device in entry.obj.devices:
+        for device in state.tainted.view(entry).devices:
             if device.name == name:
                 yield device
 
@@ -372,7 +378,7 @@ def _allocate_on(
     if not claims:
         return (), 0.0
     slices = [
-        entry.obj
+        state.tainted.view(entry)
         for value in (node.name, None)
         for entry in state.slices.by_index(SLICES_BY_NODE, value)
     ]

@@ -23,7 +23,7 @@ from dra_operator.hooks import (
     HookPoints,
     HookSet,
     allocator_policy,
-    governing_policy,
+    decision_policy,
 )
 from dra_operator.model import ResourceClaim
 
@@ -58,17 +58,7 @@ class Governor:
         if self._policies is None or not claims:
             return None
         policies = [entry.obj for entry in self._policies]
-        if not policies:
-            return None
-        best: AllocationPolicy | None = None
-        for claim in claims:
-            labels = self._labels(claim.metadata.namespace)
-            won = governing_policy(policies, claim, labels, self.hooks.names)
-            if won is not None and (
-                best is None or (-won.specificity, won.name) < (-best.specificity, best.name)
-            ):
-                best = won
-        return best
+        return decision_policy(policies, claims, self._labels, self.hooks.names)
 
     def choose(self, claims: Sequence[ResourceClaim], base: Settings) -> Choice:
         """The settings and hook points for allocating `claims` (see the module docstring)."""

@@ -76,6 +76,7 @@ from dra_operator.hooks import HookPoints
 from dra_operator.model import (
     AllocationResult,
     DeviceClass,
+    DeviceTaintRule,
     Node,
     Pod,
     ResourceClaim,
@@ -166,7 +167,21 @@ class Scheduler:
             self._wake_unschedulable()
 
     def slice_changed(self, change: Change[ResourceSlice]) -> None:
+        self.state.tainted.slice_changed(change)
         self._wake_unschedulable()
+
+    def rule_changed(self, change: Change[DeviceTaintRule]) -> None:
+        """A DeviceTaintRule changed: the slices' taints are derived again on the next decision.
+
+        Only a rule changed or removed can make a device usable, so only then are the parked
+        keys decided again (upstream's tracker re-emits the slices whose taints a rule changed,
+        and kube-scheduler moves unschedulable pods on slice updates).
+        """
+        if not self.state.tainted.enabled:
+            return
+        self.state.tainted.rules_changed()
+        if change.old is not None:
+            self._wake_unschedulable()
 
     def class_changed(self, change: Change[DeviceClass]) -> None:
         self._wake_unschedulable()

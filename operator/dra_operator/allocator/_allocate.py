@@ -13,12 +13,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from dra_operator.allocator._capacity import fits_capacity, qualify
+from dra_operator.allocator._constraints import DistinctAttribute
 from dra_operator.allocator._explain import Explanation, explain
 from dra_operator.allocator._features import Features
 from dra_operator.allocator._inputs import Budget, Ledger, Node, SelectorEvaluator
 from dra_operator.allocator._policies import FirstFit, Policy
 from dra_operator.allocator._pools import gather_pools
-from dra_operator.allocator._prepare import prepare
+from dra_operator.allocator._prepare import Prepared, prepare
 from dra_operator.allocator._requests import (
     Candidate,
     Eligibility,
@@ -47,6 +48,21 @@ class Allocation:
 
 def _new_share_id() -> str:
     return str(uuid.uuid4())
+
+
+def _order_sensitive(prepared: Prepared) -> bool:
+    """Whether a claim constraint's verdict may depend on the order devices are tried in.
+
+    Upstream's `distinctAttribute` keeps one value per request (the last device's) and forgets
+    it when any of that request's devices is removed; a list-typed `matchAttribute` narrows its
+    common values and never widens them again. Both make the sets the search accepts depend on
+    its path, unlike a scalar `matchAttribute`.
+    """
+    return any(
+        isinstance(constraint, DistinctAttribute) or constraint.list_types
+        for constraints in prepared.constraints
+        for constraint in constraints
+    )
 
 
 def allocate(
@@ -131,23 +147,42 @@ def allocate(
             best[:] = [(score, results)]
         return seen > policy.alternatives
 
-    search = Search(
-        claims=claim_list,
-        prepared=prepared,
-        candidates=upstream_order,
-        orders=order_for,
-        features=features,
-        ledger=ledger,
-        eligibility=eligibility,
-        budget=budget,
-        new_share_id=new_share_id,
-        on_solution=on_solution if policy.alternatives > 0 else None,
-    )
-    outcome = search.run()
-    if best:  # an exploring policy: its best allocation, even if the budget ran out later
-        return Allocation(
-            results=best[0][1], explanation=None, steps=search.steps, score=best[0][0]
+    def new_search(orders: Callable[[RequestData], Sequence[Candidate]], limit: Budget) -> Search:
+        return Search(
+            claims=claim_list,
+            prepared=prepared,
+            candidates=upstream_order,
+            orders=orders,
+            features=features,
+            ledger=ledger,
+            eligibility=eligibility,
+            budget=limit,
+            new_share_id=new_share_id,
+            on_solution=on_solution if policy.alternatives > 0 else None,
         )
+
+    started = budget.clock()
+    search = new_search(order_for, budget)
+    outcome = search.run()
+    steps = search.steps
+    if outcome is Outcome.NONE and not best and _order_sensitive(prepared):
+        # Upstream's constraints can refuse in one order a set they accept in another, so a
+        # policy's order may miss what upstream's finds: then try the policy's devices in
+        # upstream's order too, with what is left of the budget.
+        def upstream_subset(data: RequestData) -> Sequence[Candidate]:
+            allowed = {candidate.index for candidate in order_for(data)}
+            return [candidate for candidate in upstream_order if candidate.index in allowed]
+
+        if any(upstream_subset(d) != list(order_for(d)) for d in prepared.requests.values()):
+            timeout = budget.timeout
+            if timeout is not None:
+                timeout = max(0.0, started + timeout - budget.clock())
+            rest = Budget(max_steps=budget.max_steps - steps, timeout=timeout, clock=budget.clock)
+            search = new_search(upstream_subset, rest)
+            outcome = search.run()
+            steps += search.steps
+    if best:  # an exploring policy: its best allocation, even if the budget ran out later
+        return Allocation(results=best[0][1], explanation=None, steps=steps, score=best[0][0])
     if outcome is Outcome.FOUND:
         results = build_results(
             claim_list, search.picks, prepared, search.selected_sub, node_name, features
@@ -156,7 +191,7 @@ def allocate(
         return Allocation(
             results=results,
             explanation=None,
-            steps=search.steps,
+            steps=steps,
             score=policy.score(picked, ledger),
         )
     explanation = explain(
@@ -169,7 +204,7 @@ def allocate(
         ledger=ledger,
         eligibility=eligibility,
         orders=order_for,
-        steps=search.steps,
+        steps=steps,
         aborted=outcome is Outcome.ABORTED,
     )
-    return Allocation(results=None, explanation=explanation, steps=search.steps)
+    return Allocation(results=None, explanation=explanation, steps=steps)

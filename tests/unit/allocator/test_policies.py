@@ -10,11 +10,15 @@ from allocator_builders import (
     claim,
     device,
     device_class,
+    distinct,
     fake_selectors,
+    match,
     node,
+    prioritized,
     request,
     result,
     slice_with_devices,
+    sub_request,
 )
 
 from dra_operator.allocator import (
@@ -107,3 +111,58 @@ def test_exploring_policies_keep_the_best_scored_allocation(
     alternatives: int, expected: list[str]
 ) -> None:
     assert _pick(_PreferLast(alternatives)) == expected
+
+
+# Upstream's distinctAttribute keeps only the last device's value per request, so "gpus" (three
+# devices, two types) fits only when picked in alternating order: d0 X, d1 Y, d2 X in upstream's
+# order. TopologyAffinity tries the numa-0 group first (d0 X, d2 X, then d1 Y, d3 Y), where no
+# combination alternates; the prioritized "nic" with its matchAttribute mirrors the generated
+# scenario that found this (seed 2968169 of the previous generator).
+ORDER_SENSITIVE_SLICES = [
+    slice_with_devices(
+        "s1",
+        NODE1,
+        "pool-1",
+        A,
+        device("d0", attributes={"numa": 0, "type": "X"}),
+        device("d1", attributes={"numa": 1, "type": "Y"}),
+        device("d2", attributes={"numa": 0, "type": "X"}),
+        device("d3", attributes={"numa": 1, "type": "Y"}),
+    )
+]
+ORDER_SENSITIVE_CLAIM = claim(
+    "c",
+    request("gpus", "class-a", 3),
+    prioritized("nic", sub_request("pair", "class-a", 2), sub_request("one", "class-a", 1)),
+    constraints=[match(f"{A}/numa", "nic"), distinct(f"{A}/type", "gpus")],
+)
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        pytest.param(BinPack(), id="bin-pack"),
+        pytest.param(Spread(), id="spread"),
+        pytest.param(TopologyAffinity(attribute=f"{A}/numa"), id="topology-affinity"),
+        pytest.param(TopologyAffinity(attribute=f"{A}/numa", alternatives=0), id="no-exploring"),
+    ],
+)
+def test_policies_find_what_first_fit_finds_despite_order_sensitive_constraints(
+    policy,  # type: ignore[no-untyped-def]
+) -> None:
+    def attempt(chosen):  # type: ignore[no-untyped-def]
+        return allocate(
+            [ORDER_SENSITIVE_CLAIM],
+            classes=[device_class("class-a", A)],
+            slices=ORDER_SENSITIVE_SLICES,
+            node=node(),
+            features=V136,
+            selectors=fake_selectors,
+            policy=chosen,
+        )
+
+    first, other = attempt(FirstFit()), attempt(policy)
+    assert first.results is not None
+    assert other.results is not None
+    picked = [(r.request, r.device) for r in other.results[0].devices.results]
+    assert picked == [("gpus", "d0"), ("gpus", "d1"), ("gpus", "d2"), ("nic/one", "d3")]

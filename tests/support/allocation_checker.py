@@ -49,12 +49,18 @@ class _Found:
 
 
 def _latest(
-    slices: Sequence[ResourceSlice], node_name: str, labels: Mapping[str, str]
+    slices: Sequence[ResourceSlice], node_name: str, labels: Mapping[str, str], gates: Gates
 ) -> dict[tuple[str, str], list[ResourceSlice]]:
     """Per pool, every slice of the newest generation *this node sees* (upstream keeps using
-    an older generation that is complete from the node's view)."""
+    an older generation that is complete from the node's view). Without partitionable devices
+    a slice with per-device node selection or shared counters does not exist for the
+    allocator, so it cannot make an older generation obsolete either."""
     by_pool: dict[tuple[str, str], list[ResourceSlice]] = defaultdict(list)
     for s in slices:
+        if not gates.partitionable_devices and (
+            s.per_device_node_selection is not None or s.shared_counters
+        ):
+            continue
         by_pool[(s.driver, s.pool.name)].append(s)
     latest = {}
     for key, group in by_pool.items():
@@ -100,7 +106,7 @@ def check_results(
     problems: list[str] = []
     if len(results) != len(claims):
         return [f"{len(results)} results for {len(claims)} claims"]
-    latest = _latest(slices, node_name, node_labels)
+    latest = _latest(slices, node_name, node_labels, gates)
     class_by_name = {c.metadata.name: c for c in classes}
     exclusive_in_use: set[tuple[str, str, str]] = set()
     used_capacity: dict[tuple[str, str, str], dict[str, Fraction]] = defaultdict(dict)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 from allocator_builders import fake_selectors
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from scenario_gen import Scenario, generate
 from tests.support.allocation_checker import Gates, check_results
@@ -110,6 +110,7 @@ def _problems(s: Scenario, got: Allocation) -> list[str]:
 
 @SETTINGS
 @given(seed=SEEDS)
+@example(seed=5532)  # an older generation stays current when the newer slice is partitionable-only
 def test_every_allocation_passes_the_independent_checker(seed: int) -> None:
     s = generate(seed)
     got = _run(s)

@@ -4,7 +4,8 @@ Upstream's `validateDeviceRequest` and `isSelectable`: every request (or subrequ
 `RequestData` with its class, count and, for `All`, the devices it must take; shapes upstream
 cannot handle are fatal `AllocationInputError`s with upstream's texts. Eligibility (binding
 conditions, class selectors, request selectors, per-device node selection) is memoised per
-(request, device) for the call; a CEL error is remembered and raised only when the search
+(request, device) for the call, and the selector outcomes also across calls in a
+`SelectionMemo` when the caller keeps one; a CEL error is remembered and raised only when the search
 reaches that device, so looking ahead (for pruning) never raises what upstream would not.
 """
 
@@ -17,6 +18,7 @@ from dra_operator.allocator._features import Features
 from dra_operator.allocator._inputs import Node, SelectorEvaluator
 from dra_operator.allocator._nodes import node_matches
 from dra_operator.allocator._pools import Pool
+from dra_operator.allocator._selection import SelectionMemo
 from dra_operator.errors import AllocationInputError, CELCompileError, CELError
 from dra_operator.model import (
     Device,
@@ -123,7 +125,7 @@ def claim_ref(claim: ResourceClaim) -> str:
 class Eligibility:
     """Memoised `isSelectable` for one allocation call."""
 
-    __slots__ = ("_claims", "_evaluate", "_features", "_memo", "_node")
+    __slots__ = ("_claims", "_evaluate", "_features", "_kept", "_memo", "_node", "_selector_ids")
 
     def __init__(
         self,
@@ -131,12 +133,17 @@ class Eligibility:
         evaluate: SelectorEvaluator,
         features: Features,
         node: Node | None,
+        kept: SelectionMemo | None = None,
     ) -> None:
         self._claims = claims
         self._evaluate = evaluate
         self._features = features
         self._node = node
         self._memo: dict[tuple[RequestKey, int], Rejection | SelectorFailure | None] = {}
+        self._kept = kept  # selector outcomes across calls
+        self._selector_ids: dict[RequestKey, int] = {}
+        if kept is not None:
+            kept.bind(features, evaluate)
 
     def check(self, request: RequestData, candidate: Candidate) -> Rejection | None:
         """None when selectable; raises the remembered fatal error for this device."""
@@ -164,6 +171,38 @@ class Eligibility:
     def _compute(
         self, request: RequestData, candidate: Candidate
     ) -> Rejection | SelectorFailure | None:
+        kept = self._kept
+        if kept is None:
+            found = self._select(request, candidate)
+        else:
+            selector_id = self._selector_ids.get(request.key)
+            if selector_id is None:
+                selector_id = self._selector_ids[request.key] = kept.selector_id(
+                    (
+                        request.device_class.metadata.name,
+                        tuple(s.cel or "" for s in request.device_class.selectors),
+                        tuple(s.cel or "" for s in request.selectors),
+                    )
+                )
+            driver = candidate.pool.id.driver
+            boxed = kept.get(candidate.device, driver, selector_id)
+            if boxed is None:
+                boxed = (self._select(request, candidate),)
+                kept.put(candidate.device, driver, selector_id, boxed)
+            found = boxed[0]
+        if found is not None:
+            return found
+        device = candidate.device
+        if candidate.slice.per_device_node_selection and not node_matches(
+            self._node, device.node_name, device.all_nodes, device.node_selector
+        ):
+            return Rejection("node")
+        return None
+
+    def _select(
+        self, request: RequestData, candidate: Candidate
+    ) -> Rejection | SelectorFailure | None:
+        """The class and request selectors on the device: node-independent."""
         cls = request.device_class
         device = candidate.device
         if self._features.is_stable_tier and device.allow_multiple_allocations is not None:
@@ -182,10 +221,6 @@ class Eligibility:
                     if class_name:
                         return Rejection("class-selector", f"#{index} of class {class_name}")
                     return Rejection("request-selector", f"#{index}")
-        if candidate.slice.per_device_node_selection and not node_matches(
-            self._node, device.node_name, device.all_nodes, device.node_selector
-        ):
-            return Rejection("node")
         return None
 
     def _fatal(self, request: RequestData, failure: SelectorFailure) -> AllocationInputError:

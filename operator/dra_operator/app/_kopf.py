@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any
 
 import kopf
@@ -39,9 +39,27 @@ _log = get_logger(__name__)
 EventHandler = Callable[..., Coroutine[Any, Any, None]]
 
 
+class _NoDiffBase(kopf.DiffBaseStorage):
+    """No essence: kopf diffs each event against its last handled state only for change
+    handlers and daemons, which we do not register, yet by default it deep-copies every
+    object to build that essence (about 8 % of the operator's CPU under load)."""
+
+    def build(
+        self, *, body: kopf.Body, extra_fields: Iterable[Any] | None = None
+    ) -> kopf.BodyEssence:
+        return kopf.BodyEssence()
+
+    def fetch(self, *, body: kopf.Body) -> kopf.BodyEssence | None:
+        return None
+
+    def store(self, *, body: kopf.Body, patch: kopf.Patch, essence: kopf.BodyEssence) -> None:
+        pass  # never called: only change handlers store their essence
+
+
 def kopf_settings() -> kopf.OperatorSettings:
     """kopf configured to watch and never write (see the module docstring)."""
     settings = kopf.OperatorSettings()
+    settings.persistence.diffbase_storage = _NoDiffBase()
     settings.posting.enabled = False
     settings.scanning.disabled = True
     settings.watching.server_timeout = 300

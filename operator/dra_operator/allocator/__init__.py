@@ -33,6 +33,7 @@ from dra_operator.allocator._policies import (
     policy_named,
 )
 from dra_operator.allocator._requests import Candidate, RequestData
+from dra_operator.allocator._selection import SelectionMemo
 
 __all__ = [
     "Allocation",
@@ -51,6 +52,7 @@ __all__ = [
     "RejectionGroup",
     "RequestData",
     "RequestExplanation",
+    "SelectionMemo",
     "SelectorEvaluator",
     "SharedDeviceID",
     "Spread",

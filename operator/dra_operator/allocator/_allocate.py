@@ -29,6 +29,7 @@ from dra_operator.allocator._requests import (
 )
 from dra_operator.allocator._result import build_results
 from dra_operator.allocator._search import Outcome, Search
+from dra_operator.allocator._selection import SelectionMemo
 from dra_operator.model import AllocationResult, DeviceClass, ResourceClaim, ResourceSlice
 
 
@@ -77,12 +78,14 @@ def allocate(
     policy: Policy | None = None,
     budget: Budget | None = None,
     new_share_id: Callable[[], str] = _new_share_id,
+    selection: SelectionMemo | None = None,
 ) -> Allocation:
     """Allocate `claims` (all unallocated, in order) together on `node`.
 
     Raises AllocationInputError for input upstream rejects as fatal. Thread-safe: all state
-    lives in this call. Cost: one selector evaluation per (request, device) reached, plus the
-    search, bounded by `budget`.
+    lives in this call, except `selection`, selector outcomes a long-lived caller keeps across
+    calls (one thread at a time). Cost: one selector evaluation per (request, device) reached
+    (fewer with `selection`), plus the search, bounded by `budget`.
     """
     ledger = ledger if ledger is not None else Ledger()
     policy = policy if policy is not None else FirstFit()
@@ -92,7 +95,7 @@ def allocate(
     )
     claim_list = list(claims)
     pools = gather_pools(slices, node, features)
-    eligibility = Eligibility(claim_list, selectors, features, node)
+    eligibility = Eligibility(claim_list, selectors, features, node, selection)
 
     def capacity_check(data: RequestData, candidate: Candidate) -> bool:
         if not features.consumable_capacity:

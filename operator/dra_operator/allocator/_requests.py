@@ -4,9 +4,10 @@ Upstream's `validateDeviceRequest` and `isSelectable`: every request (or subrequ
 `RequestData` with its class, count and, for `All`, the devices it must take; shapes upstream
 cannot handle are fatal `AllocationInputError`s with upstream's texts. Eligibility (binding
 conditions, class selectors, request selectors, per-device node selection) is memoised per
-(request, device) for the call (per class and device where the request does not matter); a
-CEL error is remembered and raised only when the search
-reaches that device, so looking ahead (for pruning) never raises what upstream would not.
+(request, device) for the call (per class and device where the request does not matter), and
+the selector outcomes also across calls in a `SelectionMemo` when the caller keeps one; a CEL
+error is remembered and raised only when the search reaches that device, so looking ahead
+(for pruning) never raises what upstream would not.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dra_operator.allocator._features import Features
 from dra_operator.allocator._inputs import Node, SelectorEvaluator
 from dra_operator.allocator._nodes import node_matches
 from dra_operator.allocator._pools import Pool
+from dra_operator.allocator._selection import SelectionMemo
 from dra_operator.errors import AllocationInputError, CELCompileError, CELError
 from dra_operator.model import (
     Device,
@@ -151,7 +153,16 @@ class Eligibility:
     device, where upstream evaluates it once per request and device.
     """
 
-    __slots__ = ("_by_class", "_claims", "_evaluate", "_features", "_memo", "_node")
+    __slots__ = (
+        "_by_class",
+        "_claims",
+        "_evaluate",
+        "_features",
+        "_kept",
+        "_memo",
+        "_node",
+        "_selector_ids",
+    )
 
     def __init__(
         self,
@@ -159,6 +170,7 @@ class Eligibility:
         evaluate: SelectorEvaluator,
         features: Features,
         node: Node | None,
+        kept: SelectionMemo | None = None,
     ) -> None:
         self._claims = claims
         self._evaluate = evaluate
@@ -166,6 +178,10 @@ class Eligibility:
         self._node = node
         self._memo: dict[RequestKey | str, Verdicts] = {}
         self._by_class: dict[tuple[str, int], Verdict] = {}
+        self._kept = kept  # selector outcomes across calls
+        self._selector_ids: dict[tuple[str, int], int] = {}  # by (class name, id(selectors))
+        if kept is not None:
+            kept.bind(features, evaluate)
 
     def check(self, request: RequestData, candidate: Candidate) -> Rejection | None:
         """None when selectable; raises the remembered fatal error for this device."""
@@ -243,6 +259,25 @@ class Eligibility:
         self, class_name: str, selectors: tuple[DeviceSelector, ...], candidate: Candidate
     ) -> Verdict:
         """The first selector that fails or rejects (a class's when `class_name` is set)."""
+        kept = self._kept
+        if kept is None:
+            return self._evaluate_selectors(class_name, selectors, candidate)
+        local = (class_name, id(selectors))  # the selectors tuple lives as long as the call
+        selector_id = self._selector_ids.get(local)
+        if selector_id is None:
+            selector_id = self._selector_ids[local] = kept.selector_id(
+                (class_name, tuple(s.cel or "" for s in selectors))
+            )
+        driver = candidate.id.driver
+        boxed = kept.get(candidate.device, driver, selector_id)
+        if boxed is None:
+            boxed = (self._evaluate_selectors(class_name, selectors, candidate),)
+            kept.put(candidate.device, driver, selector_id, boxed)
+        return boxed[0]
+
+    def _evaluate_selectors(
+        self, class_name: str, selectors: tuple[DeviceSelector, ...], candidate: Candidate
+    ) -> Verdict:
         device = candidate.device
         if self._features.is_stable_tier and device.allow_multiple_allocations is not None:
             # upstream's stable tier builds the CEL device without allowMultipleAllocations

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from functools import partial
+from functools import lru_cache, partial
 
 from dra_operator.allocator._capacity import CapacityBook
 from dra_operator.allocator._counters import CounterBook
@@ -40,7 +40,7 @@ from dra_operator.allocator._requests import (
 )
 from dra_operator.allocator._taints import blocking_taint
 from dra_operator.errors import AllocationInputError
-from dra_operator.model import Quantity, ResourceClaim
+from dra_operator.model import DeviceID, Quantity, ResourceClaim
 
 _CLOCK_EVERY = 256  # steps between deadline checks
 _UNKNOWN = object()  # no verdict yet on a (request, device) pair
@@ -72,6 +72,14 @@ class Pick:
 Undo = Callable[[], None]
 # A later request's alternatives (one, or one per subrequest); each is the request data.
 _Future = list[list[RequestData]]
+
+
+@lru_cache(maxsize=4)
+def _exclusive_keys(exclusive: frozenset[DeviceID]) -> frozenset[tuple[str, str, str]]:
+    """The ledger's devices as plain tuples (cheaper than `Candidate.id` per device). Cached:
+    the ledger covers the whole cluster, and a caller shares one snapshot across every node
+    it tries, so this runs once per snapshot, not once per node."""
+    return frozenset((d.driver, d.pool, d.device) for d in exclusive)
 
 
 class Search:
@@ -108,7 +116,7 @@ class Search:
         self._exclusive = [False] * len(candidates)
         self._exclusive_mask = 0
         if ledger.exclusive:
-            keys = {(d.driver, d.pool, d.device) for d in ledger.exclusive}
+            keys = _exclusive_keys(ledger.exclusive)
             self._exclusive = [c.key in keys for c in candidates]
             self._exclusive_mask = sum(1 << i for i, used in enumerate(self._exclusive) if used)
         self._holders: list[set[int] | None] = [None] * len(candidates)

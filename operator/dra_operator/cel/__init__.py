@@ -7,6 +7,7 @@ functions and error texts are those of Kubernetes' DRA CEL environment.
 
 from dra_operator.cel._cache import ResultCache
 from dra_operator.cel._device import DeviceView, device_view
+from dra_operator.cel._parser import warm_up
 from dra_operator.cel._selector import (
     DEFAULT_FEATURES,
     MAX_EXPRESSION_LENGTH,
@@ -26,4 +27,5 @@ __all__ = [
     "SelectorCache",
     "compile_selector",
     "device_view",
+    "warm_up",
 ]

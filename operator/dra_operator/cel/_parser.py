@@ -75,6 +75,11 @@ def _parser() -> lark.Lark:
     )
 
 
+def warm_up() -> None:
+    """Build the parser now (about a second of CPU): at start-up, not in the first decision."""
+    _parser()
+
+
 def parse(text: str) -> A.Node:
     """Parse and macro-expand `text`; raises CompileIssue with cel-go-like positions."""
     try:

@@ -18,7 +18,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from dra_operator import errors, names
-from dra_operator.allocator import Budget, Features, Policy, SelectorEvaluator, allocate
+from dra_operator.allocator import (
+    Budget,
+    Features,
+    Policy,
+    SelectionMemo,
+    SelectorEvaluator,
+    allocate,
+)
 from dra_operator.allocator import Node as AllocatorNode
 from dra_operator.cluster import (
     SLICES_BY_NODE,
@@ -71,6 +78,7 @@ class Settings:
     selectors: SelectorEvaluator
     budget: Budget = field(default_factory=Budget)
     metrics: SchedulerMetrics | None = None
+    selection: SelectionMemo = field(default_factory=SelectionMemo)  # across decisions
 
 
 @dataclass(slots=True, kw_only=True)
@@ -397,6 +405,7 @@ def _allocate_on(
             ledger=state.ledger.snapshot(),
             policy=policy,
             budget=settings.budget,
+            selection=settings.selection,
         )
     except errors.AllocationInputError as exc:
         record_attempt(settings.metrics, started, exc)

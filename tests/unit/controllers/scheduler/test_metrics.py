@@ -193,7 +193,8 @@ async def test_a_run_is_counted_per_attempt_binding_and_cel_evaluation() -> None
     assert found[("dra_operator_cel_evaluation_errors_total", ())] == 1  # then served cached
     assert found[("dra_operator_cel_compilations_total", ())] == 2
     assert found[("dra_operator_cel_evaluations_total", ())] == 2  # one device, two classes
-    assert found[("dra_operator_cel_cache_hits_total", ())] >= 1
+    # Repeats are answered by the scheduler's selection memo before they reach the evaluator.
+    assert found[("dra_operator_cel_cache_hits_total", ())] == 0
 
 
 @pytest.mark.asyncio(loop_scope="function")

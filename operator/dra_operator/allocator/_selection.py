@@ -39,13 +39,14 @@ class SelectionMemo:
     concurrent calls from several threads.
     """
 
-    __slots__ = ("_bound_to", "_entries", "_selector_ids", "max_entries")
+    __slots__ = ("_bound_to", "_entries", "_selector_ids", "hits", "max_entries")
 
     def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
         self.max_entries = max_entries
         self._bound_to: tuple[Features, SelectorEvaluator] | None = None
         self._selector_ids: dict[SelectorKey, int] = {}
         self._entries: dict[tuple[int, str, int], tuple[Device, Outcome]] = {}
+        self.hits = 0  # outcomes answered without evaluating (read by the operator's metrics)
 
     def bind(self, features: Features, evaluate: SelectorEvaluator) -> None:
         """Start a call with these inputs; forget everything if they differ from the last."""
@@ -66,6 +67,7 @@ class SelectionMemo:
         found = self._entries.get((id(device), driver, selector_id))
         if found is None or found[0] is not device:
             return None
+        self.hits += 1
         return found[1]
 
     def put(self, device: Device, driver: str, selector_id: int, outcome: Outcome) -> None:

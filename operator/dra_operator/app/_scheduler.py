@@ -11,6 +11,7 @@ runs the policy status writer (the scheduler is what applies policies), in a que
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any
 
 from dra_operator import names
@@ -35,6 +36,7 @@ from dra_operator.controllers.scheduler import (
     State,
     TaintedSlices,
     WorkKey,
+    cel_stats,
     handles,
 )
 
@@ -59,10 +61,10 @@ class SchedulerPlugin:
             tainted=TaintedSlices(caches.taint_rules if ctx.server.taint_rules_in_effect else None),
         )
         selectors = CELSelectors(features)
-        ctx.metrics.track_cel(selectors.stats)
         settings = Settings(
             features=features, policy=FirstFit(), selectors=selectors, metrics=ctx.metrics
         )
+        ctx.metrics.track_cel(functools.partial(cel_stats, selectors, settings.selection))
         writer = KubeSchedulerWriter(ctx.api, ctx.server.resource(Kind.CLAIMS), metrics=ctx.metrics)
         self.scheduler = Scheduler(
             self.state,

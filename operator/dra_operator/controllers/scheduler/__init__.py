@@ -48,7 +48,7 @@ from dra_operator.controllers.scheduler._metrics import (
 from dra_operator.controllers.scheduler._nodes import node_problems
 from dra_operator.controllers.scheduler._policies import Choice, Governor
 from dra_operator.controllers.scheduler._scheduler import Scheduler, SchedulerWriter
-from dra_operator.controllers.scheduler._selectors import CELSelectors
+from dra_operator.controllers.scheduler._selectors import CELSelectors, cel_stats
 from dra_operator.controllers.scheduler._taints import TaintedSlices
 from dra_operator.controllers.scheduler._usage import NodeRequests, NodeUsage
 from dra_operator.controllers.scheduler._writes import (
@@ -84,6 +84,7 @@ __all__ = [
     "WorkKey",
     "binding_body",
     "blocking_reason",
+    "cel_stats",
     "claim_failure",
     "claims_to_allocate",
     "consumer_of",

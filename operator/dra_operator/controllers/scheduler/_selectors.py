@@ -14,9 +14,10 @@ this path calls a metric.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import OrderedDict
 
-from dra_operator.allocator import Features
+from dra_operator.allocator import Features, SelectionMemo
 from dra_operator.cel import CELFeatures, DeviceView, SelectorCache, device_view
 from dra_operator.errors import CELRuntimeError
 from dra_operator.model import Device
@@ -91,3 +92,10 @@ class CELSelectors:
         if len(self._views) > MAX_VIEWS:
             self._views.popitem(last=False)
         return found
+
+
+def cel_stats(selectors: CELSelectors, memo: SelectionMemo) -> CELStats:
+    """The evaluator's totals, where an outcome the allocator's memo answered is a cache hit
+    too: that memo serves most repeats before the evaluator's own result cache is asked."""
+    stats = selectors.stats()
+    return dataclasses.replace(stats, cache_hits=stats.cache_hits + memo.hits)

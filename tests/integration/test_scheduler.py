@@ -16,12 +16,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
 from tests.support.controlplane import NodeFactory
+from tests.support.dra_objects import (
+    claim_spec,
+    claim_template,
+    device_class,
+    driver_of,
+    gpus,
+    resource_claim,
+    resource_slice,
+    scheduler_pod,
+    unique_name,
+)
 from tests.support.operator import InProcessOperator, verify_clean
 
 from dra_operator import controlplane, errors
@@ -40,61 +50,6 @@ DEADLINE = 60.0  # seconds a condition may take on a loaded machine before the t
 async def operator(run_operator: Any) -> AsyncIterator[InProcessOperator]:
     """`dra-operator run` in-process with the claims and scheduler controllers, leading."""
     yield await run_operator(controllers=frozenset({"claims", "scheduler"}))
-
-
-def _driver(class_name: str) -> str:
-    """Each test's own driver, so slices other tests left behind never match its classes."""
-    return f"{class_name}.example.com"
-
-
-def _class(name: str, expression: str | None = None) -> dict[str, Any]:
-    expression = expression or f"device.driver == '{_driver(name)}'"
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "DeviceClass",
-        "metadata": {"name": name},
-        "spec": {"selectors": [{"cel": {"expression": expression}}]},
-    }
-
-
-def _slice(node: str, count: int, driver: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{node}-{driver}"},
-        "spec": {
-            "driver": driver,
-            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-            "nodeName": node,
-            "devices": [{"name": f"gpu-{i}"} for i in range(count)],
-        },
-    }
-
-
-def _claim_spec(class_name: str) -> dict[str, Any]:
-    return {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": class_name}}]}}
-
-
-def _claim(name: str, class_name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": name},
-        "spec": _claim_spec(class_name),
-    }
-
-
-def _pod(name: str, **claim_source: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name},
-        "spec": {
-            "schedulerName": "dra-operator",
-            "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}],
-            "resourceClaims": [{"name": "gpu", **claim_source}],
-        },
-    }
 
 
 async def _until(check: Callable[[], Any]) -> Any:
@@ -136,10 +91,6 @@ async def _allocated_devices(api: Client, namespace: str) -> list[tuple[str, str
     ]
 
 
-def _unique(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:6]}"
-
-
 async def test_template_claim_is_generated_allocated_and_the_pod_bound(
     admin_api: Client,
     namespace: str,
@@ -149,17 +100,11 @@ async def test_template_claim_is_generated_allocated_and_the_pod_bound(
     control_plane: controlplane.ControlPlaneState,
 ) -> None:
     node = (await make_node())["metadata"]["name"]
-    gpu = _unique("gpu")
-    await cluster(CLASSES, _class(gpu))
-    await cluster(SLICES, _slice(node, 1, _driver(gpu)))
-    template = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaimTemplate",
-        "metadata": {"name": "tmpl"},
-        "spec": {"spec": _claim_spec(gpu)},
-    }
-    await admin_api.create(TEMPLATES, template, namespace=namespace)
-    await admin_api.create(PODS, _pod("p", resourceClaimTemplateName="tmpl"), namespace=namespace)
+    gpu = unique_name("gpu")
+    await cluster(CLASSES, device_class(gpu))
+    await cluster(SLICES, resource_slice(node, driver_of(gpu), gpus(1)))
+    await admin_api.create(TEMPLATES, claim_template("tmpl", claim_spec(gpu)), namespace=namespace)
+    await admin_api.create(PODS, scheduler_pod("p", template="tmpl"), namespace=namespace)
     assert await _until(lambda: _node_of(admin_api, namespace, "p")) == node
     (claim,) = (await admin_api.list(CLAIMS, namespace=namespace))["items"]
     assert claim["metadata"]["finalizers"] == ["resource.kubernetes.io/delete-protection"]
@@ -177,12 +122,12 @@ async def test_shared_claim_is_reserved_for_every_consumer(
     control_plane: controlplane.ControlPlaneState,
 ) -> None:
     node = (await make_node())["metadata"]["name"]
-    gpu = _unique("gpu")
-    await cluster(CLASSES, _class(gpu))
-    await cluster(SLICES, _slice(node, 1, _driver(gpu)))
-    await admin_api.create(CLAIMS, _claim("shared", gpu), namespace=namespace)
+    gpu = unique_name("gpu")
+    await cluster(CLASSES, device_class(gpu))
+    await cluster(SLICES, resource_slice(node, driver_of(gpu), gpus(1)))
+    await admin_api.create(CLAIMS, resource_claim("shared", claim_spec(gpu)), namespace=namespace)
     for name in ("a", "b", "c"):
-        await admin_api.create(PODS, _pod(name, resourceClaimName="shared"), namespace=namespace)
+        await admin_api.create(PODS, scheduler_pod(name, claim="shared"), namespace=namespace)
     for name in ("a", "b", "c"):
         assert await _until(lambda n=name: _node_of(admin_api, namespace, n)) == node
     claim = await admin_api.get(CLAIMS, "shared", namespace=namespace)
@@ -200,14 +145,16 @@ async def test_two_pods_racing_for_the_last_device(
     control_plane: controlplane.ControlPlaneState,
 ) -> None:
     node = (await make_node())["metadata"]["name"]
-    gpu = _unique("gpu")
-    await cluster(CLASSES, _class(gpu))
-    await cluster(SLICES, _slice(node, 1, _driver(gpu)))
+    gpu = unique_name("gpu")
+    await cluster(CLASSES, device_class(gpu))
+    await cluster(SLICES, resource_slice(node, driver_of(gpu), gpus(1)))
     for name in ("a", "b"):
-        await admin_api.create(CLAIMS, _claim(f"claim-{name}", gpu), namespace=namespace)
+        await admin_api.create(
+            CLAIMS, resource_claim(f"claim-{name}", claim_spec(gpu)), namespace=namespace
+        )
     await asyncio.gather(
         *(
-            admin_api.create(PODS, _pod(n, resourceClaimName=f"claim-{n}"), namespace=namespace)
+            admin_api.create(PODS, scheduler_pod(n, claim=f"claim-{n}"), namespace=namespace)
             for n in ("a", "b")
         )
     )
@@ -239,13 +186,15 @@ async def test_concurrent_writer_touching_claims_causes_no_double_allocation(
     control_plane: controlplane.ControlPlaneState,
 ) -> None:
     nodes = [(await make_node())["metadata"]["name"] for _ in range(2)]
-    gpu = _unique("gpu")
-    await cluster(CLASSES, _class(gpu))
+    gpu = unique_name("gpu")
+    await cluster(CLASSES, device_class(gpu))
     for node in nodes:
-        await cluster(SLICES, _slice(node, 3, _driver(gpu)))
+        await cluster(SLICES, resource_slice(node, driver_of(gpu), gpus(3)))
     names = [f"p{i}" for i in range(8)]
     for name in names:
-        await admin_api.create(CLAIMS, _claim(f"c-{name}", gpu), namespace=namespace)
+        await admin_api.create(
+            CLAIMS, resource_claim(f"c-{name}", claim_spec(gpu)), namespace=namespace
+        )
     stop = asyncio.Event()
 
     async def meddle() -> int:
@@ -260,7 +209,7 @@ async def test_concurrent_writer_touching_claims_causes_no_double_allocation(
 
     meddler = asyncio.create_task(meddle())
     for name in names:
-        await admin_api.create(PODS, _pod(name, resourceClaimName=f"c-{name}"), namespace=namespace)
+        await admin_api.create(PODS, scheduler_pod(name, claim=f"c-{name}"), namespace=namespace)
 
     async def bound_count() -> bool:
         found = [await _node_of(admin_api, namespace, n) for n in names]
@@ -283,14 +232,14 @@ async def test_unsatisfiable_claim_is_explained_then_scheduled_when_a_slice_appe
     control_plane: controlplane.ControlPlaneState,
 ) -> None:
     node = (await make_node())["metadata"]["name"]
-    gpu = _unique("gpu")
-    await cluster(CLASSES, _class(gpu))
-    await admin_api.create(CLAIMS, _claim("c", gpu), namespace=namespace)
-    await admin_api.create(PODS, _pod("p", resourceClaimName="c"), namespace=namespace)
+    gpu = unique_name("gpu")
+    await cluster(CLASSES, device_class(gpu))
+    await admin_api.create(CLAIMS, resource_claim("c", claim_spec(gpu)), namespace=namespace)
+    await admin_api.create(PODS, scheduler_pod("p", claim="c"), namespace=namespace)
     messages = await _until(lambda: _failed_scheduling(admin_api, namespace, "p"))
     # Slices other tests publish for every node may add devices the class rejects: 0/N.
     assert "cannot allocate claim c (request gpu: 0/" in messages[0]
-    await cluster(SLICES, _slice(node, 1, _driver(gpu)))
+    await cluster(SLICES, resource_slice(node, driver_of(gpu), gpus(1)))
     assert await _until(lambda: _node_of(admin_api, namespace, "p")) == node
     await verify_clean(control_plane, namespace)
 
@@ -304,15 +253,17 @@ async def test_invalid_cel_is_reported_while_other_pods_schedule(
     control_plane: controlplane.ControlPlaneState,
 ) -> None:
     node = (await make_node())["metadata"]["name"]
-    good, bad = _unique("gpu"), _unique("broken")
-    await cluster(CLASSES, _class(good))
+    good, bad = unique_name("gpu"), unique_name("broken")
+    await cluster(CLASSES, device_class(good))
     # Valid for the API server, but failing on every device: the attribute does not exist.
-    await cluster(CLASSES, _class(bad, f"device.attributes['{_driver(good)}'].missing == 1"))
-    await cluster(SLICES, _slice(node, 2, _driver(good)))
-    await admin_api.create(CLAIMS, _claim("bad", bad), namespace=namespace)
-    await admin_api.create(CLAIMS, _claim("good", good), namespace=namespace)
-    await admin_api.create(PODS, _pod("bad", resourceClaimName="bad"), namespace=namespace)
-    await admin_api.create(PODS, _pod("good", resourceClaimName="good"), namespace=namespace)
+    await cluster(
+        CLASSES, device_class(bad, f"device.attributes['{driver_of(good)}'].missing == 1")
+    )
+    await cluster(SLICES, resource_slice(node, driver_of(good), gpus(2)))
+    await admin_api.create(CLAIMS, resource_claim("bad", claim_spec(bad)), namespace=namespace)
+    await admin_api.create(CLAIMS, resource_claim("good", claim_spec(good)), namespace=namespace)
+    await admin_api.create(PODS, scheduler_pod("bad", claim="bad"), namespace=namespace)
+    await admin_api.create(PODS, scheduler_pod("good", claim="good"), namespace=namespace)
     assert await _until(lambda: _node_of(admin_api, namespace, "good")) == node
     messages = await _until(lambda: _failed_scheduling(admin_api, namespace, "bad"))
     assert "CEL" in messages[0]
@@ -332,58 +283,25 @@ async def test_shares_of_a_multi_allocatable_device_never_exceed_its_capacity(
     waits, and keeps waiting after the first five are written (the live ledger must count the
     shares already on the server, not only the allocator's own in one decision)."""
     node = (await make_node())["metadata"]["name"]
-    nic = _unique("nic")
-    driver = _driver(nic)
-    await cluster(CLASSES, _class(nic))
-    nic_slice = _slice(node, 1, driver)
-    nic_slice["spec"]["devices"] = [
-        {
-            "name": "nic-0",
-            "allowMultipleAllocations": True,
-            "capacity": {"bandwidth": {"value": "100G"}},
-        }
-    ]
-    await cluster(SLICES, nic_slice)
-    spec = {
-        "devices": {
-            "requests": [
-                {
-                    "name": "gpu",
-                    "exactly": {
-                        "deviceClassName": nic,
-                        "capacity": {"requests": {"bandwidth": "20G"}},
-                    },
-                }
-            ]
-        }
+    nic = unique_name("nic")
+    driver = driver_of(nic)
+    await cluster(CLASSES, device_class(nic))
+    nic_0 = {
+        "name": "nic-0",
+        "allowMultipleAllocations": True,
+        "capacity": {"bandwidth": {"value": "100G"}},
     }
+    await cluster(SLICES, resource_slice(node, driver, [nic_0]))
+    spec = claim_spec(nic, capacity={"requests": {"bandwidth": "20G"}})
     for i in range(5):
+        await admin_api.create(CLAIMS, resource_claim(f"claim-{i}", spec), namespace=namespace)
         await admin_api.create(
-            CLAIMS,
-            {
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "ResourceClaim",
-                "metadata": {"name": f"claim-{i}"},
-                "spec": spec,
-            },
-            namespace=namespace,
-        )
-        await admin_api.create(
-            PODS, _pod(f"p{i}", resourceClaimName=f"claim-{i}"), namespace=namespace
+            PODS, scheduler_pod(f"p{i}", claim=f"claim-{i}"), namespace=namespace
         )
     for i in range(5):
         assert await _until(lambda n=f"p{i}": _node_of(admin_api, namespace, n)) == node
-    await admin_api.create(
-        CLAIMS,
-        {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "ResourceClaim",
-            "metadata": {"name": "claim-5"},
-            "spec": spec,
-        },
-        namespace=namespace,
-    )
-    await admin_api.create(PODS, _pod("p5", resourceClaimName="claim-5"), namespace=namespace)
+    await admin_api.create(CLAIMS, resource_claim("claim-5", spec), namespace=namespace)
+    await admin_api.create(PODS, scheduler_pod("p5", claim="claim-5"), namespace=namespace)
     (message, *_) = await _until(lambda: _failed_scheduling(admin_api, namespace, "p5"))
     assert "cannot allocate claim claim-5" in message
     assert await _node_of(admin_api, namespace, "p5") is None

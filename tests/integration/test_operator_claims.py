@@ -18,6 +18,13 @@ from typing import Any
 import aiohttp
 import pytest
 from tests.support.controlplane import NodeFactory
+from tests.support.dra_objects import (
+    claim_spec,
+    claim_template,
+    gpus,
+    resource_claim,
+    resource_slice,
+)
 from tests.support.operator import verify_clean, wait_for
 
 from dra_operator import controlplane, names
@@ -34,17 +41,9 @@ DRIVER = "gpu.example.com"
 
 
 def template(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": TEMPLATES.api_version,
-        "kind": "ResourceClaimTemplate",
-        "metadata": {"name": name},
-        "spec": {
-            "metadata": {"labels": {"team": "ml"}, "annotations": {"note": "from-template"}},
-            "spec": {
-                "devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}
-            },
-        },
-    }
+    """A template whose claims carry a label and an annotation the controller must copy."""
+    copied = {"labels": {"team": "ml"}, "annotations": {"note": "from-template"}}
+    return claim_template(name, claim_spec("gpu"), claim_metadata=copied)
 
 
 def pod(
@@ -65,30 +64,12 @@ def pod(
 
 
 def standalone_claim(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": CLAIMS.api_version,
-        "kind": "ResourceClaim",
-        "metadata": {"name": name},
-        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}},
-    }
+    return resource_claim(name, claim_spec("gpu"))
 
 
 async def publish(api: Client, namespace: str, node: str) -> str:
     """A ResourceSlice on `node` with devices gpu-0 and gpu-1, in a pool named after the test."""
-    await api.create(
-        SLICES,
-        {
-            "apiVersion": SLICES.api_version,
-            "kind": "ResourceSlice",
-            "metadata": {"name": namespace},
-            "spec": {
-                "driver": DRIVER,
-                "nodeName": node,
-                "pool": {"name": namespace, "generation": 1, "resourceSliceCount": 1},
-                "devices": [{"name": "gpu-0"}, {"name": "gpu-1"}],
-            },
-        },
-    )
+    await api.create(SLICES, resource_slice(node, DRIVER, gpus(2), name=namespace, pool=namespace))
     return namespace
 
 

@@ -13,13 +13,22 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.support.controlplane import NodeFactory
+from tests.support.dra_objects import (
+    claim_spec,
+    device_class,
+    driver_of,
+    gpus,
+    resource_claim,
+    resource_slice,
+    scheduler_pod,
+    unique_name,
+)
 from tests.support.operator import InProcessOperator, verify_clean
 
 from dra_operator import controlplane
@@ -41,35 +50,13 @@ class Scene:
 
     def __init__(self, api: Client, namespace: str, node: str, operator: InProcessOperator):
         self.api, self.namespace, self.node, self.operator = api, namespace, node, operator
-        self.gpu = f"gpu-{uuid.uuid4().hex[:6]}"
-        self.driver = f"{self.gpu}.example.com"
+        self.gpu = unique_name("gpu")
+        self.driver = driver_of(self.gpu)
         self.rules: list[str] = []
 
     async def setup(self, cluster: Callable[..., Any]) -> None:
-        selector = {"cel": {"expression": f"device.driver == '{self.driver}'"}}
-        await cluster(
-            CLASSES,
-            {
-                "apiVersion": CLASSES.api_version,
-                "kind": "DeviceClass",
-                "metadata": {"name": self.gpu},
-                "spec": {"selectors": [selector]},
-            },
-        )
-        await cluster(
-            SLICES,
-            {
-                "apiVersion": SLICES.api_version,
-                "kind": "ResourceSlice",
-                "metadata": {"name": f"{self.node}-{self.driver}"},
-                "spec": {
-                    "driver": self.driver,
-                    "pool": {"name": self.node, "generation": 1, "resourceSliceCount": 1},
-                    "nodeName": self.node,
-                    "devices": [{"name": "gpu-0"}, {"name": "gpu-1"}],
-                },
-            },
-        )
+        await cluster(CLASSES, device_class(self.gpu))
+        await cluster(SLICES, resource_slice(self.node, self.driver, gpus(2)))
 
     async def rule(self, name: str, **selector: str) -> None:
         """A NoSchedule rule on this scene's driver, once the operator's cache holds it."""
@@ -100,26 +87,9 @@ class Scene:
             await self.remove(name)
 
     async def pod(self, name: str) -> None:
-        claim = {
-            "apiVersion": CLAIMS.api_version,
-            "kind": "ResourceClaim",
-            "metadata": {"name": name},
-            "spec": {
-                "devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": self.gpu}}]}
-            },
-        }
+        claim = resource_claim(name, claim_spec(self.gpu))
         await self.api.create(CLAIMS, claim, namespace=self.namespace)
-        pod = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": name},
-            "spec": {
-                "schedulerName": "dra-operator",
-                "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}],
-                "resourceClaims": [{"name": "gpu", "resourceClaimName": name}],
-            },
-        }
-        await self.api.create(PODS, pod, namespace=self.namespace)
+        await self.api.create(PODS, scheduler_pod(name, claim=name), namespace=self.namespace)
 
     async def bound_device(self, name: str) -> str | None:
         pod = await self.api.get(PODS, name, namespace=self.namespace)

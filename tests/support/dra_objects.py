@@ -104,16 +104,21 @@ def resource_claim(name: str, spec: Mapping[str, Any], **metadata: Any) -> Manif
 
 
 def claim_template(
-    name: str, spec: Mapping[str, Any], *, claim_metadata: Mapping[str, Any] | None = None
+    name: str,
+    spec: Mapping[str, Any],
+    *,
+    claim_metadata: Mapping[str, Any] | None = None,
+    **metadata: Any,
 ) -> Manifest:
     """ResourceClaimTemplate `name` whose claims get `spec` and, when given, `claim_metadata`
-    (labels and annotations the claims controller copies onto each generated claim)."""
+    (labels and annotations the claims controller copies onto each generated claim);
+    `metadata` adds fields after the template's own name."""
     template: Manifest = {} if claim_metadata is None else {"metadata": dict(claim_metadata)}
     template["spec"] = dict(spec)
     return {
         "apiVersion": _RESOURCE_API,
         "kind": "ResourceClaimTemplate",
-        "metadata": {"name": name},
+        "metadata": {"name": name, **metadata},
         "spec": template,
     }
 

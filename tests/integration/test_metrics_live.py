@@ -51,7 +51,6 @@ CLAIMS = dra("resourceclaims")
 TEMPLATES = dra("resourceclaimtemplates")
 CLASSES = dra("deviceclasses")
 SLICES = dra("resourceslices")
-DEADLINE = 60.0  # seconds a condition may take on a loaded machine before the test fails
 
 Page = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
@@ -96,19 +95,6 @@ def attempts(page: Page) -> dict[str, float]:
 
 def delta(after: Mapping[str, float], before: Mapping[str, float]) -> dict[str, float]:
     return {k: v - before.get(k, 0.0) for k, v in after.items() if v != before.get(k, 0.0)}
-
-
-async def _until(check: Callable[[], Any]) -> Any:
-    """Poll the API until `check()` returns something truthy (the API has no push here)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + DEADLINE
-    while True:
-        found = await check()
-        if found:
-            return found
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached")
-        await asyncio.sleep(0.2)
 
 
 async def _bound(api: Client, namespace: str, pods: list[str]) -> list[str]:
@@ -184,7 +170,7 @@ async def test_metrics_after_a_scenario_show_the_expected_counts(
         failed = await _failed_scheduling(admin_api, namespace)
         return len(bound) == 2 and any(name in failed for name in trio if name not in bound)
 
-    await _until(two_bound_one_failed)
+    await wait_for(two_bound_one_failed)
     first = await scrape(operator)
     assert delta(attempts(first), attempts(start)).keys() == {"allocated/", "unschedulable/in_use"}
     assert (
@@ -234,7 +220,7 @@ async def test_metrics_after_a_scenario_show_the_expected_counts(
     for name in racers:
         pod = scheduler_pod(name, hostname=node, claim=f"c-{name}")
         await admin_api.create(PODS, pod, namespace=namespace)
-    await _until(lambda: _all_bound(admin_api, namespace, racers))
+    await wait_for(lambda: _all_bound(admin_api, namespace, racers))
     stop.set()
     assert await meddler > 0
     assert touched == ["c-r0"]
@@ -255,7 +241,7 @@ async def test_metrics_after_a_scenario_show_the_expected_counts(
     await admin_api.create(
         PODS, scheduler_pod("bad", hostname=node, claim="bad"), namespace=namespace
     )
-    messages = await _until(lambda: _failed_for(admin_api, namespace, "bad"))
+    messages = await wait_for(lambda: _failed_for(admin_api, namespace, "bad"))
     assert any("CEL runtime error" in message for message in messages)
     third = await scrape(operator)
     assert delta(attempts(third), attempts(second)).get("error/cel_error", 0) >= 1
@@ -325,7 +311,7 @@ async def test_a_pod_deleted_before_its_binding_is_unreserved_and_its_claim_deal
     await admin_api.create(
         PODS, scheduler_pod("doomed", hostname=node, claim="doomed"), namespace=namespace
     )
-    messages = await _until(lambda: _failed_for(admin_api, namespace, "doomed"))
+    messages = await wait_for(lambda: _failed_for(admin_api, namespace, "doomed"))
     assert [m for m in messages if m.startswith("binding rejected: ")] == messages
 
     async def released() -> dict[str, Any] | None:
@@ -337,13 +323,13 @@ async def test_a_pod_deleted_before_its_binding_is_unreserved_and_its_claim_deal
             else None
         )
 
-    await _until(released)
+    await wait_for(released)
     # The freed device goes to the next pod, on the same single-device node.
     await admin_api.create(CLAIMS, resource_claim("next", claim_spec(gpu)), namespace=namespace)
     await admin_api.create(
         PODS, scheduler_pod("next", hostname=node, claim="next"), namespace=namespace
     )
-    await _until(lambda: _all_bound(admin_api, namespace, ["next"]))
+    await wait_for(lambda: _all_bound(admin_api, namespace, ["next"]))
     page = await scrape(handle)
     assert sample(page, "dra_operator_pod_binding_duration_seconds_count") == 1
     assert sample(page, "dra_operator_api_conflicts_total", kind="Pod") == 0

@@ -46,11 +46,17 @@ from tests.support.dra_objects import (
     unique_name,
 )
 from tests.support.kubelet_standin import KubeletStandIn
-from tests.support.operator import InProcessOperator, operator_args, verify_clean, wait_for
+from tests.support.operator import (
+    InProcessOperator,
+    failed_scheduling,
+    operator_args,
+    verify_clean,
+    wait_for,
+)
 
 from dra_operator import controlplane
 from dra_operator.errors import APINotFoundError
-from dra_operator.kube import ALLOCATION_POLICIES, CORE_EVENTS, PODS, Client, dra
+from dra_operator.kube import ALLOCATION_POLICIES, PODS, Client, dra
 
 pytestmark = pytest.mark.controlplane
 
@@ -148,15 +154,6 @@ async def _device_of(api: Client, namespace: str, claim: str) -> str:
     (result,) = raw["status"]["allocation"]["devices"]["results"]
     device: str = result["device"]
     return device
-
-
-async def _failed_scheduling(api: Client, namespace: str, pod: str) -> list[str]:
-    events = await api.list(CORE_EVENTS, namespace=namespace)
-    return [
-        e["message"]
-        for e in events.get("items") or ()
-        if e["involvedObject"].get("name") == pod and e["reason"] == "FailedScheduling"
-    ]
 
 
 def _sample(metrics: str, name: str, **labels: str) -> float:
@@ -273,7 +270,7 @@ async def test_failing_hooks_are_contained_per_failure_mode(
 
     bound = await wait_for(lambda: _bound(admin_api, namespace, ["ignored"]), timeout=DEADLINE)
     refusals = await wait_for(
-        lambda: _failed_scheduling(admin_api, namespace, "refused"), timeout=DEADLINE
+        lambda: failed_scheduling(admin_api, namespace, "refused"), timeout=DEADLINE
     )
     metrics = await _scrape(port)
     failures = "dra_operator_hook_failures_total"

@@ -32,10 +32,10 @@ from tests.support.dra_objects import (
     scheduler_pod,
     unique_name,
 )
-from tests.support.operator import InProcessOperator, verify_clean
+from tests.support.operator import InProcessOperator, failed_scheduling, verify_clean, wait_for
 
 from dra_operator import controlplane, errors
-from dra_operator.kube import CORE_EVENTS, PODS, Client, dra
+from dra_operator.kube import PODS, Client, dra
 
 pytestmark = pytest.mark.controlplane
 
@@ -43,7 +43,6 @@ CLAIMS = dra("resourceclaims")
 TEMPLATES = dra("resourceclaimtemplates")
 CLASSES = dra("deviceclasses")
 SLICES = dra("resourceslices")
-DEADLINE = 60.0  # seconds a condition may take on a loaded machine before the test fails
 
 
 @pytest.fixture
@@ -52,32 +51,10 @@ async def operator(run_operator: Any) -> AsyncIterator[InProcessOperator]:
     yield await run_operator(controllers=frozenset({"claims", "scheduler"}))
 
 
-async def _until(check: Callable[[], Any]) -> Any:
-    """Poll the API until `check()` returns something truthy (the API has no push here)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + DEADLINE
-    while True:
-        found = await check()
-        if found:
-            return found
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached")
-        await asyncio.sleep(0.2)
-
-
 async def _node_of(api: Client, namespace: str, pod: str) -> str | None:
     answer = await api.get(PODS, pod, namespace=namespace)
     found: str | None = answer["spec"].get("nodeName")
     return found
-
-
-async def _failed_scheduling(api: Client, namespace: str, pod: str) -> list[str]:
-    events = await api.list(CORE_EVENTS, namespace=namespace)
-    return [
-        e["message"]
-        for e in events.get("items") or ()
-        if e["involvedObject"].get("name") == pod and e["reason"] == "FailedScheduling"
-    ]
 
 
 async def _allocated_devices(api: Client, namespace: str) -> list[tuple[str, str]]:
@@ -105,7 +82,7 @@ async def test_template_claim_is_generated_allocated_and_the_pod_bound(
     await cluster(SLICES, resource_slice(node, driver_of(gpu), gpus(1)))
     await admin_api.create(TEMPLATES, claim_template("tmpl", claim_spec(gpu)), namespace=namespace)
     await admin_api.create(PODS, scheduler_pod("p", template="tmpl"), namespace=namespace)
-    assert await _until(lambda: _node_of(admin_api, namespace, "p")) == node
+    assert await wait_for(lambda: _node_of(admin_api, namespace, "p")) == node
     (claim,) = (await admin_api.list(CLAIMS, namespace=namespace))["items"]
     assert claim["metadata"]["finalizers"] == ["resource.kubernetes.io/delete-protection"]
     assert [r["name"] for r in claim["status"]["reservedFor"]] == ["p"]
@@ -129,7 +106,7 @@ async def test_shared_claim_is_reserved_for_every_consumer(
     for name in ("a", "b", "c"):
         await admin_api.create(PODS, scheduler_pod(name, claim="shared"), namespace=namespace)
     for name in ("a", "b", "c"):
-        assert await _until(lambda n=name: _node_of(admin_api, namespace, n)) == node
+        assert await wait_for(lambda n=name: _node_of(admin_api, namespace, n)) == node
     claim = await admin_api.get(CLAIMS, "shared", namespace=namespace)
     assert sorted(r["name"] for r in claim["status"]["reservedFor"]) == ["a", "b", "c"]
     assert await _allocated_devices(admin_api, namespace) == [(node, "gpu-0")]
@@ -162,17 +139,17 @@ async def test_two_pods_racing_for_the_last_device(
     async def one_bound_one_refused() -> tuple[str, str] | None:
         nodes = {n: await _node_of(admin_api, namespace, n) for n in ("a", "b")}
         bound = [n for n, found in nodes.items() if found]
-        refused = [n for n in nodes if await _failed_scheduling(admin_api, namespace, n)]
+        refused = [n for n in nodes if await failed_scheduling(admin_api, namespace, n)]
         if len(bound) == 1 and refused and refused[0] not in bound:
             return bound[0], refused[0]
         return None
 
-    winner, loser = await _until(one_bound_one_refused)
-    message = (await _failed_scheduling(admin_api, namespace, loser))[0]
+    winner, loser = await wait_for(one_bound_one_refused)
+    message = (await failed_scheduling(admin_api, namespace, loser))[0]
     assert message.startswith("0/") and f"cannot allocate claim claim-{loser}" in message
     assert await _allocated_devices(admin_api, namespace) == [(node, "gpu-0")]
     await admin_api.delete(PODS, winner, namespace=namespace, grace_period_seconds=0)
-    assert await _until(lambda: _node_of(admin_api, namespace, loser)) == node
+    assert await wait_for(lambda: _node_of(admin_api, namespace, loser)) == node
     assert await _allocated_devices(admin_api, namespace) == [(node, "gpu-0")]
     await verify_clean(control_plane, namespace)
 
@@ -215,7 +192,7 @@ async def test_concurrent_writer_touching_claims_causes_no_double_allocation(
         found = [await _node_of(admin_api, namespace, n) for n in names]
         return sum(1 for n in found if n) == 6
 
-    await _until(bound_count)
+    await wait_for(bound_count)
     stop.set()
     assert await meddler > 0
     devices = await _allocated_devices(admin_api, namespace)
@@ -236,11 +213,11 @@ async def test_unsatisfiable_claim_is_explained_then_scheduled_when_a_slice_appe
     await cluster(CLASSES, device_class(gpu))
     await admin_api.create(CLAIMS, resource_claim("c", claim_spec(gpu)), namespace=namespace)
     await admin_api.create(PODS, scheduler_pod("p", claim="c"), namespace=namespace)
-    messages = await _until(lambda: _failed_scheduling(admin_api, namespace, "p"))
+    messages = await wait_for(lambda: failed_scheduling(admin_api, namespace, "p"))
     # Slices other tests publish for every node may add devices the class rejects: 0/N.
     assert "cannot allocate claim c (request gpu: 0/" in messages[0]
     await cluster(SLICES, resource_slice(node, driver_of(gpu), gpus(1)))
-    assert await _until(lambda: _node_of(admin_api, namespace, "p")) == node
+    assert await wait_for(lambda: _node_of(admin_api, namespace, "p")) == node
     await verify_clean(control_plane, namespace)
 
 
@@ -264,8 +241,8 @@ async def test_invalid_cel_is_reported_while_other_pods_schedule(
     await admin_api.create(CLAIMS, resource_claim("good", claim_spec(good)), namespace=namespace)
     await admin_api.create(PODS, scheduler_pod("bad", claim="bad"), namespace=namespace)
     await admin_api.create(PODS, scheduler_pod("good", claim="good"), namespace=namespace)
-    assert await _until(lambda: _node_of(admin_api, namespace, "good")) == node
-    messages = await _until(lambda: _failed_scheduling(admin_api, namespace, "bad"))
+    assert await wait_for(lambda: _node_of(admin_api, namespace, "good")) == node
+    messages = await wait_for(lambda: failed_scheduling(admin_api, namespace, "bad"))
     assert "CEL" in messages[0]
     assert await _node_of(admin_api, namespace, "bad") is None
     await verify_clean(control_plane, namespace)
@@ -299,13 +276,13 @@ async def test_shares_of_a_multi_allocatable_device_never_exceed_its_capacity(
             PODS, scheduler_pod(f"p{i}", claim=f"claim-{i}"), namespace=namespace
         )
     for i in range(5):
-        assert await _until(lambda n=f"p{i}": _node_of(admin_api, namespace, n)) == node
+        assert await wait_for(lambda n=f"p{i}": _node_of(admin_api, namespace, n)) == node
     await admin_api.create(CLAIMS, resource_claim("claim-5", spec), namespace=namespace)
     await admin_api.create(PODS, scheduler_pod("p5", claim="claim-5"), namespace=namespace)
-    (message, *_) = await _until(lambda: _failed_scheduling(admin_api, namespace, "p5"))
+    (message, *_) = await wait_for(lambda: failed_scheduling(admin_api, namespace, "p5"))
     assert "cannot allocate claim claim-5" in message
     assert await _node_of(admin_api, namespace, "p5") is None
     assert await _allocated_devices(admin_api, namespace) == [(node, "nic-0")] * 5
     await admin_api.delete(PODS, "p0", namespace=namespace, grace_period_seconds=0)
-    assert await _until(lambda: _node_of(admin_api, namespace, "p5")) == node
+    assert await wait_for(lambda: _node_of(admin_api, namespace, "p5")) == node
     await verify_clean(control_plane, namespace)

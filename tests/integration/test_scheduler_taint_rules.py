@@ -29,11 +29,11 @@ from tests.support.dra_objects import (
     scheduler_pod,
     unique_name,
 )
-from tests.support.operator import InProcessOperator, verify_clean
+from tests.support.operator import InProcessOperator, failed_scheduling, verify_clean, wait_for
 
 from dra_operator import controlplane
 from dra_operator.cluster import ObjectKey
-from dra_operator.kube import CORE_EVENTS, PODS, Client, dra
+from dra_operator.kube import PODS, Client, dra
 
 pytestmark = pytest.mark.controlplane
 
@@ -41,7 +41,6 @@ CLAIMS = dra("resourceclaims")
 CLASSES = dra("deviceclasses")
 SLICES = dra("resourceslices")
 RULES = dra("devicetaintrules", "v1beta2")
-DEADLINE = 60.0  # seconds a condition may take on a loaded machine before the test fails
 BIN = Path(sys.executable).parent
 
 
@@ -71,7 +70,7 @@ class Scene:
         }
         await self.api.create(RULES, body)
         self.rules.append(name)
-        await _until(lambda: self._cached(name, present=True))
+        await wait_for(lambda: self._cached(name, present=True))
 
     async def remove(self, name: str) -> None:
         await self.api.delete(RULES, name)
@@ -101,27 +100,6 @@ class Scene:
         device: str = result["device"]
         return device
 
-    async def failed_scheduling(self, name: str) -> list[str]:
-        events = await self.api.list(CORE_EVENTS, namespace=self.namespace)
-        return [
-            e["message"]
-            for e in events.get("items") or ()
-            if e["involvedObject"].get("name") == name and e["reason"] == "FailedScheduling"
-        ]
-
-
-async def _until(check: Callable[[], Any]) -> Any:
-    """Poll until `check()` returns something truthy (the API has no push here)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + DEADLINE
-    while True:
-        found = await check()
-        if found:
-            return found
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached")
-        await asyncio.sleep(0.2)
-
 
 @pytest.fixture
 async def scene(
@@ -144,7 +122,7 @@ async def test_a_rule_on_one_device_sends_the_pod_to_the_other(
 ) -> None:
     await scene.rule(f"{scene.gpu}-a", pool=scene.node, device="gpu-0")
     await scene.pod("p")
-    assert await _until(lambda: scene.bound_device("p")) == "gpu-1"
+    assert await wait_for(lambda: scene.bound_device("p")) == "gpu-1"
     await verify_clean(control_plane, scene.namespace)
 
 
@@ -154,7 +132,7 @@ async def test_a_rule_on_every_device_parks_the_pod_until_it_is_removed(
     name = f"{scene.gpu}-all"
     await scene.rule(name)
     await scene.pod("p")
-    (message, *_) = await _until(lambda: scene.failed_scheduling("p"))
+    (message, *_) = await wait_for(lambda: failed_scheduling(scene.api, scene.namespace, "p"))
     assert f"2 with untolerated taint example.com/broken={name}:NoSchedule" in message
     assert await scene.bound_device("p") is None
 
@@ -181,5 +159,5 @@ async def test_a_rule_on_every_device_parks_the_pod_until_it_is_removed(
     assert (body["policy"], body["strategy"]) == ("", "FirstFit")
 
     await scene.remove(name)
-    assert await _until(lambda: scene.bound_device("p")) == "gpu-0"
+    assert await wait_for(lambda: scene.bound_device("p")) == "gpu-0"
     await verify_clean(control_plane, scene.namespace)

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from tests.support.controlplane import NodeFactory
-from tests.support.dra_objects import device_class, resource_claim, resource_slice
+from tests.support.dra_objects import consumer_pod, device_class, resource_claim, resource_slice
 
 from dra_operator import controlplane
 from dra_operator.kube import PODS, Client, dra
@@ -100,18 +100,7 @@ class Scene:
         return {"name": name, "exactly": body}
 
     async def pod(self, name: str, claim: str) -> None:
-        body = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": name},
-            "spec": {
-                "nodeName": self.node,
-                "containers": [
-                    {"name": "c", "image": "x", "resources": {"claims": [{"name": "gpu"}]}}
-                ],
-                "resourceClaims": [{"name": "gpu", "resourceClaimName": claim}],
-            },
-        }
+        body = consumer_pod(name, claim=claim, node=self.node)
         await self.api.create(PODS, body, namespace=self.namespace)
 
     async def explain(

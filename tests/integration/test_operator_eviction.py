@@ -29,6 +29,7 @@ from tests.support.controlplane import NodeFactory
 from tests.support.dra_objects import (
     claim_spec,
     claim_template,
+    consumer_pod,
     device_class,
     resource_claim,
     resource_slice,
@@ -88,18 +89,7 @@ class Scene:
             result["tolerations"] = tolerations
         claim["status"] = {"allocation": {"devices": {"results": [result]}}}
         await self.api.update(CLAIMS, claim, subresource="status")
-        pod = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": name, "finalizers": [FINALIZER]},
-            "spec": {
-                "nodeName": self.node,
-                "containers": [
-                    {"name": "c", "image": "x", "resources": {"claims": [{"name": "gpu"}]}}
-                ],
-                "resourceClaims": [{"name": "gpu", "resourceClaimName": name}],
-            },
-        }
+        pod = consumer_pod(name, claim=name, node=self.node, finalizers=[FINALIZER])
         created = await self.api.create(PODS, pod, namespace=self.namespace)
         uid = created["metadata"]["uid"]
 
@@ -112,18 +102,7 @@ class Scene:
 
     async def scheduled(self, name: str) -> tuple[str, str]:
         """Pod `name` from template "tmpl", bound by the operator: (its device, its claim)."""
-        pod = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": name},
-            "spec": {
-                "schedulerName": names.DEFAULT_SCHEDULER_NAME,
-                "containers": [
-                    {"name": "c", "image": "x", "resources": {"claims": [{"name": "gpu"}]}}
-                ],
-                "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "tmpl"}],
-            },
-        }
+        pod = consumer_pod(name, template="tmpl", scheduler=names.DEFAULT_SCHEDULER_NAME)
         await self.api.create(PODS, pod, namespace=self.namespace)
 
         async def bound() -> tuple[str, str] | None:

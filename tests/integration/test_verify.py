@@ -25,7 +25,13 @@ from typing import Any
 
 import pytest
 from tests.support.controlplane import NodeFactory
-from tests.support.dra_objects import claim_spec, gpus, resource_claim, resource_slice
+from tests.support.dra_objects import (
+    claim_spec,
+    consumer_pod,
+    gpus,
+    resource_claim,
+    resource_slice,
+)
 
 from dra_operator import controlplane
 from dra_operator.errors import APINotFoundError
@@ -128,18 +134,7 @@ class Cluster:
     async def pod(
         self, name: str, claim: str, *, bound: bool = True, node: str | None = None
     ) -> dict[str, Any]:
-        body = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": name},
-            "spec": {
-                "nodeName": (node or self.node) if bound else None,
-                "containers": [
-                    {"name": "c", "image": "x", "resources": {"claims": [{"name": "gpu"}]}}
-                ],
-                "resourceClaims": [{"name": "gpu", "resourceClaimName": claim}],
-            },
-        }
+        body = consumer_pod(name, claim=claim, node=(node or self.node) if bound else None)
         return await self.api.create(PODS, body, namespace=self.namespace)
 
     async def reserve(self, claim: str, pod: dict[str, Any]) -> None:

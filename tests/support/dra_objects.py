@@ -123,6 +123,16 @@ def claim_template(
     }
 
 
+def _claim_entry(claim: str | None, template: str | None) -> dict[str, str]:
+    """The pod's claim entry `gpu`: ResourceClaim `claim` or one made from `template`."""
+    entry = {"name": REQUEST}
+    if claim is not None:
+        entry["resourceClaimName"] = claim
+    if template is not None:
+        entry["resourceClaimTemplateName"] = template
+    return entry
+
+
 def scheduler_pod(
     name: str,
     *,
@@ -133,14 +143,32 @@ def scheduler_pod(
     """A pause pod for the operator's scheduler whose claim entry `gpu` names ResourceClaim
     `claim` or ResourceClaimTemplate `template`; `hostname` pins it to that node by label,
     so no other node of the shared control plane takes part in its scheduling."""
-    source: dict[str, str] = {"name": REQUEST}
-    if claim is not None:
-        source["resourceClaimName"] = claim
-    if template is not None:
-        source["resourceClaimTemplateName"] = template
     spec: Manifest = {"schedulerName": names.DEFAULT_SCHEDULER_NAME}
     if hostname is not None:
         spec["nodeSelector"] = {"kubernetes.io/hostname": hostname}
     spec["containers"] = [{"name": "c", "image": PAUSE_IMAGE}]
-    spec["resourceClaims"] = [source]
+    spec["resourceClaims"] = [_claim_entry(claim, template)]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+
+
+def consumer_pod(
+    name: str,
+    *,
+    claim: str | None = None,
+    template: str | None = None,
+    node: str | None = None,
+    scheduler: str | None = None,
+    **metadata: Any,
+) -> Manifest:
+    """A pod whose container `c` uses the claim entry `gpu` (ResourceClaim `claim`, or one
+    made from `template`), as the claims controller, `verify` and the kubelet read it. `node`
+    binds it by hand (spec.nodeName) where no scheduler runs; `scheduler` names one to bind
+    it instead. The image is never pulled: no real kubelet runs these pods."""
+    spec: Manifest = {}
+    if scheduler is not None:
+        spec["schedulerName"] = scheduler
+    if node is not None:
+        spec["nodeName"] = node
+    spec["containers"] = [{"name": "c", "image": "x", "resources": {"claims": [{"name": REQUEST}]}}]
+    spec["resourceClaims"] = [_claim_entry(claim, template)]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, **metadata}, "spec": spec}

@@ -15,6 +15,7 @@ import pytest
 from tests.support.dra_objects import (
     claim_spec,
     claim_template,
+    consumer_pod,
     device_class,
     driver_of,
     gpus,
@@ -136,6 +137,24 @@ def test_a_scheduler_pod_names_its_claim_and_the_operator(
     )
     assert dict(parsed.spec.node_selector) == node_selector
     assert parsed.spec.node_name == ""
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "node", "scheduler"),
+    [
+        pytest.param({"claim": "c", "node": "node-a"}, "node-a", "", id="bound-by-hand"),
+        pytest.param({"claim": "c", "scheduler": "s"}, "", "s", id="left-to-a-scheduler"),
+    ],
+)
+def test_a_consumer_pod_uses_its_claim_in_its_container(
+    kwargs: dict[str, str], node: str, scheduler: str
+) -> None:
+    parsed = parse_pod(consumer_pod("p", finalizers=["f"], **kwargs))
+    assert parsed.metadata.finalizers == ("f",)
+    assert (parsed.spec.node_name, parsed.spec.scheduler_name) == (node, scheduler)
+    ((entry,), (container,)) = parsed.spec.resource_claims, parsed.spec.containers
+    assert (entry.name, entry.resource_claim_name) == ("gpu", "c")
+    assert [c.name for c in container.claims] == ["gpu"]
 
 
 def test_names_are_unique_and_drivers_follow_the_class() -> None:

@@ -123,15 +123,17 @@ Verdict = Rejection | SelectorFailure | None  # None: the device can serve the r
 class Verdicts:
     """One request's verdicts so far: by candidate index, and as masks of candidate indices."""
 
-    __slots__ = ("by_index", "rejected", "selectable")
+    __slots__ = ("by_index", "judged", "rejected", "selectable")
 
     def __init__(self) -> None:
         self.by_index: dict[int, Verdict] = {}
+        self.judged = 0  # any verdict
         self.selectable = 0  # verdict None
         self.rejected = 0  # a Rejection (not a selector failure, which must be reached)
 
     def record(self, index: int, verdict: Verdict) -> None:
         self.by_index[index] = verdict
+        self.judged |= 1 << index
         if verdict is None:
             self.selectable |= 1 << index
         elif isinstance(verdict, Rejection):

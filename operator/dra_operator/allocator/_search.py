@@ -285,10 +285,9 @@ class Search:
         worth = ((1 << len(self.candidates)) - (1 << start)) & ~skip
         if (worth & allowed).bit_count() >= data.num_devices - d:
             return worth & ~(verdicts.selectable & ~allowed)
-        peek, order, known = self.eligibility.peek, self.candidates, verdicts.by_index
-        for index in _set_bits(worth):
-            if index not in known:
-                peek(data, order[index])
+        peek, order = self.eligibility.peek, self.candidates
+        for index in _set_bits(worth & ~verdicts.judged):
+            peek(data, order[index])
         if worth & ~(verdicts.selectable | verdicts.rejected):
             return worth & ~(verdicts.selectable & ~allowed)  # a failing device: reach it
         return None

@@ -314,9 +314,9 @@ class Search:
                 step()
 
         if device.consumes_counters and not (multi and self._capacity.is_in_use(candidate)):
-            if not self._counters.reserve(candidate.pool, device):
+            if not self._counters.reserve(candidate):
                 return None
-            undo.append(partial(self._counters.release, candidate.pool, device))
+            undo.append(partial(self._counters.release, candidate))
         if (
             self.features.device_taints
             and device.taints

@@ -110,7 +110,7 @@ def allocate(
         return bool(
             fits_capacity(
                 ledger.consumed_capacity.get(candidate.id),
-                qualify(data.capacity, candidate.id.driver),
+                qualify(data.capacity, candidate.driver),
                 candidate.device.capacity,
                 None,
             )

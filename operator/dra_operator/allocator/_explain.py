@@ -275,7 +275,7 @@ def _reject(
         return Reason.IN_USE, ""
     if features.consumable_capacity and not fits_capacity(
         ledger.consumed_capacity.get(candidate.id),
-        qualify(data.capacity, candidate.id.driver),
+        qualify(data.capacity, candidate.driver),
         device.capacity,
         None,
     ):

@@ -247,7 +247,7 @@ class Lookahead:
         if found is None:
             found = {}
             for candidate in self.candidates:
-                attribute = lookup_attribute(candidate.device, candidate.id.driver, name)
+                attribute = lookup_attribute(candidate.device, candidate.driver, name)
                 if attribute is not None:
                     key = (attribute.kind, attribute.value)
                     found[key] = found.get(key, 0) | (1 << candidate.index)

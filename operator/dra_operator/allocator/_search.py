@@ -326,7 +326,7 @@ class Search:
             return None
         base, sub = (data.parent, data.name) if data.parent else (data.name, "")
         for constraint in self.prepared.constraints[c]:
-            if not constraint.add(base, sub, device, candidate.id.driver):
+            if not constraint.add(base, sub, device, candidate.driver):
                 rollback()
                 if must:
                     raise AllocationInputError(

@@ -341,11 +341,12 @@ class Search:
         consumed: dict[str, Quantity] = {}
         share_id: str | None = None
         if self.features.consumable_capacity:
-            if not self._capacity.fits(data.capacity, candidate):
+            # The search loop (must=False) checked the capacity just before calling this.
+            if must and not self._capacity.fits(data.capacity, candidate):
                 rollback()
                 return None
-            share = self._capacity.share(data.capacity, candidate)
-            if multi and share is not None:
+            share = self._capacity.share(data.capacity, candidate) if multi else None
+            if share is not None:
                 consumed = dict(share.consumed)
                 share_id = self.new_share_id()
                 undo.append(self._capacity.insert(share, index))

@@ -7,7 +7,8 @@ A leaf module: it imports nothing from the package, so every layer can raise the
     ├── CELError                  device selector problems
     │   ├── CELCompileError       syntax, undeclared reference, non-bool result, too long
     │   └── CELRuntimeError       evaluation failed (no such key, overflow, ...)
-    │       └── CELCostLimitError runtime cost budget exceeded
+    │       └── CELAbortError     ends the whole evaluation (cel-go panicked); never absorbed
+    │           └── CELCostLimitError  runtime cost budget exceeded
     ├── AllocationInputError      fatal allocator input (missing class, bad selector): aborts
     │                             the attempt. "Does not fit" is never an exception.
     ├── APIError                  the API server said no; translated at the kube/ boundary
@@ -61,7 +62,11 @@ class CELRuntimeError(CELError):
     """Evaluating the expression against one device failed."""
 
 
-class CELCostLimitError(CELRuntimeError):
+class CELAbortError(CELRuntimeError):
+    """Evaluation stopped as a whole, as when cel-go panics: no `&&`, `||` or macro absorbs it."""
+
+
+class CELCostLimitError(CELAbortError):
     """Evaluation exceeded the runtime cost budget."""
 
 

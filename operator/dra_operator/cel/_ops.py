@@ -6,14 +6,15 @@ from typing import Any, NoReturn
 
 from dra_operator.cel import _runtime as R
 from dra_operator.cel._values import NONE, Optional, Semver, no_such_overload
-from dra_operator.errors import CELCostLimitError, CELRuntimeError
+from dra_operator.errors import CELAbortError, CELCostLimitError, CELRuntimeError
 
 COST_LIMIT = 1_000_000
 
 
 def keep(error: CELRuntimeError) -> CELRuntimeError:
-    """An error an `&&`, `||` or comprehension may absorb; a cost overrun is never absorbed."""
-    if isinstance(error, CELCostLimitError):
+    """An error an `&&`, `||` or comprehension may absorb; an abort (a cost overrun, or what
+    panics in cel-go) is never absorbed."""
+    if isinstance(error, CELAbortError):
         raise error
     return error
 
@@ -47,9 +48,10 @@ def mget(m: dict[str, Any], key: str) -> Any:
 
 
 def in_constants(value: Any, items: tuple[Any, ...]) -> bool:
-    """`x in [literals]`: cel-go looks x up in a Go hash set, which panics on a Semver."""
+    """`x in [literals]`: cel-go looks x up in a Go hash set, which panics on a Semver; the
+    panic ends the evaluation, whatever `&&` or `||` surrounds it."""
     if type(value) is Semver:
-        raise CELRuntimeError("internal error: runtime error: hash of unhashable type cel.Semver")
+        raise CELAbortError("internal error: runtime error: hash of unhashable type cel.Semver")
     return R.contains(items, value)
 
 

@@ -24,20 +24,20 @@ from tests.integration.test_operator_claims import (
     TEMPLATES,
     claim_of,
     generated_claims,
-    pod,
     template,
 )
-from tests.integration.test_scheduler import (
-    CLASSES,
-    SLICES,
-    _claim_spec,
-    _class,
-    _driver,
-    _pod,
-    _slice,
-    _unique,
-)
+from tests.integration.test_scheduler import CLASSES, SLICES
 from tests.support.controlplane import NodeFactory, Spawned
+from tests.support.dra_objects import (
+    claim_spec,
+    consumer_pod,
+    device_class,
+    driver_of,
+    gpus,
+    resource_slice,
+    scheduler_pod,
+    unique_name,
+)
 from tests.support.operator import verify_clean, wait_for
 
 from dra_operator import controlplane
@@ -81,7 +81,7 @@ async def test_sigkill_mid_burst_and_restart_leaves_one_claim_per_pod(
 
     async def create(index: int) -> dict[str, Any]:
         return await admin_api.create(
-            PODS, pod(f"p-{index:02d}", template="tmpl"), namespace=namespace
+            PODS, consumer_pod(f"p-{index:02d}", template="tmpl"), namespace=namespace
         )
 
     created = list(await asyncio.gather(*(create(i) for i in range(10))))
@@ -129,12 +129,12 @@ async def test_two_replicas_one_leads_and_the_other_takes_over(
     replicas = {"alpha": operator_process("alpha"), "beta": operator_process("beta")}
     leader = await wait_for(lambda: holder(admin_api, namespace), what="a leader")
     await admin_api.create(TEMPLATES, template("tmpl"), namespace=namespace)
-    await admin_api.create(PODS, pod("before", template="tmpl"), namespace=namespace)
+    await admin_api.create(PODS, consumer_pod("before", template="tmpl"), namespace=namespace)
     await wait_for(lambda: claim_of(admin_api, namespace, "before"), what="the leader's work")
     assert leaders(replicas) == [leader]
 
     kill(replicas[leader])
-    await admin_api.create(PODS, pod("after", template="tmpl"), namespace=namespace)
+    await admin_api.create(PODS, consumer_pod("after", template="tmpl"), namespace=namespace)
 
     async def new_leader() -> str | None:
         current = await holder(admin_api, namespace)
@@ -159,18 +159,18 @@ async def test_sigkill_mid_scheduling_burst_schedules_everything_once(
     control_plane: controlplane.ControlPlaneState,
 ) -> None:
     """Killed between deciding and writing, the operator must not lose or double a device."""
-    gpu = _unique("gpu")
-    await cluster(CLASSES, _class(gpu))
+    gpu = unique_name("gpu")
+    await cluster(CLASSES, device_class(gpu))
     nodes = [(await make_node())["metadata"]["name"] for _ in range(2)]
     for node in nodes:
-        await cluster(SLICES, _slice(node, 16, _driver(gpu)))
-    body = {"metadata": {"name": "tmpl"}, "spec": {"spec": _claim_spec(gpu)}}
+        await cluster(SLICES, resource_slice(node, driver_of(gpu), gpus(16)))
+    body = {"metadata": {"name": "tmpl"}, "spec": {"spec": claim_spec(gpu)}}
     await admin_api.create(TEMPLATES, body, namespace=namespace)
     first = operator_process("first")
     await wait_for(lambda: holder(admin_api, namespace), what="the first operator to lead")
 
     async def create(index: int) -> dict[str, Any]:
-        manifest = _pod(f"p-{index:02d}", resourceClaimTemplateName="tmpl")
+        manifest = scheduler_pod(f"p-{index:02d}", template="tmpl")
         return await admin_api.create(PODS, manifest, namespace=namespace)
 
     async def bound() -> list[dict[str, Any]]:

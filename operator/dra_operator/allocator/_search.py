@@ -228,7 +228,7 @@ class Search:
         allowed = lookahead.within_fixed_values(c, data, -1) if self.prepared.constraints[c] else -1
         positions: Iterable[int]
         if upstream and not admin:
-            worth = self._worth_trying(data, d, start, verdicts, allowed)
+            worth = self._worth_trying(data, d, start, len(order), verdicts, allowed)
             if worth is None:
                 return Outcome.NONE
             positions = _set_bits(worth)
@@ -265,7 +265,7 @@ class Search:
         return Outcome.NONE
 
     def _worth_trying(
-        self, data: RequestData, d: int, start: int, verdicts: Verdicts, allowed: int
+        self, data: RequestData, d: int, start: int, end: int, verdicts: Verdicts, allowed: int
     ) -> int | None:
         """Positions from `start` the loop would not skip at once (upstream order), as a mask;
         None when they cannot complete the request, so the loop cannot succeed.
@@ -282,7 +282,7 @@ class Search:
         a `matchAttribute` needs most, and it costs a few mask operations per step.
         """
         skip = self._taken | self._exclusive_mask | verdicts.rejected
-        worth = ((1 << len(self.candidates)) - (1 << start)) & ~skip
+        worth = ((1 << end) - (1 << start)) & ~skip  # an order may end early (a policy's veto)
         if (worth & allowed).bit_count() >= data.num_devices - d:
             return worth & ~(verdicts.selectable & ~allowed)
         peek, order = self.eligibility.peek, self.candidates

@@ -14,6 +14,7 @@ from bench.allocator import (
     OursRound,
     Row,
     cells,
+    main,
     markdown,
     measure,
     owned_scenarios,
@@ -175,3 +176,21 @@ def test_write_scenarios_puts_each_alone_and_keeps_the_committed_ones(tmp_path: 
         assert json.loads(path.read_text())["op"] == "allocate"
     for name in committed:
         assert written[name].read_text() == (SCENARIOS / f"{name}.json").read_text()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        pytest.param(
+            ["--scenarios", "consumable-capacity,nope"], "unknown scenarios ['nope']", id="unknown"
+        ),
+        pytest.param(["--rounds", "0"], "--rounds must be at least 1", id="no-rounds"),
+    ],
+)
+def test_bad_arguments_stop_before_any_measurement(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == 2
+    assert message in capsys.readouterr().err

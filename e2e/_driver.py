@@ -17,6 +17,8 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tests.support.dra_objects import device_class, resource_slice, selects_driver
+
 from dra_operator.errors import APINotFoundError
 from dra_operator.kube import Client, dra
 
@@ -109,23 +111,9 @@ def slice_manifest(driver: str, node: str, count: int) -> dict[str, Any]:
         }
         for i in range(count)
     ]
-    return {
-        "apiVersion": SLICES.api_version,
-        "kind": "ResourceSlice",
-        "metadata": {"name": _slice_name(driver, node)},
-        "spec": {
-            "driver": driver,
-            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-            "nodeName": node,
-            "devices": devices,
-        },
-    }
+    return resource_slice(node, driver, devices, name=_slice_name(driver, node))
 
 
 def class_manifest(driver: str) -> dict[str, Any]:
-    return {
-        "apiVersion": CLASSES.api_version,
-        "kind": "DeviceClass",
-        "metadata": {"name": driver},
-        "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{driver}'"}}]},
-    }
+    """The driver's DeviceClass, named as the driver, admitting all its devices."""
+    return device_class(driver, selects_driver(driver))

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tests.support.dra_objects import claim_spec, claim_template, resource_claim
 from tests.support.operator import wait_for
 
 from dra_operator import names
@@ -56,30 +57,17 @@ class Scene:
     # -- what a user creates ----------------------------------------------------------------
 
     def _claim_spec(self) -> dict[str, Any]:
-        exactly = {
-            "deviceClassName": self.driver.name,
-            "selectors": [{"cel": {"expression": self.driver.selector()}}],
-        }
-        return {"devices": {"requests": [{"name": REQUEST, "exactly": exactly}]}}
+        selectors = [{"cel": {"expression": self.driver.selector()}}]
+        return claim_spec(self.driver.name, selectors=selectors)
 
     async def template(self) -> None:
         """ResourceClaimTemplate `gpu`: one device of the driver, selected by attribute and
         capacity."""
-        body = {
-            "apiVersion": TEMPLATES.api_version,
-            "kind": "ResourceClaimTemplate",
-            "metadata": {"name": TEMPLATE},
-            "spec": {"spec": self._claim_spec()},
-        }
+        body = claim_template(TEMPLATE, self._claim_spec())
         await self.api.create(TEMPLATES, body, namespace=self.namespace)
 
     async def claim(self, name: str) -> None:
-        body = {
-            "apiVersion": CLAIMS.api_version,
-            "kind": "ResourceClaim",
-            "metadata": {"name": name},
-            "spec": self._claim_spec(),
-        }
+        body = resource_claim(name, self._claim_spec())
         await self.api.create(CLAIMS, body, namespace=self.namespace)
 
     async def pod(self, name: str, *, claim: str | None = None) -> JSONObject:

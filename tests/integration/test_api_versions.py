@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+from tests.support.dra_objects import claim_spec, claim_template, resource_claim
 
 from dra_operator.kube import RESOURCE_GROUP, Client, dra
 
@@ -67,36 +68,14 @@ async def test_resource_slice_devices_are_basic_in_v1beta1(admin_api: Client) ->
 
 
 def _claim_spec() -> dict[str, Any]:
-    return {
-        "devices": {
-            "requests": [
-                {
-                    "name": "gpu",
-                    "exactly": {
-                        "deviceClassName": "gpu.example.com",
-                        "selectors": [
-                            {
-                                "cel": {
-                                    "expression": 'device.attributes["gpu.example.com"].index == 0'
-                                }
-                            }
-                        ],
-                    },
-                }
-            ]
-        }
-    }
+    first = {"cel": {"expression": 'device.attributes["gpu.example.com"].index == 0'}}
+    return claim_spec("gpu.example.com", selectors=[first])
 
 
 async def test_resource_claim_requests_are_flat_in_v1beta1(
     admin_api: Client, namespace: str
 ) -> None:
-    claim = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": "one-gpu", "namespace": namespace},
-        "spec": _claim_spec(),
-    }
+    claim = resource_claim("one-gpu", _claim_spec(), namespace=namespace)
     await admin_api.create(dra("resourceclaims"), claim)
     v1beta1 = await admin_api.get(dra("resourceclaims", "v1beta1"), "one-gpu", namespace=namespace)
     request = v1beta1["spec"]["devices"]["requests"][0]
@@ -113,12 +92,7 @@ async def test_resource_claim_requests_are_flat_in_v1beta1(
 async def test_resource_claim_template_converts_its_claim_spec(
     admin_api: Client, namespace: str
 ) -> None:
-    template = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaimTemplate",
-        "metadata": {"name": "gpu-template", "namespace": namespace},
-        "spec": {"spec": _claim_spec()},
-    }
+    template = claim_template("gpu-template", _claim_spec(), namespace=namespace)
     await admin_api.create(dra("resourceclaimtemplates"), template)
     got = await admin_api.get(
         dra("resourceclaimtemplates", "v1beta1"), "gpu-template", namespace=namespace

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from tests.support.controlplane import NodeFactory
+from tests.support.dra_objects import consumer_pod, device_class, resource_claim, resource_slice
 
 from dra_operator import controlplane
 from dra_operator.kube import PODS, Client, dra
@@ -53,31 +54,12 @@ class Scene:
         self.device_class = f"{namespace}-gpu"
 
     async def setup(self, devices: list[dict[str, Any]]) -> None:
-        await self.api.create(
-            CLASSES,
-            {
-                "apiVersion": CLASSES.api_version,
-                "kind": "DeviceClass",
-                "metadata": {"name": self.device_class},
-                "spec": {
-                    "selectors": [{"cel": {"expression": f'device.driver == "{self.driver}"'}}]
-                },
-            },
+        expression = f'device.driver == "{self.driver}"'
+        await self.api.create(CLASSES, device_class(self.device_class, expression))
+        pool = resource_slice(
+            self.node, self.driver, devices, name=f"{self.namespace}-slice", pool="pool"
         )
-        await self.api.create(
-            SLICES,
-            {
-                "apiVersion": SLICES.api_version,
-                "kind": "ResourceSlice",
-                "metadata": {"name": f"{self.namespace}-slice"},
-                "spec": {
-                    "driver": self.driver,
-                    "pool": {"name": "pool", "generation": 1, "resourceSliceCount": 1},
-                    "nodeName": self.node,
-                    "devices": devices,
-                },
-            },
-        )
+        await self.api.create(SLICES, pool)
 
     async def teardown(self) -> None:
         await self.api.delete(SLICES, f"{self.namespace}-slice")
@@ -96,13 +78,7 @@ class Scene:
         spec: dict[str, Any] = {"devices": {"requests": requests}}
         if constraints:
             spec["devices"]["constraints"] = constraints
-        body = {
-            "apiVersion": CLAIMS.api_version,
-            "kind": "ResourceClaim",
-            "metadata": {"name": name},
-            "spec": spec,
-        }
-        await self.api.create(CLAIMS, body, namespace=self.namespace)
+        await self.api.create(CLAIMS, resource_claim(name, spec), namespace=self.namespace)
         if devices:
             results = [
                 {"request": "gpu", "driver": self.driver, "pool": "pool", "device": device}
@@ -124,18 +100,7 @@ class Scene:
         return {"name": name, "exactly": body}
 
     async def pod(self, name: str, claim: str) -> None:
-        body = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": name},
-            "spec": {
-                "nodeName": self.node,
-                "containers": [
-                    {"name": "c", "image": "x", "resources": {"claims": [{"name": "gpu"}]}}
-                ],
-                "resourceClaims": [{"name": "gpu", "resourceClaimName": claim}],
-            },
-        }
+        body = consumer_pod(name, claim=claim, node=self.node)
         await self.api.create(PODS, body, namespace=self.namespace)
 
     async def explain(

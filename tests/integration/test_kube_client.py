@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from tests.support.controlplane import NodeFactory
+from tests.support.dra_objects import claim_spec, resource_claim
 
 from dra_operator import controlplane
 from dra_operator.errors import (
@@ -31,16 +32,8 @@ CLAIMS = dra("resourceclaims")
 
 
 def _claim(namespace: str, name: str = "claim") -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": name, "namespace": namespace, "labels": {"app": "demo"}},
-        "spec": {
-            "devices": {
-                "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]
-            }
-        },
-    }
+    spec = claim_spec("gpu.example.com")
+    return resource_claim(name, spec, namespace=namespace, labels={"app": "demo"})
 
 
 async def test_stale_resource_version_is_a_conflict(admin_api: Client, namespace: str) -> None:

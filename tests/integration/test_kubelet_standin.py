@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from tests.support.controlplane import NodeFactory
+from tests.support.dra_objects import claim_spec, gpus, resource_claim, resource_slice
 from tests.support.kubelet_standin import KubeletStandIn, is_gone, phase_is, wait_for_pod
 
 from dra_operator import controlplane
@@ -70,26 +71,11 @@ async def test_pod_runs_once_its_claim_is_reserved(
     node = (await make_node())["metadata"]["name"]
     driver = f"{namespace}.example.com"
     slice_name = f"{namespace}-slice"
-    await admin_api.create(
-        SLICES,
-        {
-            "apiVersion": SLICES.api_version,
-            "kind": "ResourceSlice",
-            "metadata": {"name": slice_name},
-            "spec": {
-                "driver": driver,
-                "pool": {"name": "pool", "generation": 1, "resourceSliceCount": 1},
-                "nodeName": node,
-                "devices": [{"name": "gpu-0"}],
-            },
-        },
+    pool = resource_slice(node, driver, gpus(1), name=slice_name, pool="pool")
+    await admin_api.create(SLICES, pool)
+    claim = resource_claim(
+        "c", claim_spec("gpu"), finalizers=["resource.kubernetes.io/delete-protection"]
     )
-    claim = {
-        "apiVersion": CLAIMS.api_version,
-        "kind": "ResourceClaim",
-        "metadata": {"name": "c", "finalizers": ["resource.kubernetes.io/delete-protection"]},
-        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}},
-    }
     await admin_api.create(CLAIMS, claim, namespace=namespace)
     pod = await admin_api.create(PODS, _pod("user", node, claim="c"), namespace=namespace)
     await admin_api.create(PODS, _pod("later", node), namespace=namespace)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
@@ -27,6 +26,17 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from tests.support.controlplane import NodeFactory
+from tests.support.dra_objects import (
+    claim_spec,
+    claim_template,
+    device_class,
+    driver_of,
+    gpus,
+    resource_claim,
+    resource_slice,
+    scheduler_pod,
+    unique_name,
+)
 from tests.support.operator import InProcessOperator, verify_clean, wait_for
 
 from dra_operator import controlplane, errors, names
@@ -41,7 +51,6 @@ CLAIMS = dra("resourceclaims")
 TEMPLATES = dra("resourceclaimtemplates")
 CLASSES = dra("deviceclasses")
 SLICES = dra("resourceslices")
-DEADLINE = 60.0  # seconds a condition may take on a loaded machine before the test fails
 
 Page = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
@@ -88,78 +97,6 @@ def delta(after: Mapping[str, float], before: Mapping[str, float]) -> dict[str, 
     return {k: v - before.get(k, 0.0) for k, v in after.items() if v != before.get(k, 0.0)}
 
 
-def _driver(class_name: str) -> str:
-    return f"{class_name}.example.com"
-
-
-def _class(name: str, expression: str | None = None) -> dict[str, Any]:
-    expression = expression or f"device.driver == '{_driver(name)}'"
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "DeviceClass",
-        "metadata": {"name": name},
-        "spec": {"selectors": [{"cel": {"expression": expression}}]},
-    }
-
-
-def _slice(node: str, count: int, driver: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{node}-{driver}"},
-        "spec": {
-            "driver": driver,
-            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-            "nodeName": node,
-            "devices": [{"name": f"gpu-{i}"} for i in range(count)],
-        },
-    }
-
-
-def _claim_spec(class_name: str) -> dict[str, Any]:
-    return {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": class_name}}]}}
-
-
-def _claim(name: str, class_name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": name},
-        "spec": _claim_spec(class_name),
-    }
-
-
-def _pod(name: str, node: str, **claim_source: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name},
-        "spec": {
-            "schedulerName": "dra-operator",
-            "nodeSelector": {"kubernetes.io/hostname": node},
-            "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}],
-            "resourceClaims": [{"name": "gpu", **claim_source}],
-        },
-    }
-
-
-def _unique(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:6]}"
-
-
-async def _until(check: Callable[[], Any]) -> Any:
-    """Poll the API until `check()` returns something truthy (the API has no push here)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + DEADLINE
-    while True:
-        found = await check()
-        if found:
-            return found
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached")
-        await asyncio.sleep(0.2)
-
-
 async def _bound(api: Client, namespace: str, pods: list[str]) -> list[str]:
     found = [
         (await api.get(PODS, name, namespace=namespace))["spec"].get("nodeName") for name in pods
@@ -202,15 +139,17 @@ async def test_metrics_after_a_scenario_show_the_expected_counts(
     control_plane: controlplane.ControlPlaneState,
 ) -> None:
     node = (await make_node())["metadata"]["name"]
-    scarce, plenty = _unique("gpu"), _unique("gpu")
-    broken = _unique("broken")
-    await cluster(CLASSES, _class(scarce))
-    await cluster(CLASSES, _class(plenty))
-    await cluster(CLASSES, _class(broken, f"device.attributes['{_driver(plenty)}'].missing == 1"))
-    slices = [
-        (await cluster(SLICES, _slice(node, count, _driver(name))))["metadata"]["name"]
-        for name, count in ((scarce, 2), (plenty, 7))
-    ]
+    scarce, plenty = unique_name("gpu"), unique_name("gpu")
+    broken = unique_name("broken")
+    await cluster(CLASSES, device_class(scarce))
+    await cluster(CLASSES, device_class(plenty))
+    await cluster(
+        CLASSES, device_class(broken, f"device.attributes['{driver_of(plenty)}'].missing == 1")
+    )
+    slices: list[str] = []
+    for name, count in ((scarce, 2), (plenty, 7)):
+        created = await cluster(SLICES, resource_slice(node, driver_of(name), gpus(count)))
+        slices.append(created["metadata"]["name"])
     await _cached(
         operator,
         {Kind.NODES: [node], Kind.CLASSES: [scarce, plenty, broken], Kind.SLICES: slices},
@@ -219,16 +158,11 @@ async def test_metrics_after_a_scenario_show_the_expected_counts(
     assert sample(start, "dra_operator_leader_status") == 1
 
     # 1. Three pods with template claims on two devices: two bound, one unschedulable.
-    template = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaimTemplate",
-        "metadata": {"name": "tmpl"},
-        "spec": {"spec": _claim_spec(scarce)},
-    }
+    template = claim_template("tmpl", claim_spec(scarce))
     await admin_api.create(TEMPLATES, template, namespace=namespace)
     trio = ["t0", "t1", "t2"]
     for name in trio:
-        pod = _pod(name, node, resourceClaimTemplateName="tmpl")
+        pod = scheduler_pod(name, hostname=node, template="tmpl")
         await admin_api.create(PODS, pod, namespace=namespace)
 
     async def two_bound_one_failed() -> bool:
@@ -236,7 +170,7 @@ async def test_metrics_after_a_scenario_show_the_expected_counts(
         failed = await _failed_scheduling(admin_api, namespace)
         return len(bound) == 2 and any(name in failed for name in trio if name not in bound)
 
-    await _until(two_bound_one_failed)
+    await wait_for(two_bound_one_failed)
     first = await scrape(operator)
     assert delta(attempts(first), attempts(start)).keys() == {"allocated/", "unschedulable/in_use"}
     assert (
@@ -253,7 +187,9 @@ async def test_metrics_after_a_scenario_show_the_expected_counts(
     # at least one conflict happens however the two interleave.
     racers = [f"r{i}" for i in range(6)]
     for name in racers:
-        await admin_api.create(CLAIMS, _claim(f"c-{name}", plenty), namespace=namespace)
+        await admin_api.create(
+            CLAIMS, resource_claim(f"c-{name}", claim_spec(plenty)), namespace=namespace
+        )
     stop = asyncio.Event()
     update = KubeSchedulerWriter.update_claim
     touched: list[str] = []
@@ -282,9 +218,9 @@ async def test_metrics_after_a_scenario_show_the_expected_counts(
 
     meddler = asyncio.create_task(meddle())
     for name in racers:
-        pod = _pod(name, node, resourceClaimName=f"c-{name}")
+        pod = scheduler_pod(name, hostname=node, claim=f"c-{name}")
         await admin_api.create(PODS, pod, namespace=namespace)
-    await _until(lambda: _all_bound(admin_api, namespace, racers))
+    await wait_for(lambda: _all_bound(admin_api, namespace, racers))
     stop.set()
     assert await meddler > 0
     assert touched == ["c-r0"]
@@ -301,9 +237,11 @@ async def test_metrics_after_a_scenario_show_the_expected_counts(
     assert sample(second, "dra_operator_pod_binding_duration_seconds_count") == 8
 
     # 3. A class whose selector fails at runtime on the free device: outcome "error".
-    await admin_api.create(CLAIMS, _claim("bad", broken), namespace=namespace)
-    await admin_api.create(PODS, _pod("bad", node, resourceClaimName="bad"), namespace=namespace)
-    messages = await _until(lambda: _failed_for(admin_api, namespace, "bad"))
+    await admin_api.create(CLAIMS, resource_claim("bad", claim_spec(broken)), namespace=namespace)
+    await admin_api.create(
+        PODS, scheduler_pod("bad", hostname=node, claim="bad"), namespace=namespace
+    )
+    messages = await wait_for(lambda: _failed_for(admin_api, namespace, "bad"))
     assert any("CEL runtime error" in message for message in messages)
     third = await scrape(operator)
     assert delta(attempts(third), attempts(second)).get("error/cel_error", 0) >= 1
@@ -362,18 +300,18 @@ async def test_a_pod_deleted_before_its_binding_is_unreserved_and_its_claim_deal
     monkeypatch.setattr(KubeSchedulerWriter, "bind", deleting_first)
     handle = await run_operator(controllers=frozenset({"scheduler"}), metrics_address="127.0.0.1:0")
     node = (await make_node())["metadata"]["name"]
-    gpu = _unique("gpu")
-    await cluster(CLASSES, _class(gpu))
-    device = await cluster(SLICES, _slice(node, 1, _driver(gpu)))
+    gpu = unique_name("gpu")
+    await cluster(CLASSES, device_class(gpu))
+    device = await cluster(SLICES, resource_slice(node, driver_of(gpu), gpus(1)))
     await _cached(
         handle,
         {Kind.NODES: [node], Kind.CLASSES: [gpu], Kind.SLICES: [device["metadata"]["name"]]},
     )
-    await admin_api.create(CLAIMS, _claim("doomed", gpu), namespace=namespace)
+    await admin_api.create(CLAIMS, resource_claim("doomed", claim_spec(gpu)), namespace=namespace)
     await admin_api.create(
-        PODS, _pod("doomed", node, resourceClaimName="doomed"), namespace=namespace
+        PODS, scheduler_pod("doomed", hostname=node, claim="doomed"), namespace=namespace
     )
-    messages = await _until(lambda: _failed_for(admin_api, namespace, "doomed"))
+    messages = await wait_for(lambda: _failed_for(admin_api, namespace, "doomed"))
     assert [m for m in messages if m.startswith("binding rejected: ")] == messages
 
     async def released() -> dict[str, Any] | None:
@@ -385,11 +323,13 @@ async def test_a_pod_deleted_before_its_binding_is_unreserved_and_its_claim_deal
             else None
         )
 
-    await _until(released)
+    await wait_for(released)
     # The freed device goes to the next pod, on the same single-device node.
-    await admin_api.create(CLAIMS, _claim("next", gpu), namespace=namespace)
-    await admin_api.create(PODS, _pod("next", node, resourceClaimName="next"), namespace=namespace)
-    await _until(lambda: _all_bound(admin_api, namespace, ["next"]))
+    await admin_api.create(CLAIMS, resource_claim("next", claim_spec(gpu)), namespace=namespace)
+    await admin_api.create(
+        PODS, scheduler_pod("next", hostname=node, claim="next"), namespace=namespace
+    )
+    await wait_for(lambda: _all_bound(admin_api, namespace, ["next"]))
     page = await scrape(handle)
     assert sample(page, "dra_operator_pod_binding_duration_seconds_count") == 1
     assert sample(page, "dra_operator_api_conflicts_total", kind="Pod") == 0

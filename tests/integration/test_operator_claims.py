@@ -18,6 +18,14 @@ from typing import Any
 import aiohttp
 import pytest
 from tests.support.controlplane import NodeFactory
+from tests.support.dra_objects import (
+    claim_spec,
+    claim_template,
+    consumer_pod,
+    gpus,
+    resource_claim,
+    resource_slice,
+)
 from tests.support.operator import verify_clean, wait_for
 
 from dra_operator import controlplane, names
@@ -34,61 +42,18 @@ DRIVER = "gpu.example.com"
 
 
 def template(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": TEMPLATES.api_version,
-        "kind": "ResourceClaimTemplate",
-        "metadata": {"name": name},
-        "spec": {
-            "metadata": {"labels": {"team": "ml"}, "annotations": {"note": "from-template"}},
-            "spec": {
-                "devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}
-            },
-        },
-    }
-
-
-def pod(
-    name: str, *, template: str | None = None, claim: str | None = None, node: str = ""
-) -> dict[str, Any]:
-    entry: dict[str, str] = {"name": "gpu"}
-    if template is not None:
-        entry["resourceClaimTemplateName"] = template
-    if claim is not None:
-        entry["resourceClaimName"] = claim
-    spec: dict[str, Any] = {
-        "containers": [{"name": "c", "image": "x", "resources": {"claims": [{"name": "gpu"}]}}],
-        "resourceClaims": [entry],
-    }
-    if node:
-        spec["nodeName"] = node
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+    """A template whose claims carry a label and an annotation the controller must copy."""
+    copied = {"labels": {"team": "ml"}, "annotations": {"note": "from-template"}}
+    return claim_template(name, claim_spec("gpu"), claim_metadata=copied)
 
 
 def standalone_claim(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": CLAIMS.api_version,
-        "kind": "ResourceClaim",
-        "metadata": {"name": name},
-        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}},
-    }
+    return resource_claim(name, claim_spec("gpu"))
 
 
 async def publish(api: Client, namespace: str, node: str) -> str:
     """A ResourceSlice on `node` with devices gpu-0 and gpu-1, in a pool named after the test."""
-    await api.create(
-        SLICES,
-        {
-            "apiVersion": SLICES.api_version,
-            "kind": "ResourceSlice",
-            "metadata": {"name": namespace},
-            "spec": {
-                "driver": DRIVER,
-                "nodeName": node,
-                "pool": {"name": namespace, "generation": 1, "resourceSliceCount": 1},
-                "devices": [{"name": "gpu-0"}, {"name": "gpu-1"}],
-            },
-        },
-    )
+    await api.create(SLICES, resource_slice(node, DRIVER, gpus(2), name=namespace, pool=namespace))
     return namespace
 
 
@@ -140,7 +105,7 @@ async def test_template_claim_is_generated_and_published(
 ) -> None:
     await run_operator()
     tmpl = await admin_api.create(TEMPLATES, template("tmpl"), namespace=namespace)
-    created = await admin_api.create(PODS, pod("p", template="tmpl"), namespace=namespace)
+    created = await admin_api.create(PODS, consumer_pod("p", template="tmpl"), namespace=namespace)
 
     claim_name = await wait_for(
         lambda: claim_of(admin_api, namespace, "p"), what="pod.status.resourceClaimStatuses"
@@ -174,7 +139,7 @@ async def test_the_watch_writes_nothing_on_watched_objects(
 ) -> None:
     await run_operator()
     await admin_api.create(TEMPLATES, template("tmpl"), namespace=namespace)
-    await admin_api.create(PODS, pod("p", template="tmpl"), namespace=namespace)
+    await admin_api.create(PODS, consumer_pod("p", template="tmpl"), namespace=namespace)
     claim_name = await wait_for(lambda: claim_of(admin_api, namespace, "p"), what="the claim")
 
     current = await admin_api.get(PODS, "p", namespace=namespace)
@@ -204,7 +169,7 @@ async def test_pod_bound_without_us_gets_its_allocated_claim_reserved(
     await allocate(admin_api, namespace, "shared", "gpu-0")
     await run_operator()
     created = await admin_api.create(
-        PODS, pod("bound", claim="shared", node=node), namespace=namespace
+        PODS, consumer_pod("bound", claim="shared", node=node), namespace=namespace
     )
 
     async def reserved() -> list[dict[str, Any]] | None:
@@ -227,7 +192,7 @@ async def test_pod_deletion_releases_and_deletes_its_generated_claim(
     await publish(admin_api, namespace, node)
     await admin_api.create(TEMPLATES, template("tmpl"), namespace=namespace)
     await run_operator()
-    await admin_api.create(PODS, pod("p", template="tmpl", node=node), namespace=namespace)
+    await admin_api.create(PODS, consumer_pod("p", template="tmpl", node=node), namespace=namespace)
     claim_name = await wait_for(lambda: claim_of(admin_api, namespace, "p"), what="the claim")
     await allocate(admin_api, namespace, claim_name, "gpu-1")
 
@@ -252,7 +217,7 @@ async def test_probes_and_metrics_are_served(
     handle = await run_operator(metrics_address="127.0.0.1:0", health_address="127.0.0.1:0")
     probes = handle.operator.probes
     await admin_api.create(TEMPLATES, template("tmpl"), namespace=namespace)
-    await admin_api.create(PODS, pod("p", template="tmpl"), namespace=namespace)
+    await admin_api.create(PODS, consumer_pod("p", template="tmpl"), namespace=namespace)
     await wait_for(lambda: claim_of(admin_api, namespace, "p"), what="the claim")
 
     async with aiohttp.ClientSession() as http:
@@ -279,7 +244,7 @@ async def test_a_follower_keeps_its_caches_warm_and_does_nothing(
     leader = await run_operator("leader")
     follower = await run_operator("follower", wait_leading=False)
     await admin_api.create(TEMPLATES, template("tmpl"), namespace=namespace)
-    await admin_api.create(PODS, pod("p", template="tmpl"), namespace=namespace)
+    await admin_api.create(PODS, consumer_pod("p", template="tmpl"), namespace=namespace)
     claim_name = await wait_for(lambda: claim_of(admin_api, namespace, "p"), what="the claim")
 
     def follower_saw_the_claim() -> bool:

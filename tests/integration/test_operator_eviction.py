@@ -26,6 +26,15 @@ from typing import Any
 
 import pytest
 from tests.support.controlplane import NodeFactory
+from tests.support.dra_objects import (
+    claim_spec,
+    claim_template,
+    consumer_pod,
+    device_class,
+    resource_claim,
+    resource_slice,
+    selects_driver,
+)
 from tests.support.kubelet_standin import KubeletStandIn
 from tests.support.operator import verify_clean, wait_for
 
@@ -61,34 +70,15 @@ class Scene:
 
     async def publish(self) -> None:
         devices = [{"name": "dev-0"}, {"name": "dev-1"}]
-        await self.api.create(
-            SLICES,
-            {
-                "apiVersion": SLICES.api_version,
-                "kind": "ResourceSlice",
-                "metadata": {"name": self.pool},
-                "spec": {
-                    "driver": DRIVER,
-                    "pool": {"name": self.pool, "generation": 1, "resourceSliceCount": 1},
-                    "nodeName": self.node,
-                    "devices": devices,
-                },
-            },
-        )
+        pool = resource_slice(self.node, DRIVER, devices, name=self.pool, pool=self.pool)
+        await self.api.create(SLICES, pool)
 
     async def consumer(self, name: str, device: str, tolerations: list[Any]) -> None:
         """Claim `name` allocated `device` with `tolerations`; pod `name` bound and reserved."""
-        request = {"name": "gpu", "exactly": {"deviceClassName": "gpu"}}
-        claim = await self.api.create(
-            CLAIMS,
-            {
-                "apiVersion": CLAIMS.api_version,
-                "kind": "ResourceClaim",
-                "metadata": {"name": name, "finalizers": [names.DELETE_PROTECTION_FINALIZER]},
-                "spec": {"devices": {"requests": [request]}},
-            },
-            namespace=self.namespace,
+        body = resource_claim(
+            name, claim_spec("gpu"), finalizers=[names.DELETE_PROTECTION_FINALIZER]
         )
+        claim = await self.api.create(CLAIMS, body, namespace=self.namespace)
         result: dict[str, Any] = {
             "request": "gpu",
             "driver": DRIVER,
@@ -99,18 +89,7 @@ class Scene:
             result["tolerations"] = tolerations
         claim["status"] = {"allocation": {"devices": {"results": [result]}}}
         await self.api.update(CLAIMS, claim, subresource="status")
-        pod = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": name, "finalizers": [FINALIZER]},
-            "spec": {
-                "nodeName": self.node,
-                "containers": [
-                    {"name": "c", "image": "x", "resources": {"claims": [{"name": "gpu"}]}}
-                ],
-                "resourceClaims": [{"name": "gpu", "resourceClaimName": name}],
-            },
-        }
+        pod = consumer_pod(name, claim=name, node=self.node, finalizers=[FINALIZER])
         created = await self.api.create(PODS, pod, namespace=self.namespace)
         uid = created["metadata"]["uid"]
 
@@ -123,18 +102,7 @@ class Scene:
 
     async def scheduled(self, name: str) -> tuple[str, str]:
         """Pod `name` from template "tmpl", bound by the operator: (its device, its claim)."""
-        pod = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": name},
-            "spec": {
-                "schedulerName": names.DEFAULT_SCHEDULER_NAME,
-                "containers": [
-                    {"name": "c", "image": "x", "resources": {"claims": [{"name": "gpu"}]}}
-                ],
-                "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "tmpl"}],
-            },
-        }
+        pod = consumer_pod(name, template="tmpl", scheduler=names.DEFAULT_SCHEDULER_NAME)
         await self.api.create(PODS, pod, namespace=self.namespace)
 
         async def bound() -> tuple[str, str] | None:
@@ -328,33 +296,10 @@ async def test_evicted_claim_is_freed_and_a_recreated_pod_gets_the_other_device(
     scene: Scene, control_plane: controlplane.ControlPlaneState
 ) -> None:
     gpu = f"taint-{scene.namespace}"
-    expression = f"device.driver == '{DRIVER}'"
-    await scene.api.create(
-        CLASSES,
-        {
-            "apiVersion": CLASSES.api_version,
-            "kind": "DeviceClass",
-            "metadata": {"name": gpu},
-            "spec": {"selectors": [{"cel": {"expression": expression}}]},
-        },
-    )
+    await scene.api.create(CLASSES, device_class(gpu, selects_driver(DRIVER)))
     try:
-        await scene.api.create(
-            TEMPLATES,
-            {
-                "apiVersion": TEMPLATES.api_version,
-                "kind": "ResourceClaimTemplate",
-                "metadata": {"name": "tmpl"},
-                "spec": {
-                    "spec": {
-                        "devices": {
-                            "requests": [{"name": "gpu", "exactly": {"deviceClassName": gpu}}]
-                        }
-                    }
-                },
-            },
-            namespace=scene.namespace,
-        )
+        template = claim_template("tmpl", claim_spec(gpu))
+        await scene.api.create(TEMPLATES, template, namespace=scene.namespace)
         first, claim = await scene.scheduled("a")
         # A test finalizer keeps the generated claim readable after its deletion.
         add = [{"op": "add", "path": "/metadata/finalizers/-", "value": FINALIZER}]

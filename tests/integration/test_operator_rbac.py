@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from tests.support.controlplane import NodeFactory, Spawned
+from tests.support.dra_objects import claim_spec, resource_claim
 
 from dra_operator import controlplane
 from dra_operator.errors import APIForbiddenError
@@ -25,16 +26,7 @@ CONFIGMAPS = Resource("", "v1", "configmaps", namespaced=True)
 
 
 def _claim(namespace: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": "c", "namespace": namespace},
-        "spec": {
-            "devices": {
-                "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]
-            }
-        },
-    }
+    return resource_claim("c", claim_spec("gpu.example.com"), namespace=namespace)
 
 
 async def test_operator_is_refused_secrets(operator_api: Client, namespace: str) -> None:

@@ -24,7 +24,6 @@ import contextlib
 import itertools
 import json
 import subprocess
-import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -37,12 +36,27 @@ from tests.integration.test_explain import Scene as ExplainScene
 from tests.integration.test_operator_eviction import DRIVER as EVICTION_DRIVER
 from tests.integration.test_operator_eviction import Scene
 from tests.support.controlplane import NodeFactory, Spawned
+from tests.support.dra_objects import (
+    claim_spec,
+    device_class,
+    driver_of,
+    resource_claim,
+    resource_slice,
+    scheduler_pod,
+    unique_name,
+)
 from tests.support.kubelet_standin import KubeletStandIn
-from tests.support.operator import InProcessOperator, operator_args, verify_clean, wait_for
+from tests.support.operator import (
+    InProcessOperator,
+    failed_scheduling,
+    operator_args,
+    verify_clean,
+    wait_for,
+)
 
 from dra_operator import controlplane
 from dra_operator.errors import APINotFoundError
-from dra_operator.kube import ALLOCATION_POLICIES, CORE_EVENTS, PODS, Client, dra
+from dra_operator.kube import ALLOCATION_POLICIES, PODS, Client, dra
 
 pytestmark = pytest.mark.controlplane
 
@@ -105,59 +119,12 @@ def hooks_importable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(EXAMPLES))
 
 
-def _unique(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:6]}"
-
-
-def _class(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "DeviceClass",
-        "metadata": {"name": name},
-        "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{name}.example.com'"}}]},
-    }
-
-
-def _slice(node: str, class_name: str, memories: list[str]) -> dict[str, Any]:
-    driver = f"{class_name}.example.com"
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{node}-{driver}"},
-        "spec": {
-            "driver": driver,
-            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-            "nodeName": node,
-            "devices": [
-                {"name": f"gpu-{i}", "capacity": {"memory": {"value": memory}}}
-                for i, memory in enumerate(memories)
-            ],
-        },
-    }
-
-
-def _claim(name: str, class_name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": name, "labels": labels or {}},
-        "spec": {
-            "devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": class_name}}]}
-        },
-    }
-
-
-def _pod(name: str, claim: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name},
-        "spec": {
-            "schedulerName": "dra-operator",
-            "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}],
-            "resourceClaims": [{"name": "gpu", "resourceClaimName": claim}],
-        },
-    }
+def _with_memory(memories: list[str]) -> list[dict[str, Any]]:
+    """Devices gpu-0 .. with these `memory` capacities, in order (what most_memory scores)."""
+    return [
+        {"name": f"gpu-{i}", "capacity": {"memory": {"value": memory}}}
+        for i, memory in enumerate(memories)
+    ]
 
 
 async def _workload(
@@ -165,9 +132,10 @@ async def _workload(
 ) -> None:
     """One claim and one pod per name, pods created one after the other."""
     for name in names:
-        await api.create(CLAIMS, _claim(name, class_name, labels), namespace=namespace)
+        claim = resource_claim(name, claim_spec(class_name), labels=labels)
+        await api.create(CLAIMS, claim, namespace=namespace)
     for name in names:
-        await api.create(PODS, _pod(name, name), namespace=namespace)
+        await api.create(PODS, scheduler_pod(name, claim=name), namespace=namespace)
 
 
 async def _bound(api: Client, namespace: str, names: list[str]) -> dict[str, str] | None:
@@ -186,15 +154,6 @@ async def _device_of(api: Client, namespace: str, claim: str) -> str:
     (result,) = raw["status"]["allocation"]["devices"]["results"]
     device: str = result["device"]
     return device
-
-
-async def _failed_scheduling(api: Client, namespace: str, pod: str) -> list[str]:
-    events = await api.list(CORE_EVENTS, namespace=namespace)
-    return [
-        e["message"]
-        for e in events.get("items") or ()
-        if e["involvedObject"].get("name") == pod and e["reason"] == "FailedScheduling"
-    ]
 
 
 def _sample(metrics: str, name: str, **labels: str) -> float:
@@ -222,10 +181,12 @@ async def test_a_hook_changes_which_device_is_chosen(
     control_plane: controlplane.ControlPlaneState,
 ) -> None:
     node = (await make_node())["metadata"]["name"]
-    gpu = _unique("gpu")
-    await cluster(CLASSES, _class(gpu))
+    gpu = unique_name("gpu")
+    await cluster(CLASSES, device_class(gpu))
     # FirstFit (upstream's order) takes gpu-0, then gpu-1; most memory first is the reverse.
-    await cluster(SLICES, _slice(node, gpu, ["4Gi", "8Gi", "16Gi"]))
+    await cluster(
+        SLICES, resource_slice(node, driver_of(gpu), _with_memory(["4Gi", "8Gi", "16Gi"]))
+    )
     handle = await run_operator(
         controllers=frozenset({"scheduler"}), hooks=("most_memory:MostMemory",)
     )
@@ -282,10 +243,10 @@ async def test_failing_hooks_are_contained_per_failure_mode(
     control_plane: controlplane.ControlPlaneState,
 ) -> None:
     node = (await make_node())["metadata"]["name"]
-    lenient, strict = _unique("lenient"), _unique("strict")
+    lenient, strict = unique_name("lenient"), unique_name("strict")
     for name in (lenient, strict):
-        await cluster(CLASSES, _class(name))
-        await cluster(SLICES, _slice(node, name, ["8Gi", "8Gi"]))
+        await cluster(CLASSES, device_class(name))
+        await cluster(SLICES, resource_slice(node, driver_of(name), _with_memory(["8Gi", "8Gi"])))
     # failing:Broken raises everywhere (ignore); failing:Slow outlives its 10 ms (refuse).
     await policies(lenient, {"deviceClassNames": [lenient], "hooks": ["failing:Broken"]})
     await policies(strict, {"deviceClassNames": [strict], "hooks": ["failing:Slow"]})
@@ -309,7 +270,7 @@ async def test_failing_hooks_are_contained_per_failure_mode(
 
     bound = await wait_for(lambda: _bound(admin_api, namespace, ["ignored"]), timeout=DEADLINE)
     refusals = await wait_for(
-        lambda: _failed_scheduling(admin_api, namespace, "refused"), timeout=DEADLINE
+        lambda: failed_scheduling(admin_api, namespace, "refused"), timeout=DEADLINE
     )
     metrics = await _scrape(port)
     failures = "dra_operator_hook_failures_total"
@@ -353,11 +314,11 @@ async def test_binpack_and_spread_place_the_same_workload_differently(
     control_plane: controlplane.ControlPlaneState,
 ) -> None:
     nodes = sorted([(await make_node())["metadata"]["name"] for _ in range(2)])
-    packed, spread = _unique("packed"), _unique("spread")
+    packed, spread = unique_name("packed"), unique_name("spread")
     for name in (packed, spread):
-        await cluster(CLASSES, _class(name))
+        await cluster(CLASSES, device_class(name))
         for node in nodes:
-            await cluster(SLICES, _slice(node, name, ["8Gi"] * 4))
+            await cluster(SLICES, resource_slice(node, driver_of(name), _with_memory(["8Gi"] * 4)))
     await policies(packed, {"deviceClassNames": [packed], "strategy": "BinPack"})
     await policies(spread, {"deviceClassNames": [spread], "strategy": "Spread"})
     await run_operator(controllers=frozenset({"scheduler"}))
@@ -408,10 +369,10 @@ async def test_an_invalid_policy_is_marked_and_stops_nothing(
     record_property: Callable[[str, object], None],
 ) -> None:
     node = (await make_node())["metadata"]["name"]
-    good, bad = _unique("good"), _unique("bad")
+    good, bad = unique_name("good"), unique_name("bad")
     for name in (good, bad):
-        await cluster(CLASSES, _class(name))
-        await cluster(SLICES, _slice(node, name, ["8Gi"] * 3))
+        await cluster(CLASSES, device_class(name))
+        await cluster(SLICES, resource_slice(node, driver_of(name), _with_memory(["8Gi"] * 3)))
     created = await policies(good, {"deviceClassNames": [good], "strategy": "Spread"})
     # The schema accepts any hook name; only the operator knows it never loaded this one.
     invalid = await policies(
@@ -528,7 +489,7 @@ async def test_explain_uses_and_names_the_governing_policy(
     scene = ExplainScene(admin_api, namespace, node)
     await scene.setup([{"name": "gpu-0"}, {"name": "gpu-1"}])
     try:
-        name = _unique("explained")
+        name = unique_name("explained")
         await policies(
             name,
             {

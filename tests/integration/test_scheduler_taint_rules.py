@@ -13,18 +13,27 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.support.controlplane import NodeFactory
-from tests.support.operator import InProcessOperator, verify_clean
+from tests.support.dra_objects import (
+    claim_spec,
+    device_class,
+    driver_of,
+    gpus,
+    resource_claim,
+    resource_slice,
+    scheduler_pod,
+    unique_name,
+)
+from tests.support.operator import InProcessOperator, failed_scheduling, verify_clean, wait_for
 
 from dra_operator import controlplane
 from dra_operator.cluster import ObjectKey
-from dra_operator.kube import CORE_EVENTS, PODS, Client, dra
+from dra_operator.kube import PODS, Client, dra
 
 pytestmark = pytest.mark.controlplane
 
@@ -32,7 +41,6 @@ CLAIMS = dra("resourceclaims")
 CLASSES = dra("deviceclasses")
 SLICES = dra("resourceslices")
 RULES = dra("devicetaintrules", "v1beta2")
-DEADLINE = 60.0  # seconds a condition may take on a loaded machine before the test fails
 BIN = Path(sys.executable).parent
 
 
@@ -41,35 +49,13 @@ class Scene:
 
     def __init__(self, api: Client, namespace: str, node: str, operator: InProcessOperator):
         self.api, self.namespace, self.node, self.operator = api, namespace, node, operator
-        self.gpu = f"gpu-{uuid.uuid4().hex[:6]}"
-        self.driver = f"{self.gpu}.example.com"
+        self.gpu = unique_name("gpu")
+        self.driver = driver_of(self.gpu)
         self.rules: list[str] = []
 
     async def setup(self, cluster: Callable[..., Any]) -> None:
-        selector = {"cel": {"expression": f"device.driver == '{self.driver}'"}}
-        await cluster(
-            CLASSES,
-            {
-                "apiVersion": CLASSES.api_version,
-                "kind": "DeviceClass",
-                "metadata": {"name": self.gpu},
-                "spec": {"selectors": [selector]},
-            },
-        )
-        await cluster(
-            SLICES,
-            {
-                "apiVersion": SLICES.api_version,
-                "kind": "ResourceSlice",
-                "metadata": {"name": f"{self.node}-{self.driver}"},
-                "spec": {
-                    "driver": self.driver,
-                    "pool": {"name": self.node, "generation": 1, "resourceSliceCount": 1},
-                    "nodeName": self.node,
-                    "devices": [{"name": "gpu-0"}, {"name": "gpu-1"}],
-                },
-            },
-        )
+        await cluster(CLASSES, device_class(self.gpu))
+        await cluster(SLICES, resource_slice(self.node, self.driver, gpus(2)))
 
     async def rule(self, name: str, **selector: str) -> None:
         """A NoSchedule rule on this scene's driver, once the operator's cache holds it."""
@@ -84,7 +70,7 @@ class Scene:
         }
         await self.api.create(RULES, body)
         self.rules.append(name)
-        await _until(lambda: self._cached(name, present=True))
+        await wait_for(lambda: self._cached(name, present=True))
 
     async def remove(self, name: str) -> None:
         await self.api.delete(RULES, name)
@@ -100,26 +86,9 @@ class Scene:
             await self.remove(name)
 
     async def pod(self, name: str) -> None:
-        claim = {
-            "apiVersion": CLAIMS.api_version,
-            "kind": "ResourceClaim",
-            "metadata": {"name": name},
-            "spec": {
-                "devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": self.gpu}}]}
-            },
-        }
+        claim = resource_claim(name, claim_spec(self.gpu))
         await self.api.create(CLAIMS, claim, namespace=self.namespace)
-        pod = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": name},
-            "spec": {
-                "schedulerName": "dra-operator",
-                "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}],
-                "resourceClaims": [{"name": "gpu", "resourceClaimName": name}],
-            },
-        }
-        await self.api.create(PODS, pod, namespace=self.namespace)
+        await self.api.create(PODS, scheduler_pod(name, claim=name), namespace=self.namespace)
 
     async def bound_device(self, name: str) -> str | None:
         pod = await self.api.get(PODS, name, namespace=self.namespace)
@@ -130,27 +99,6 @@ class Scene:
         assert pod["spec"]["nodeName"] == self.node
         device: str = result["device"]
         return device
-
-    async def failed_scheduling(self, name: str) -> list[str]:
-        events = await self.api.list(CORE_EVENTS, namespace=self.namespace)
-        return [
-            e["message"]
-            for e in events.get("items") or ()
-            if e["involvedObject"].get("name") == name and e["reason"] == "FailedScheduling"
-        ]
-
-
-async def _until(check: Callable[[], Any]) -> Any:
-    """Poll until `check()` returns something truthy (the API has no push here)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + DEADLINE
-    while True:
-        found = await check()
-        if found:
-            return found
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached")
-        await asyncio.sleep(0.2)
 
 
 @pytest.fixture
@@ -174,7 +122,7 @@ async def test_a_rule_on_one_device_sends_the_pod_to_the_other(
 ) -> None:
     await scene.rule(f"{scene.gpu}-a", pool=scene.node, device="gpu-0")
     await scene.pod("p")
-    assert await _until(lambda: scene.bound_device("p")) == "gpu-1"
+    assert await wait_for(lambda: scene.bound_device("p")) == "gpu-1"
     await verify_clean(control_plane, scene.namespace)
 
 
@@ -184,7 +132,7 @@ async def test_a_rule_on_every_device_parks_the_pod_until_it_is_removed(
     name = f"{scene.gpu}-all"
     await scene.rule(name)
     await scene.pod("p")
-    (message, *_) = await _until(lambda: scene.failed_scheduling("p"))
+    (message, *_) = await wait_for(lambda: failed_scheduling(scene.api, scene.namespace, "p"))
     assert f"2 with untolerated taint example.com/broken={name}:NoSchedule" in message
     assert await scene.bound_device("p") is None
 
@@ -211,5 +159,5 @@ async def test_a_rule_on_every_device_parks_the_pod_until_it_is_removed(
     assert (body["policy"], body["strategy"]) == ("", "FirstFit")
 
     await scene.remove(name)
-    assert await _until(lambda: scene.bound_device("p")) == "gpu-0"
+    assert await wait_for(lambda: scene.bound_device("p")) == "gpu-0"
     await verify_clean(control_plane, scene.namespace)

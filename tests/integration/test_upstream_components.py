@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.dra_objects import claim_spec, claim_template
 
 from dra_operator import controlplane
 from dra_operator.controlplane import node_manifest
@@ -81,20 +82,7 @@ async def _exercise(kubeconfig: Path) -> None:
 
         assert await _wait_for(bound) == "worker"
 
-        template = {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "ResourceClaimTemplate",
-            "metadata": {"name": "gpu", "namespace": ns},
-            "spec": {
-                "spec": {
-                    "devices": {
-                        "requests": [
-                            {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}
-                        ]
-                    }
-                }
-            },
-        }
+        template = claim_template("gpu", claim_spec("gpu.example.com"), namespace=ns)
         await api.create(dra("resourceclaimtemplates"), template)
         with_claim = {
             **plain,

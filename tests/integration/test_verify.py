@@ -25,6 +25,13 @@ from typing import Any
 
 import pytest
 from tests.support.controlplane import NodeFactory
+from tests.support.dra_objects import (
+    claim_spec,
+    consumer_pod,
+    gpus,
+    resource_claim,
+    resource_slice,
+)
 
 from dra_operator import controlplane
 from dra_operator.errors import APINotFoundError
@@ -72,20 +79,10 @@ class Cluster:
         self.driver = f"{namespace}.example.com"
 
     async def publish_pool(self) -> None:
-        await self.api.create(
-            SLICES,
-            {
-                "apiVersion": SLICES.api_version,
-                "kind": "ResourceSlice",
-                "metadata": {"name": f"{self.namespace}-slice"},
-                "spec": {
-                    "driver": self.driver,
-                    "pool": {"name": "pool", "generation": 1, "resourceSliceCount": 1},
-                    "nodeName": self.node,
-                    "devices": [{"name": "gpu-0"}, {"name": "gpu-1"}, {"name": "gpu-2"}],
-                },
-            },
+        pool = resource_slice(
+            self.node, self.driver, gpus(3), name=f"{self.namespace}-slice", pool="pool"
         )
+        await self.api.create(SLICES, pool)
 
     async def unpublish_pool(self) -> None:
         with contextlib.suppress(APINotFoundError):
@@ -101,18 +98,12 @@ class Cluster:
         metadata: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """A claim of one device; allocated to `device` when given."""
-        body = {
-            "apiVersion": CLAIMS.api_version,
-            "kind": "ResourceClaim",
-            "metadata": {
-                "name": name,
-                "finalizers": [DELETE_PROTECTION] if finalizer else [],
-                **(metadata or {}),
-            },
-            "spec": {
-                "devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}
-            },
-        }
+        body = resource_claim(
+            name,
+            claim_spec("gpu"),
+            finalizers=[DELETE_PROTECTION] if finalizer else [],
+            **(metadata or {}),
+        )
         created = await self.api.create(CLAIMS, body, namespace=self.namespace)
         if device is None:
             return created
@@ -143,18 +134,7 @@ class Cluster:
     async def pod(
         self, name: str, claim: str, *, bound: bool = True, node: str | None = None
     ) -> dict[str, Any]:
-        body = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": name},
-            "spec": {
-                "nodeName": (node or self.node) if bound else None,
-                "containers": [
-                    {"name": "c", "image": "x", "resources": {"claims": [{"name": "gpu"}]}}
-                ],
-                "resourceClaims": [{"name": "gpu", "resourceClaimName": claim}],
-            },
-        }
+        body = consumer_pod(name, claim=claim, node=(node or self.node) if bound else None)
         return await self.api.create(PODS, body, namespace=self.namespace)
 
     async def reserve(self, claim: str, pod: dict[str, Any]) -> None:

@@ -7,8 +7,9 @@ Fixtures:
   operator_process  factory: `dra-operator run --kubeconfig <operator.kubeconfig> ...` as a
                     subprocess (SIGTERM after the test, SIGKILL if it hangs)
 
-Helpers: `wait_for(probe)` polls a condition with a timeout (never a bare sleep), and
-`verify_clean(control_plane, namespace)` runs `dra-operator verify` on the namespace.
+Helpers: `wait_for(probe)` polls a condition with a timeout (never a bare sleep),
+`verify_clean(control_plane, namespace)` runs `dra-operator verify` on the namespace, and
+`failed_scheduling(api, namespace, pod)` reads what the scheduler told the pod's user.
 
 Both fixtures scope the operator to the test's namespace (`--namespace`) and put its Lease there, so
 operators of earlier tests, still draining, never see this test's objects.
@@ -72,6 +73,17 @@ async def verify_clean(control_plane: controlplane.ControlPlaneState, namespace:
     )
     out, _ = await proc.communicate()
     assert proc.returncode == 0, out.decode()
+
+
+async def failed_scheduling(api: kube.Client, namespace: str, pod: str) -> list[str]:
+    """The messages of the pod's FailedScheduling events, as `kubectl describe` shows them:
+    the scheduler's explanation of why the pod is not bound (empty while none was written)."""
+    events = await api.list(kube.CORE_EVENTS, namespace=namespace)
+    return [
+        e["message"]
+        for e in events.get("items") or ()
+        if e["involvedObject"].get("name") == pod and e["reason"] == "FailedScheduling"
+    ]
 
 
 class InProcessOperator:

@@ -23,6 +23,7 @@ from dra_operator.model import (
 )
 
 Consumption = Mapping[str, Quantity]
+_PlanKey = tuple[Consumption | None, str, Mapping[str, DeviceCapacity]]  # request, driver, device
 
 # Quantities carry at most nano precision, so nano-units are exact integers; integer
 # arithmetic on them is many times cheaper than on the rational `Quantity.value`.
@@ -170,7 +171,7 @@ class CapacityBook:
     request, device) and call; what the ledger already consumes, once per device.
     """
 
-    __slots__ = ("_allocating", "_any_existing", "_existing", "_ledger", "_shares")
+    __slots__ = ("_allocating", "_any_existing", "_existing", "_ledger", "_plans", "_shares")
 
     def __init__(self, ledger: Mapping[DeviceID, Mapping[str, Quantity]]) -> None:
         self._ledger = ledger
@@ -178,6 +179,10 @@ class CapacityBook:
         self._allocating: dict[int, dict[str, int]] = {}  # candidate index -> name -> nanos
         self._existing: dict[int, dict[str, int] | None] = {}
         self._shares: dict[tuple[Consumption | None, int], Share | None] = {}
+        self._plans: dict[
+            tuple[Consumption | None, str, Mapping[str, DeviceCapacity]], Share | None
+        ]
+        self._plans = {}
 
     def share(self, requested: Consumption | None, candidate: Candidate) -> Share | None:
         """What the request would take from the device; None when it can never fit."""
@@ -186,7 +191,13 @@ class CapacityBook:
             return self._shares[key]
         except KeyError:
             pass
-        found = plan_share(qualify(requested, candidate.id.driver), candidate.device.capacity)
+        # Devices alike (a driver publishes many with the same capacities) share the plan.
+        driver, capacities = candidate.pool.id.driver, candidate.device.capacity
+        plan_key = (requested, driver, capacities)
+        try:
+            found = self._plans[plan_key]
+        except KeyError:
+            found = self._plans[plan_key] = plan_share(qualify(requested, driver), capacities)
         self._shares[key] = found
         return found
 

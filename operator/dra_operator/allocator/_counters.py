@@ -18,7 +18,8 @@ from __future__ import annotations
 from fractions import Fraction
 
 from dra_operator.allocator._inputs import Ledger
-from dra_operator.allocator._pools import Pool, PoolID
+from dra_operator.allocator._pools import Pool
+from dra_operator.allocator._requests import Candidate
 from dra_operator.model import Device, DeviceID
 
 _NANO = 10**9
@@ -31,72 +32,95 @@ def _nanos(value: Fraction) -> int:
     return int(value * _NANO)
 
 
-class CounterBook:
-    """Per-attempt counter accounting; `reserve` and `release` must be paired."""
+class _PoolCounters:
+    """One pool's counters in one attempt: what is available, and what the picks consume."""
 
-    __slots__ = ("_available", "_blocked", "_consumed", "_consumption", "_ledger")
+    __slots__ = ("available", "blocked", "consumed")
+
+    def __init__(self, available: Totals) -> None:
+        self.available = available
+        self.blocked = any(v < 0 for v in available.values())
+        self.consumed: Totals = {}
+
+
+class CounterBook:
+    """Per-attempt counter accounting; `reserve` and `release` must be paired.
+
+    Pools are keyed by object identity: the book lives within one call, whose pools outlive
+    it, and hashing a PoolID dataclass on every reservation cost more than the arithmetic.
+    """
+
+    __slots__ = ("_consumption", "_entries", "_ledger", "_pools")
 
     def __init__(self, ledger: Ledger) -> None:
         self._ledger = ledger
-        self._available: dict[PoolID, Totals] = {}
-        self._blocked: dict[PoolID, bool] = {}
-        self._consumed: dict[PoolID, Totals] = {}
+        self._pools: dict[int, tuple[Pool, _PoolCounters]] = {}
         self._consumption: dict[int, tuple[Device, Consumption]] = {}
+        self._entries: dict[int, tuple[_PoolCounters, Consumption]] = {}  # by candidate index
 
     def _of(self, device: Device) -> Consumption:
+        """The device's consumption, one entry per counter (amounts summed)."""
         found = self._consumption.get(id(device))
         if found is None or found[0] is not device:
-            found = (
-                device,
-                tuple(
-                    ((c.counter_set, name), _nanos(q.value))
-                    for c in device.consumes_counters
-                    for name, q in c.counters.items()
-                ),
-            )
+            totals: Totals = {}
+            for consumption in device.consumes_counters:
+                for name, q in consumption.counters.items():
+                    key = (consumption.counter_set, name)
+                    totals[key] = totals.get(key, 0) + _nanos(q.value)
+            found = (device, tuple(totals.items()))
             self._consumption[id(device)] = found
         return found[1]
 
-    def available(self, pool: Pool) -> Totals:
-        found = self._available.get(pool.id)
-        if found is None:
-            found = {
-                (set_name, name): _nanos(q.value)
-                for set_name, counter_set in pool.counter_sets.items()
-                for name, q in counter_set.counters.items()
-            }
-            for piece in (*pool.slices, *pool.other_slices):
-                for device in piece.devices:
-                    if not device.consumes_counters:
-                        continue
-                    if not self._ledger.is_allocated(
-                        DeviceID(piece.driver, piece.pool.name, device.name)
-                    ):
-                        continue
-                    for key, amount in self._of(device):
-                        if key in found:
-                            found[key] -= amount
-            self._available[pool.id] = found
-            self._blocked[pool.id] = any(v < 0 for v in found.values())
+    def _state(self, pool: Pool) -> _PoolCounters:
+        found = self._pools.get(id(pool))
+        if found is None or found[0] is not pool:
+            found = (pool, _PoolCounters(self._available(pool)))
+            self._pools[id(pool)] = found
+        return found[1]
+
+    def _available(self, pool: Pool) -> Totals:
+        found = {
+            (set_name, name): _nanos(q.value)
+            for set_name, counter_set in pool.counter_sets.items()
+            for name, q in counter_set.counters.items()
+        }
+        for piece in (*pool.slices, *pool.other_slices):
+            for device in piece.devices:
+                if not device.consumes_counters:
+                    continue
+                if not self._ledger.is_allocated(
+                    DeviceID(piece.driver, piece.pool.name, device.name)
+                ):
+                    continue
+                for key, amount in self._of(device):
+                    if key in found:
+                        found[key] -= amount
         return found
 
-    def reserve(self, pool: Pool, device: Device) -> bool:
+    def _entry(self, candidate: Candidate) -> tuple[_PoolCounters, Consumption]:
+        found = self._entries.get(candidate.index)
+        if found is None:
+            found = self._entries[candidate.index] = (
+                self._state(candidate.pool),
+                self._of(candidate.device),
+            )
+        return found
+
+    def reserve(self, candidate: Candidate) -> bool:
         """Add the device's consumption; False (and nothing changed) when it does not fit."""
-        available = self.available(pool)
-        if self._blocked[pool.id]:
+        state, consumption = self._entry(candidate)
+        if state.blocked:
             return False
-        consumed = self._consumed.setdefault(pool.id, {})
-        consumption = self._of(device)
+        available, consumed = state.available, state.consumed
+        for key, amount in consumption:
+            if key in available and available[key] < consumed.get(key, 0) + amount:
+                return False
         for key, amount in consumption:
             consumed[key] = consumed.get(key, 0) + amount
-        for key, _ in consumption:
-            if key in available and available[key] < consumed[key]:
-                for undo_key, amount in consumption:
-                    consumed[undo_key] -= amount
-                return False
         return True
 
-    def release(self, pool: Pool, device: Device) -> None:
-        consumed = self._consumed[pool.id]
-        for key, amount in self._of(device):
+    def release(self, candidate: Candidate) -> None:
+        state, consumption = self._entry(candidate)
+        consumed = state.consumed
+        for key, amount in consumption:
             consumed[key] -= amount

@@ -275,7 +275,7 @@ def _reject(
         return Reason.IN_USE, ""
     if features.consumable_capacity and not fits_capacity(
         ledger.consumed_capacity.get(candidate.id),
-        qualify(data.capacity, candidate.id.driver),
+        qualify(data.capacity, candidate.driver),
         device.capacity,
         None,
     ):
@@ -285,7 +285,7 @@ def _reject(
         and device.allow_multiple_allocations
         and candidate.id in ledger.consumed_capacity
     ):
-        if not counters.reserve(candidate.pool, device):
+        if not counters.reserve(candidate):
             return Reason.COUNTERS, ""
-        counters.release(candidate.pool, device)
+        counters.release(candidate)
     return None

@@ -134,7 +134,7 @@ class TopologyAffinity:
             if ledger.is_allocated(candidate.id):
                 key: object = ("in-use",)
             else:
-                found = lookup_attribute(candidate.device, candidate.id.driver, self.attribute)
+                found = lookup_attribute(candidate.device, candidate.driver, self.attribute)
                 key = None if found is None else (found.kind, found.value)
             groups.setdefault(key, []).append(candidate)
         ranked = sorted(
@@ -147,7 +147,7 @@ class TopologyAffinity:
         """Fewer distinct values of the attribute among the picked devices is better."""
         values = set()
         for candidate in picked:
-            found = lookup_attribute(candidate.device, candidate.id.driver, self.attribute)
+            found = lookup_attribute(candidate.device, candidate.driver, self.attribute)
             values.add(None if found is None else (found.kind, found.value))
         return -float(len(values))
 

@@ -87,8 +87,18 @@ class Lookahead:
         return self._prunable
 
     def _has_selector_failures(self, data: RequestData) -> bool:
-        peek = self.eligibility.peek
-        return any(isinstance(peek(data, c), SelectorFailure) for c in self.candidates)
+        """Whether the search could reach a device whose selectors fail for `data`.
+
+        A device the ledger holds is never reached by a request without adminAccess (upstream
+        checks "in use" before any selector), so its selectors need not run here either.
+        """
+        peek, exclusive = self.eligibility.peek, self._exclusive
+        admin = data.admin_access
+        return any(
+            isinstance(peek(data, c), SelectorFailure)
+            for c in self.candidates
+            if admin or not exclusive[c.index]
+        )
 
     def _is_constrained_all(self, data: RequestData) -> bool:
         if not data.all_devices:
@@ -237,7 +247,7 @@ class Lookahead:
         if found is None:
             found = {}
             for candidate in self.candidates:
-                attribute = lookup_attribute(candidate.device, candidate.id.driver, name)
+                attribute = lookup_attribute(candidate.device, candidate.driver, name)
                 if attribute is not None:
                     key = (attribute.kind, attribute.value)
                     found[key] = found.get(key, 0) | (1 << candidate.index)

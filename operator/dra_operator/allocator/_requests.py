@@ -44,13 +44,14 @@ class Candidate:
     built only when something asks for it (results, ledger lookups, error texts).
     """
 
-    __slots__ = ("_id", "device", "index", "pool", "slice")
+    __slots__ = ("_id", "device", "driver", "index", "pool", "slice")
 
     def __init__(self, device: Device, piece: ResourceSlice, pool: Pool, index: int) -> None:
         self.device = device
         self.slice = piece
         self.pool = pool
         self.index = index
+        self.driver = pool.id.driver  # asked for on every selector and constraint check
         self._id: DeviceID | None = None
 
     @property
@@ -123,15 +124,17 @@ Verdict = Rejection | SelectorFailure | None  # None: the device can serve the r
 class Verdicts:
     """One request's verdicts so far: by candidate index, and as masks of candidate indices."""
 
-    __slots__ = ("by_index", "rejected", "selectable")
+    __slots__ = ("by_index", "judged", "rejected", "selectable")
 
     def __init__(self) -> None:
         self.by_index: dict[int, Verdict] = {}
+        self.judged = 0  # any verdict
         self.selectable = 0  # verdict None
         self.rejected = 0  # a Rejection (not a selector failure, which must be reached)
 
     def record(self, index: int, verdict: Verdict) -> None:
         self.by_index[index] = verdict
+        self.judged |= 1 << index
         if verdict is None:
             self.selectable |= 1 << index
         elif isinstance(verdict, Rejection):
@@ -268,7 +271,7 @@ class Eligibility:
             selector_id = self._selector_ids[local] = kept.selector_id(
                 (class_name, tuple(s.cel or "" for s in selectors))
             )
-        driver = candidate.id.driver
+        driver = candidate.driver
         boxed = kept.get(candidate.device, driver, selector_id)
         if boxed is None:
             boxed = (self._evaluate_selectors(class_name, selectors, candidate),)
@@ -284,7 +287,7 @@ class Eligibility:
             device = replace(device, allow_multiple_allocations=None)
         for index, selector in enumerate(selectors):
             try:
-                matched = self._evaluate(selector.cel or "", candidate.id.driver, device)
+                matched = self._evaluate(selector.cel or "", candidate.driver, device)
             except CELError as err:
                 return SelectorFailure(err, class_name, index)
             if not matched:

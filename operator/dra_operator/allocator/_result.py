@@ -59,7 +59,7 @@ def _device_result(pick: Pick, features: Features) -> DeviceRequestAllocationRes
     binding = features.device_binding_and_status
     return DeviceRequestAllocationResult(
         request=data.full_name,
-        driver=pick.candidate.id.driver,
+        driver=pick.candidate.driver,
         pool=pick.candidate.id.pool,
         device=pick.candidate.id.device,
         admin_access=True if data.admin_access else None,
@@ -67,7 +67,7 @@ def _device_result(pick: Pick, features: Features) -> DeviceRequestAllocationRes
         binding_conditions=device.binding_conditions if binding else (),
         binding_failure_conditions=device.binding_failure_conditions if binding else (),
         share_id=pick.share_id,
-        consumed_capacity=FrozenMap(unqualify(pick.consumed, pick.candidate.id.driver)),
+        consumed_capacity=FrozenMap(unqualify(pick.consumed, pick.candidate.driver)),
     )
 
 

@@ -24,43 +24,59 @@ class DeviceView:
 
     `errors[0]` is the error every evaluation raises without DRAListTypeAttributes (list
     attributes are unsupported values then), `errors[1]` the one with it; None when fine.
-    Hashable by identity.
+    The attribute and capacity maps are built on first use: most class selectors read only
+    `device.driver`, and the allocator asks a view of every device it reaches. Hashable by
+    identity.
     """
 
     __slots__ = (
         "__weakref__",
+        "_attributes",
+        "_capacity",
+        "_device",
         "allow_multiple_allocations",
-        "attributes",
-        "capacity",
         "driver",
         "errors",
     )
 
-    def __init__(
-        self,
-        driver: str,
-        attributes: DomainMap,
-        capacity: DomainMap,
-        allow_multiple_allocations: bool,
-        errors: tuple[str | None, str | None] = (None, None),
-    ) -> None:
+    def __init__(self, driver: str, device: Device) -> None:
         self.driver = driver
-        self.attributes = attributes
-        self.capacity = capacity
-        self.allow_multiple_allocations = allow_multiple_allocations
-        self.errors = errors
+        self.allow_multiple_allocations = bool(device.allow_multiple_allocations)
+        self._device = device
+        self._capacity: DomainMap | None = None
+        self._attributes: DomainMap | None = None
+        self.errors: tuple[str | None, str | None] = (None, None)
+        for attr in device.attributes.values():
+            if attr.kind not in _SCALARS:
+                # A version to parse, or a value some evaluations refuse: build now to know.
+                self._attributes, self.errors = _attribute_map(driver, device)
+                break
+
+    @property
+    def attributes(self) -> DomainMap:
+        found = self._attributes
+        if found is None:
+            found = self._attributes = _attribute_map(self.driver, self._device)[0]
+        return found
+
+    @property
+    def capacity(self) -> DomainMap:
+        found = self._capacity
+        if found is None:
+            found = self._capacity = _capacity_map(self.driver, self._device)
+        return found
 
     def cel_field(self, name: str) -> Any:
         """`dyn(device).<field>`: the same fields the declared type has."""
-        fields = {
-            "driver": self.driver,
-            "attributes": self.attributes,
-            "capacity": self.capacity,
-            "allowMultipleAllocations": self.allow_multiple_allocations,
-        }
-        if name not in fields:
-            raise CELRuntimeError(f"no such key: {name}")
-        return fields[name]
+        if name == "driver":
+            return self.driver
+        if name == "attributes":
+            return self.attributes
+        if name == "capacity":
+            return self.capacity
+        if name == "allowMultipleAllocations":
+            return self.allow_multiple_allocations
+        raise CELRuntimeError(f"no such key: {name}")
 
     def cel_has(self, name: str) -> bool:
         return name in ("driver", "attributes", "capacity", "allowMultipleAllocations")
@@ -73,6 +89,11 @@ def split_name(name: str, driver: str) -> tuple[str, str]:
 
 
 def device_view(driver: str, device: Device) -> DeviceView:
+    return DeviceView(driver, device)
+
+
+def _attribute_map(driver: str, device: Device) -> tuple[DomainMap, tuple[str | None, str | None]]:
+    """The attributes by domain, and the `errors` pair they cause."""
     attributes: DomainMap = DomainMap()
     plain_error: str | None = None
     list_error: str | None = None
@@ -103,17 +124,15 @@ def device_view(driver: str, device: Device) -> DeviceView:
             list_error = list_error or message
             continue
         attributes.setdefault(domain, {})[ident] = value
+    return attributes, (plain_error, list_error)
+
+
+def _capacity_map(driver: str, device: Device) -> DomainMap:
     capacity: DomainMap = DomainMap()
     for name in sorted(device.capacity):
         domain, ident = split_name(name, driver)
         capacity.setdefault(domain, {})[ident] = CelQuantity.from_model(device.capacity[name].value)
-    return DeviceView(
-        driver,
-        attributes,
-        capacity,
-        bool(device.allow_multiple_allocations),
-        (plain_error, list_error),
-    )
+    return capacity
 
 
 def _version(raw: object) -> Any:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import TypeVar, overload
 
 K = TypeVar("K")
@@ -45,6 +45,15 @@ class FrozenMap(Mapping[K, V]):
 
     def __contains__(self, key: object) -> bool:
         return key in self._data
+
+    def keys(self) -> KeysView[K]:
+        return self._data.keys()
+
+    def values(self) -> ValuesView[V]:
+        return self._data.values()
+
+    def items(self) -> ItemsView[K, V]:
+        return self._data.items()
 
     def __hash__(self) -> int:
         if self._hash is None:

@@ -83,6 +83,10 @@ class AttributeKind(enum.Enum):
     STRINGS = "strings"
     VERSIONS = "versions"
 
+    # Members are singletons: hash by identity in C, not Enum's Python-level hash of the name
+    # (the allocator hashes kinds per device when it groups attribute values).
+    __hash__ = object.__hash__
+
 
 AttributeValue = int | bool | str | tuple[int, ...] | tuple[bool, ...] | tuple[str, ...]
 

@@ -31,7 +31,8 @@ from allocator_builders import (
     sub_request,
 )
 
-from dra_operator.allocator import Budget, allocate
+from dra_operator.allocator import Budget, Ledger, allocate
+from dra_operator.model import DeviceID
 
 A, B = "driver-a", "driver-b"
 CLASS_A, CLASS_B = device_class("class-a", A), device_class("class-b", B)
@@ -443,3 +444,64 @@ def test_deadline_ends_the_search_on_the_injected_clock() -> None:
     assert got.explanation is not None and got.explanation.aborted
     assert got.explanation.steps == 256
     assert got.explanation.lines()[0] == "search budget exhausted after 256 steps"
+
+
+def test_a_doomed_match_still_reaches_a_device_whose_selector_fails() -> None:
+    """Once device-0 fixes NUMA 0, no device left can join it: the branch is cut, but only after
+    judging the devices upstream's loop would visit. device-3's selector fails there, so the
+    claim fails as upstream's does (checked with the oracle), instead of going on to pick
+    device-1 and device-2."""
+    ok = f'device.attributes["{A}"].ok'
+    case = Case(
+        claims=[
+            claim(
+                "claim-0",
+                request("req-0", "class-a", 2, ok),
+                constraints=[match(f"{A}/numa")],
+                namespace="default",
+            )
+        ],
+        classes=[CLASS_A],
+        slices=[
+            slice_with_devices(
+                "slice-1",
+                NODE1,
+                "pool-1",
+                A,
+                device("device-0", attributes={"numa": 0, "ok": True}),
+                device("device-1", attributes={"numa": 1, "ok": True}),
+                device("device-2", attributes={"numa": 1, "ok": True}),
+                device("device-3", attributes={"numa": 1}),
+            )
+        ],
+        error="claim default/claim-0: selector #0: CEL runtime error: no such key: ok",
+    )
+    check(case)
+
+
+def test_a_doomed_match_is_cut_at_its_first_device() -> None:
+    """Three free devices per NUMA node and a claim for four on one node: a pick shows at once
+    that its node cannot hold the rest (upstream tries every combination of the node's three
+    devices first). The bench's match-attribute-heavy scenario is this shape."""
+    busy = {i for i in range(64) if i % 8 >= 3 and i < 56}
+    case = Case(
+        claims=[claim("claim-0", request("req-0", "class-a", 4), constraints=[match(f"{A}/numa")])],
+        classes=[CLASS_A],
+        slices=[
+            slice_with_devices(
+                "slice-1",
+                NODE1,
+                "pool-1",
+                A,
+                *(device(f"gpu-{i}", attributes={"numa": i // 8}) for i in range(64)),
+            )
+        ],
+        ledger=Ledger(exclusive=frozenset(DeviceID(A, "pool-1", f"gpu-{i}") for i in busy)),
+        expect=[
+            allocation(LOCAL, *(result("req-0", A, "pool-1", f"gpu-{i}") for i in range(56, 60)))
+        ],
+    )
+    got = check(case)
+    # The first step, one per free device of NUMA 0-6 (each cut one level down), then four
+    # picks on NUMA 7 and the two ends; upstream takes 7 steps per NUMA node it rules out.
+    assert got is not None and got.steps == 1 + 21 + 4 + 2

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import shutil
@@ -473,7 +474,10 @@ COLUMNS = (
 
 
 def _ratio(value: float) -> str:
-    return f"{value:.2f}" if value >= 0.01 else f"{value:.2g}"
+    """Two decimals; two significant digits below 0.01 (adversarial rows), never an exponent."""
+    if value >= 0.01 or value <= 0:
+        return f"{value:.2f}"
+    return f"{value:.{1 - math.floor(math.log10(value))}f}"
 
 
 def cells(row: Row) -> list[str]:
@@ -489,7 +493,7 @@ def cells(row: Row) -> list[str]:
         f"{statistics.median(r.us_per_claim for r in row.go):,.0f}",
         _ratio(statistics.median(ratios)),
         spread,
-        f"{o.outcome} ({o.steps} steps)",
+        f"{o.outcome} ({o.steps} step{'' if o.steps == 1 else 's'})",
         g.outcome,
         f"{row.load[0]:.1f} → {row.load[1]:.1f}",
     ]

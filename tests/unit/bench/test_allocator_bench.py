@@ -73,8 +73,8 @@ def _go(us: float, error: str | None = None) -> GoRound:
     return GoRound(us_per_claim=us, allocated=error is None, error=error)
 
 
-def _ours(us: float) -> OursRound:
-    return OursRound(us_per_claim=us, outcome="allocated", steps=4)
+def _ours(us: float, steps: int = 4) -> OursRound:
+    return OursRound(us_per_claim=us, outcome="allocated", steps=steps)
 
 
 @pytest.mark.parametrize(
@@ -134,17 +134,25 @@ def test_cells_summarise_rounds() -> None:
     }
 
 
-def test_cells_and_markdown_mark_a_timed_out_single_round() -> None:
-    row = Row("adversarial-backtracking", go=[_go(10_000_198.0, TIMEOUT)], ours=[_ours(7380.0)])
+@pytest.mark.parametrize(
+    ("ours_us", "ratio"),
+    [
+        pytest.param(7380.0, "0.00074", id="ms"),
+        pytest.param(600.0, "0.000060", id="sub-ms-no-exponent"),
+    ],
+)
+def test_cells_and_markdown_mark_a_timed_out_single_round(ours_us: float, ratio: str) -> None:
+    row = Row("adversarial-backtracking", go=[_go(10_000_198.0, TIMEOUT)], ours=[_ours(ours_us)])
     got = dict(zip(COLUMNS, cells(row), strict=True))
     assert got["rounds"] == "1 (upstream timeout)"
     assert got["upstream µs/claim"] == "10,000,198"
-    assert got["ratio ours/upstream"] == "0.00074"
+    assert got["ratio ours/upstream"] == ratio
     assert got["ratio low–high"] == "—"
     assert got["upstream"] == TIMEOUT
     table = markdown([row], "settings")
     assert "one round only" in table
-    assert "one round only" not in markdown([Row("x", [_go(1.0)], [_ours(1.0)])], "settings")
+    assert "one round only" not in markdown([Row("x", [_go(1.0)], [_ours(1.0, 1)])], "settings")
+    assert "| allocated (1 step) |" in markdown([Row("x", [_go(1.0)], [_ours(1.0, 1)])], "")
 
 
 @given(

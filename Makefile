@@ -26,6 +26,10 @@ oracle:
 .PHONY: bench
 bench: $(STAMP) ; $(BIN)/python bench/cel.py
 
+# Issue #4: the allocator against upstream's Go allocator, in alternating rounds (~1.5 min).
+.PHONY: bench-allocator
+bench-allocator: $(STAMP) ; $(BIN)/python -m bench.allocator $(BENCH_ARGS)
+
 # Issue #9: dra-operator against kube-scheduler + kube-controller-manager (~15 min).
 .PHONY: bench-e2e
 bench-e2e: $(STAMP) controlplane ; $(BIN)/python -m bench.scheduling $(BENCH_ARGS)

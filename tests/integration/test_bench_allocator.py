@@ -1,4 +1,4 @@
-"""Smoke test of bench/allocator.py: one round of one scenario, our allocator and upstream's.
+"""Smoke test of `python -m bench.allocator`: one round of one scenario on both sides.
 
 Runs the script as docs/benchmarks.md tells a reader to (the Go benchmark binary built with
 `go test -c`, then both sides on the same scenario file) at tiny settings, and checks the
@@ -29,13 +29,15 @@ def test_one_round_of_one_scenario_on_both_sides() -> None:
     done = subprocess.run(
         [
             sys.executable,
-            str(ROOT / "bench" / "allocator.py"),
+            "-m",
+            "bench.allocator",
             "--rounds=1",
             f"--scenarios={SCENARIO}",
             "--go-benchtime=3x",
             "--runs=3",
             "--min-time=0",
         ],
+        cwd=ROOT,
         capture_output=True,
         text=True,
         check=False,

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from bench.allocator import (
     COLUMNS,
-    SCENARIOS,
     GoRound,
     OursRound,
     Row,
@@ -17,10 +16,9 @@ from bench.allocator import (
     main,
     markdown,
     measure,
-    owned_scenarios,
     parse_go,
-    write_scenarios,
 )
+from bench.allocator_scenarios import SCENARIOS, owned_scenarios, write_scenarios
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -10,7 +10,7 @@ same files. `--scenarios` picks some by file stem.
 Method, for a machine shared with other work: tests/oracle's benchmarks are compiled once
 (`go test -c`); then each scenario gets `--rounds` rounds, and each round measures upstream
 (`BenchmarkAllocate/<scenario>/full`, NewAllocator + Allocate: Go's mean ns/claim over
-`--go-benchtime`) and ours (the median µs per claim of `allocate()`: pool gathering, search,
+`--go-benchtime`) and ours (the mean µs per claim of `allocate()`: pool gathering, search,
 results, over at least `--runs` calls and `--min-time` seconds) back to back, Go first in odd
 rounds and ours first in even ones. A row reports the median of each side over the rounds, the
 median and the low–high range of the per-round ratios, both outcomes (upstream may hit its 10 s
@@ -89,7 +89,8 @@ class GoRound:
 
 @dataclass(frozen=True, slots=True)
 class OursRound:
-    """Our allocator on one scenario for one round: the median call."""
+    """Our allocator on one scenario for one round: the mean call, as Go's ns/op is a mean
+    (pauses for garbage collection included on both sides)."""
 
     us_per_claim: float
     outcome: str
@@ -214,7 +215,7 @@ class Ours:
             except AllocationInputError as err:
                 got = err
             timings.append(time.perf_counter() - started)
-        us = statistics.median(timings) * 1e6 / max(len(self.claims), 1)
+        us = statistics.fmean(timings) * 1e6 / max(len(self.claims), 1)
         if isinstance(got, Allocation):
             summary = got.explanation.summary if got.explanation else "not allocated"
             return OursRound(us, "allocated" if got.is_allocated else summary, got.steps)

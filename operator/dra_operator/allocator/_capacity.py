@@ -178,7 +178,7 @@ class CapacityBook:
         self._any_existing = bool(ledger)
         self._allocating: dict[int, dict[str, int]] = {}  # candidate index -> name -> nanos
         self._existing: dict[int, dict[str, int] | None] = {}
-        self._shares: dict[tuple[Consumption | None, int], Share | None] = {}
+        self._shares: dict[tuple[int, int], Share | None] = {}  # id(requested), index
         self._plans: dict[
             tuple[Consumption | None, str, Mapping[str, DeviceCapacity]], Share | None
         ]
@@ -186,7 +186,9 @@ class CapacityBook:
 
     def share(self, requested: Consumption | None, candidate: Candidate) -> Share | None:
         """What the request would take from the device; None when it can never fit."""
-        key = (requested, candidate.index)  # requests alike share the computation
+        # The requested mapping lives as long as the call (its claim does); hashing it by
+        # content on every check cost more than the check.
+        key = (id(requested), candidate.index)
         try:
             return self._shares[key]
         except KeyError:

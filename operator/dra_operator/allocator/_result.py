@@ -11,6 +11,7 @@ else none.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 from dra_operator.allocator._capacity import unqualify
 from dra_operator.allocator._features import Features
@@ -28,8 +29,11 @@ from dra_operator.model import (
     NodeSelectorRequirement,
     NodeSelectorTerm,
     OpaqueDeviceConfiguration,
+    Quantity,
     ResourceClaim,
 )
+
+_NONE: FrozenMap[str, Quantity] = FrozenMap()  # consumed by a device that is not shared
 
 
 def build_results(
@@ -55,19 +59,21 @@ def build_results(
 
 
 def _device_result(pick: Pick, features: Features) -> DeviceRequestAllocationResult:
-    data, device = pick.request, pick.candidate.device
+    data, candidate = pick.request, pick.candidate
+    device = candidate.device
     binding = features.device_binding_and_status
+    consumed = pick.consumed
     return DeviceRequestAllocationResult(
         request=data.full_name,
-        driver=pick.candidate.driver,
-        pool=pick.candidate.id.pool,
-        device=pick.candidate.id.device,
+        driver=candidate.driver,
+        pool=candidate.pool.id.pool,
+        device=device.name,
         admin_access=True if data.admin_access else None,
         tolerations=data.tolerations,
         binding_conditions=device.binding_conditions if binding else (),
         binding_failure_conditions=device.binding_failure_conditions if binding else (),
         share_id=pick.share_id,
-        consumed_capacity=FrozenMap(unqualify(pick.consumed, pick.candidate.driver)),
+        consumed_capacity=FrozenMap(unqualify(consumed, candidate.driver)) if consumed else _NONE,
     )
 
 
@@ -123,8 +129,7 @@ def _node_selector(
         else:
             name, selector = piece.node_name, piece.node_selector
         if name is not None or (binds_to_node and device.binds_to_node):
-            local = NodeSelectorRequirement(key="metadata.name", operator="In", values=(node_name,))
-            return NodeSelector(node_selector_terms=(NodeSelectorTerm(match_fields=(local,)),))
+            return _local(node_name)
         if selector is None:
             continue
         terms = selector.node_selector_terms
@@ -140,6 +145,13 @@ def _node_selector(
         return None
     term = NodeSelectorTerm(match_expressions=tuple(expressions), match_fields=tuple(fields))
     return NodeSelector(node_selector_terms=(term,))
+
+
+@lru_cache(maxsize=64)
+def _local(node_name: str) -> NodeSelector:
+    """The node selector of a node-local allocation (immutable, so every result shares it)."""
+    local = NodeSelectorRequirement(key="metadata.name", operator="In", values=(node_name,))
+    return NodeSelector(node_selector_terms=(NodeSelectorTerm(match_fields=(local,)),))
 
 
 def _merge(source: Sequence[NodeSelectorRequirement], into: list[NodeSelectorRequirement]) -> None:

@@ -125,6 +125,13 @@ class Search:
         self._capacity = CapacityBook(ledger.consumed_capacity)
         self._counters = CounterBook(ledger)
         self._orders: dict[RequestKey, tuple[Sequence[Candidate], bool]] = {}
+        self._contexts: dict[RequestKey, tuple[Sequence[Candidate], bool, Verdicts]] = {}
+        self._num_claims = len(claims)
+        self._num_requests = [len(claim.spec.requests) for claim in claims]
+        self._subrequests = [
+            [prepared.subrequests[(c, r)] for r in range(count)]
+            for c, count in enumerate(self._num_requests)
+        ]
         minimum = sum(d.num_devices + 1 for d in prepared.requests.values())
         self._warmup = 2 * minimum + 2 * len(claims) + 16
         self._lookahead = Lookahead(
@@ -166,16 +173,16 @@ class Search:
             and self.budget.clock() >= self._deadline
         ):
             return Outcome.ABORTED
-        if c >= len(self.claims):
+        if c >= self._num_claims:
             # A policy exploring alternatives records this one and lets the search go on.
             if self._on_solution is None or self._on_solution():
                 return Outcome.FOUND
             return Outcome.NONE
-        if r >= len(self.claims[c].spec.requests):
+        if r >= self._num_requests[c]:
             found = self._allocate_one(c + 1, 0, 0, 0, False, 0)
             return Outcome.NONE if found is Outcome.TOO_MANY else found
 
-        count = self.prepared.subrequests[(c, r)]
+        count = self._subrequests[c][r]
         if not in_sub and count:
             all_too_many = True
             for sub in range(count):
@@ -214,11 +221,10 @@ class Search:
                 undo()
             return found
 
-        order, upstream = self._order(data)
+        order, upstream, verdicts = self._step_context(data)
         admin = data.admin_access
         exclusive, holders = self._exclusive, self._holders
         check = self.eligibility.check
-        verdicts = self.eligibility.known(data)
         known = verdicts.by_index
         capacity = self.features.consumable_capacity
         asks_capacity = bool(data.capacity)
@@ -371,6 +377,15 @@ class Search:
             self._taken &= ~(1 << index)
 
     # -- pruning -------------------------------------------------------------------------------
+
+    def _step_context(self, data: RequestData) -> tuple[Sequence[Candidate], bool, Verdicts]:
+        """What every step of the request needs: its order (and whether it is upstream's) and
+        its verdicts, looked up once per request and call instead of once per step."""
+        found = self._contexts.get(data.key)
+        if found is None:
+            order, upstream = self._order(data)
+            found = self._contexts[data.key] = (order, upstream, self.eligibility.known(data))
+        return found
 
     def _order(self, data: RequestData) -> tuple[Sequence[Candidate], bool]:
         """The request's candidate order, and whether it is upstream's (index == position)."""

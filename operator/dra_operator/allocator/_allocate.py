@@ -139,7 +139,7 @@ def allocate(
     best: list[tuple[float, tuple[AllocationResult, ...]]] = []
     seen = 0
 
-    def on_solution() -> bool:
+    def on_solution(search: Search) -> bool:
         """Keep the best-scored complete allocation; True once enough were seen."""
         nonlocal seen
         seen += 1

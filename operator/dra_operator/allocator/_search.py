@@ -83,6 +83,33 @@ def _exclusive_keys(exclusive: frozenset[DeviceID]) -> frozenset[tuple[str, str,
     return frozenset((d.driver, d.pool, d.device) for d in exclusive)
 
 
+class Orders:
+    """Each request's candidate order, and whether it is upstream's (index == position).
+
+    Shared by the search and its pruning; holding neither, it keeps them out of a reference
+    cycle, so a call's whole state is freed when the call returns, not by the cycle collector.
+    """
+
+    __slots__ = ("_candidates", "_found", "_order_for")
+
+    def __init__(
+        self,
+        candidates: Sequence[Candidate],
+        order_for: Callable[[RequestData], Sequence[Candidate]],
+    ) -> None:
+        self._candidates = candidates
+        self._order_for = order_for
+        self._found: dict[RequestKey, tuple[Sequence[Candidate], bool]] = {}
+
+    def __call__(self, data: RequestData) -> tuple[Sequence[Candidate], bool]:
+        found = self._found.get(data.key)
+        if found is None:
+            order = self._order_for(data)
+            upstream = order is self._candidates or all(c.index == i for i, c in enumerate(order))
+            found = self._found[data.key] = (order, upstream)
+        return found
+
+
 class Search:
     """Mutable per-call search state (upstream's `allocator` struct)."""
 
@@ -98,12 +125,11 @@ class Search:
         eligibility: Eligibility,
         budget: Budget,
         new_share_id: Callable[[], str],
-        on_solution: Callable[[], bool] | None = None,
+        on_solution: Callable[[Search], bool] | None = None,
     ) -> None:
         self.claims = claims
         self.prepared = prepared
         self.candidates = candidates
-        self._order_for = orders
         self.features = features
         self.ledger = ledger
         self.eligibility = eligibility
@@ -124,7 +150,7 @@ class Search:
         self._taken = 0  # bit i: candidate i is picked (non-shared) in this attempt
         self._capacity = CapacityBook(ledger.consumed_capacity)
         self._counters = CounterBook(ledger)
-        self._orders: dict[RequestKey, tuple[Sequence[Candidate], bool]] = {}
+        self._orders = Orders(candidates, orders)
         self._contexts: dict[RequestKey, tuple[Sequence[Candidate], bool, Verdicts]] = {}
         self._num_claims = len(claims)
         self._num_requests = [len(claim.spec.requests) for claim in claims]
@@ -142,7 +168,7 @@ class Search:
             eligibility=eligibility,
             exclusive=self._exclusive,
             capacity=self._capacity,
-            order=self._order,
+            order=self._orders,
         )
 
     def run(self) -> Outcome:
@@ -175,7 +201,7 @@ class Search:
             return Outcome.ABORTED
         if c >= self._num_claims:
             # A policy exploring alternatives records this one and lets the search go on.
-            if self._on_solution is None or self._on_solution():
+            if self._on_solution is None or self._on_solution(self):
                 return Outcome.FOUND
             return Outcome.NONE
         if r >= self._num_requests[c]:
@@ -383,18 +409,8 @@ class Search:
         its verdicts, looked up once per request and call instead of once per step."""
         found = self._contexts.get(data.key)
         if found is None:
-            order, upstream = self._order(data)
+            order, upstream = self._orders(data)
             found = self._contexts[data.key] = (order, upstream, self.eligibility.known(data))
-        return found
-
-    def _order(self, data: RequestData) -> tuple[Sequence[Candidate], bool]:
-        """The request's candidate order, and whether it is upstream's (index == position)."""
-        found = self._orders.get(data.key)
-        if found is None:
-            order = self._order_for(data)
-            upstream = order is self.candidates or all(c.index == i for i, c in enumerate(order))
-            found = (order, upstream)
-            self._orders[data.key] = found
         return found
 
 

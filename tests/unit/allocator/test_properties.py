@@ -30,6 +30,7 @@ from dra_operator.allocator import (
     allocate,
 )
 from dra_operator.allocator._pruning import Lookahead
+from dra_operator.allocator._search import Search
 from dra_operator.errors import AllocationInputError
 
 SEEDS = st.integers(min_value=0, max_value=10**9)
@@ -125,6 +126,13 @@ def test_pruning_never_changes_the_answer(seed: int, monkeypatch_module) -> None
     pruned = _run(s)
     with monkeypatch_module.context() as patch:
         patch.setattr(Lookahead, "can_prune", lambda self: False)
+        # and no per-step matchAttribute cut: it never cuts when nothing more is needed
+        worth_trying = Search._worth_trying
+        patch.setattr(
+            Search,
+            "_worth_trying",
+            lambda self, data, d, *rest: worth_trying(self, data, data.num_devices, *rest),
+        )
         plain = _run(s, budget=Budget(max_steps=20_000, timeout=None))
     if pruned is None or plain is None or (plain.explanation and plain.explanation.aborted):
         assert (pruned is None) == (plain is None) or plain is not None

@@ -179,10 +179,7 @@ class CapacityBook:
         self._allocating: dict[int, dict[str, int]] = {}  # candidate index -> name -> nanos
         self._existing: dict[int, dict[str, int] | None] = {}
         self._shares: dict[tuple[int, int], Share | None] = {}  # id(requested), index
-        self._plans: dict[
-            tuple[Consumption | None, str, Mapping[str, DeviceCapacity]], Share | None
-        ]
-        self._plans = {}
+        self._plans: dict[_PlanKey, Share | None] = {}
 
     def share(self, requested: Consumption | None, candidate: Candidate) -> Share | None:
         """What the request would take from the device; None when it can never fit."""

@@ -22,7 +22,7 @@ SCENARIO = "match-attribute-heavy"
 @pytest.mark.timeout(120)
 def test_one_round_of_one_scenario_on_both_sides() -> None:
     if shutil.which("go") is None:
-        reason = "go is not installed, so the upstream side of bench/allocator.py cannot run"
+        reason = "go is not installed, so the upstream side of bench.allocator cannot run"
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(reason, pytrace=False)
         pytest.skip(reason)

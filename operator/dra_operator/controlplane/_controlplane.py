@@ -54,11 +54,18 @@ __all__ = [
     "default_state_dir",
     "down",
     "read_state",
+    "restart",
     "up",
 ]
 
 ADMIN_USER = "admin"
 OPERATOR_USER = "dra-operator"
+# The identities kubeadm gives kube-scheduler and kube-controller-manager: the apiserver's
+# bootstrap RBAC binds them to system:kube-scheduler / system:kube-controller-manager.
+UPSTREAM_USERS = {
+    "kube-scheduler": "system:kube-scheduler",
+    "kube-controller-manager": "system:kube-controller-manager",
+}
 _ETCD_TIMEOUT = 30.0
 _STATE_FILE = "state.json"
 
@@ -73,12 +80,14 @@ def default_state_dir() -> Path:
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Component:
-    """One started process: what it is, its pid, and where it logs."""
+    """One started process: what it is, its pid, where it logs, and how it was started
+    (`argv`, so `restart` can start it again as it was)."""
 
     name: str
     pid: int
     binary: str
     log: str
+    argv: tuple[str, ...] = ()
 
     def is_running(self) -> bool:
         return is_running(self.pid, self.binary)
@@ -132,8 +141,28 @@ def read_state(state_dir: Path) -> ControlPlaneState | None:
         version=doc.get("version", ""),
         server=doc.get("server", ""),
         etcd_url=doc.get("etcdURL", ""),
-        components=tuple(Component(**c) for c in doc.get("components", [])),
+        components=tuple(
+            Component(**{**c, "argv": tuple(c.get("argv", ()))}) for c in doc.get("components", [])
+        ),
     )
+
+
+def restart(state: ControlPlaneState, name: str, *, start: bool = True) -> ControlPlaneState:
+    """Stop one component (SIGTERM, as a node shutdown would) and start it again as it was.
+
+    `start=False` only stops it; a later `restart` starts it again. Tests use this to take
+    kube-controller-manager away and bring it back under a running operator.
+    """
+    component = next(c for c in state.components if c.name == name)
+    stop_process(component.pid, component.binary)
+    others = tuple(c for c in state.components if c.name != name)
+    state = dataclasses.replace(state, components=others)
+    if start:
+        state = _start(state, name, list(component.argv))
+    else:
+        state = state.with_component(dataclasses.replace(component, pid=0))
+    state.save()
+    return state
 
 
 def down(state_dir: Path, progress: Progress = lambda _: None) -> list[str]:
@@ -213,6 +242,9 @@ def up(
         _write_kubeconfig(
             state.operator_kubeconfig, state.server, pki["ca"], pki["operator"], OPERATOR_USER
         )
+        for name, user in UPSTREAM_USERS.items():
+            path = state_dir / f"{name}.kubeconfig"
+            _write_kubeconfig(path, state.server, pki["ca"], pki[name], user)
         if upstream is not None:
             state = _start_upstream(
                 state,
@@ -232,7 +264,8 @@ def _reset(state_dir: Path) -> None:
     state_dir.mkdir(parents=True, exist_ok=True)
     for name in ("pki", "etcd-data", "logs", "upstream-certs"):
         shutil.rmtree(state_dir / name, ignore_errors=True)
-    for name in ("admin.kubeconfig", "operator.kubeconfig", _STATE_FILE):
+    kubeconfigs = [f"{name}.kubeconfig" for name in ("admin", "operator", *UPSTREAM_USERS)]
+    for name in (*kubeconfigs, _STATE_FILE):
         (state_dir / name).unlink(missing_ok=True)
 
 
@@ -244,6 +277,7 @@ def _write_pki(pki: Path) -> dict[str, CertifiedKey]:
         "serving": issue_serving_cert(ca),
         "admin": issue_client_cert(ca, ADMIN_USER, ["system:masters"]),
         "operator": issue_client_cert(ca, OPERATOR_USER),
+        **{name: issue_client_cert(ca, user) for name, user in UPSTREAM_USERS.items()},
     }
     for name, pair in pairs.items():
         (pki / f"{name}.crt").write_bytes(pair.cert_pem)
@@ -301,7 +335,8 @@ def _apiserver_args(apiserver: Path, state_dir: Path, etcd_port: int, port: int)
 def _start(state: ControlPlaneState, name: str, argv: list[str]) -> ControlPlaneState:
     log = state.state_dir / "logs" / f"{name}.log"
     pid = start_process(argv, log)
-    state = state.with_component(Component(name=name, pid=pid, binary=argv[0], log=str(log)))
+    component = Component(name=name, pid=pid, binary=argv[0], log=str(log), argv=tuple(argv))
+    state = state.with_component(component)
     state.save()
     return state
 
@@ -368,9 +403,14 @@ def _start_upstream(
     timeout: float,
     progress: Progress,
 ) -> ControlPlaneState:
-    """kube-scheduler and kube-controller-manager (its DRA controllers among all the others)."""
+    """kube-scheduler and kube-controller-manager (its DRA controllers among all the others).
+
+    As kind's kubeadm runs them: leader election on (their Leases in kube-system, which is
+    how the operator sees them), each under its own identity, and the controller-manager's
+    controllers under per-controller service accounts (`--use-service-account-credentials`),
+    so every one of them holds only its bootstrap role.
+    """
     scheduler, kcm = binaries
-    kubeconfig = str(state.admin_kubeconfig)
     insecure = ssl.create_default_context()
     insecure.check_hostname = False
     insecure.verify_mode = ssl.CERT_NONE  # their serving certs are self-signed in memory
@@ -382,11 +422,13 @@ def _start_upstream(
             kcm,
             [
                 "--controllers=*",
+                "--use-service-account-credentials=true",
                 f"--service-account-private-key-file={pki / 'sa.key'}",
                 f"--root-ca-file={pki / 'ca.crt'}",
             ],
         ),
     ):
+        kubeconfig = str(state.state_dir / f"{name}.kubeconfig")
         port = free_port()
         progress(f"starting {name} on 127.0.0.1:{port}")
         argv = [
@@ -401,7 +443,7 @@ def _start_upstream(
             "--bind-address=127.0.0.1",
             f"--secure-port={port}",
             f"--cert-dir={state.state_dir / 'upstream-certs' / name}",
-            "--leader-elect=false",
+            "--leader-elect=true",
             f"--feature-gates={feature_gates}",
             *extra,
             *extra_args.get(name, ()),

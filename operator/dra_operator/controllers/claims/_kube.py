@@ -40,6 +40,18 @@ class KubeClaimsWriter:
                 self._claims, body, namespace=namespace, field_manager=names.OPERATOR_FIELD_MANAGER
             )
 
+    async def list_claims(self, namespace: str) -> list[Mapping[str, Any]]:
+        items: list[Mapping[str, Any]] = []
+        token: str | None = None
+        while True:
+            page = await self._api.list(
+                self._claims, namespace=namespace, limit=500, continue_token=token
+            )
+            items.extend(page.get("items") or ())
+            token = (page.get("metadata") or {}).get("continue") or None
+            if token is None:
+                return items
+
     async def apply_pod_status(self, namespace: str, body: Mapping[str, Any]) -> None:
         with counting_failures(self._metrics, "Pod"):
             await self._api.apply(

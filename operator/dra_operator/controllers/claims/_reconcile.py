@@ -52,6 +52,10 @@ class ClaimsWriter(Protocol):
         """POST a ResourceClaim."""
         ...
 
+    async def list_claims(self, namespace: str) -> list[Mapping[str, Any]]:
+        """Every claim of a namespace, read from the API server (not a cache)."""
+        ...
+
     async def apply_pod_status(self, namespace: str, body: Mapping[str, Any]) -> None:
         """Server-side apply to `pods/status` as `ResourceClaimController`, forced."""
         ...
@@ -188,6 +192,19 @@ class ClaimsReconciler:
                 await self._writer.emit(write)
 
     async def _create(self, write: CreateClaim) -> str:
+        """Create the claim, unless the API server already has one for this pod claim.
+
+        Our cache knows our own creations (`Store.assume`), not those of another claims
+        controller that ran a moment ago (kube-controller-manager during a handover): a
+        second claim for one pod claim would be allocated too, so the server is asked first.
+        """
+        existing = next(
+            (c for c in await self._writer.list_claims(write.namespace) if write.is_created_by(c)),
+            None,
+        )
+        if existing is not None:
+            self._remember(existing)
+            return str(existing["metadata"]["name"])
         try:
             answer = await self._writer.create_claim(write.namespace, write.manifest())
         except errors.APIError as exc:

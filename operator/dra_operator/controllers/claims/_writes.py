@@ -66,6 +66,23 @@ class CreateClaim:
             "spec": self.spec,
         }
 
+    def is_created_by(self, raw: Mapping[str, Any]) -> bool:
+        """Whether `raw` is a claim already generated for this pod claim (by anyone).
+
+        Upstream's `findPodResourceClaim` test: controlled by the pod, annotated with the pod
+        claim name. Another claims controller may have made it (kube-controller-manager
+        during a handover), so the reconciler asks the API server before creating.
+        """
+        metadata = raw.get("metadata") or {}
+        if (metadata.get("annotations") or {}).get(
+            names.POD_CLAIM_NAME_ANNOTATION
+        ) != self.pod_claim_name:
+            return False
+        return any(
+            owner.get("controller") and owner.get("uid") == self.pod_uid
+            for owner in metadata.get("ownerReferences") or ()
+        )
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ApplyPodClaimStatuses:

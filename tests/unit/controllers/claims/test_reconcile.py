@@ -81,6 +81,9 @@ class World:
         self.claims[name] = body
         return self._bump(body)
 
+    async def list_claims(self, namespace: str) -> list[Mapping[str, Any]]:
+        return [copy.deepcopy(c) for c in self.claims.values()]
+
     async def apply_pod_status(self, namespace: str, body: Mapping[str, Any]) -> None:
         if self.fail_apply:
             self.fail_apply -= 1
@@ -197,6 +200,53 @@ async def test_a_claim_is_created_once_even_when_the_pod_status_write_fails() ->
         "train": [{"name": "gpu", "resourceClaimName": "train-gpu-00000"}]
     }
     assert cluster.created == [(True, False)]  # resourceclaim_controller_creates_total
+
+
+async def test_a_claim_another_controller_just_created_is_used_not_duplicated() -> None:
+    """kube-controller-manager created it during a handover; our cache has not seen it."""
+    cluster = Cluster()
+    cluster.templates.apply("ADDED", TEMPLATE)
+    cluster.add_pod(pod_raw())
+    owner = {"apiVersion": "v1", "kind": "Pod", "name": "train", "uid": "uid-train"}
+    theirs = claim_raw(
+        "train-gpu-kcm01",
+        metadata={
+            "annotations": {names.POD_CLAIM_NAME_ANNOTATION: "gpu"},
+            "ownerReferences": [{**owner, "controller": True}],
+        },
+    )
+    cluster.world.claims["train-gpu-kcm01"] = theirs  # on the server only
+    await cluster.reconcile(POD_KEY)
+    assert list(cluster.world.claims) == ["train-gpu-kcm01"]
+    assert cluster.world.pod_statuses == {
+        "train": [{"name": "gpu", "resourceClaimName": "train-gpu-kcm01"}]
+    }
+    assert cluster.created == []
+
+
+@pytest.mark.parametrize(
+    ("annotation", "controller"),
+    [
+        pytest.param("other", True, id="another-pod-claim"),
+        pytest.param("gpu", False, id="owned-but-not-controlled"),
+    ],
+)
+async def test_a_claim_for_something_else_does_not_count_as_created(
+    annotation: str, controller: bool
+) -> None:
+    cluster = Cluster()
+    cluster.templates.apply("ADDED", TEMPLATE)
+    cluster.add_pod(pod_raw())
+    owner = {"apiVersion": "v1", "kind": "Pod", "name": "train", "uid": "uid-train"}
+    cluster.world.claims["unrelated"] = claim_raw(
+        "unrelated",
+        metadata={
+            "annotations": {names.POD_CLAIM_NAME_ANNOTATION: annotation},
+            "ownerReferences": [{**owner, "controller": controller}],
+        },
+    )
+    await cluster.reconcile(POD_KEY)
+    assert sorted(cluster.world.claims) == ["train-gpu-00001", "unrelated"]
 
 
 async def test_a_failed_create_emits_the_event_and_fails() -> None:

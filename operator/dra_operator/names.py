@@ -84,3 +84,12 @@ CLAIMS_QUEUE: Final = "resource_claim"
 SCHEDULER_QUEUE: Final = "dra_operator_scheduler"
 EVICTION_QUEUE: Final = "device_taint_eviction"
 POLICY_STATUS_QUEUE: Final = "dra_operator_policy_status"
+
+# -- admission policies of deploy/components (docs/coexistence.md) ---------------------------
+
+ROUTE_CLAIMS_POLICY: Final = "dra-operator-route-claims"
+"""MutatingAdmissionPolicy (and its binding): pods with claims get our scheduler name."""
+
+REQUIRE_SCHEDULER_POLICY: Final = "dra-operator-require-scheduler"
+"""ValidatingAdmissionPolicy (and its binding): pods with claims that name another scheduler
+are refused, so only one allocator decides about devices."""

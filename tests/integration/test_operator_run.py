@@ -1,8 +1,9 @@
 """Start-up decisions of `dra-operator run` against the real API server.
 
 Covers: the served versions and release are discovered (v1 claims, v1beta2 DeviceTaintRules on
-1.36); when kube-controller-manager's leader Lease exists, the claims controller is left to it
-unless --controllers names it; without the Lease it runs.
+1.36); while kube-controller-manager's leader Lease is held, the claims controller is left to it
+unless --controllers names it; without the Lease it runs. (Handing over while running:
+tests/integration/test_coexistence.py.)
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ async def test_discovery_picks_the_newest_served_versions(operator_api: Client) 
 
 async def test_claims_run_without_kube_controller_manager(operator_api: Client) -> None:
     operator = await app.build_operator(app.Settings(), operator_api)
-    assert "claims" in operator.controllers
+    assert "claims" in operator.wanted()
 
 
 @pytest.mark.usefixtures("kube_controller_manager_lease")
@@ -62,4 +63,4 @@ async def test_claims_beside_kube_controller_manager(
     operator_api: Client, requested: frozenset[str] | None, runs_claims: bool
 ) -> None:
     operator = await app.build_operator(app.Settings(controllers=requested), operator_api)
-    assert ("claims" in operator.controllers) is runs_claims
+    assert ("claims" in operator.wanted()) is runs_claims

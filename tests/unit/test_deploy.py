@@ -2,7 +2,8 @@
 
 Aspects covered:
 * kustomize and Helm render the same objects — the same (kind, namespace, name) set and the
-  same content up to Helm's bookkeeping labels — with and without the monitoring objects;
+  same content up to Helm's bookkeeping labels — with and without the monitoring objects, and
+  with the routing policies of deploy/beside-kube-scheduler (docs/coexistence.md);
 * chart values reach the objects (controllers, scheduler names, leader election, replicas,
   policies, monitoring switches) and `helm lint --strict` passes;
 * the Deployment is hardened the way issue 8 asks, in both renderings;
@@ -102,6 +103,11 @@ def _deployment(manifests: list[Manifest]) -> Manifest:
         pytest.param("", {"namespace": {"create": True}}, id="operator"),
         pytest.param(
             "monitoring", {"namespace": {"create": True}, **MONITORING_ON}, id="with-monitoring"
+        ),
+        pytest.param(
+            "beside-kube-scheduler",
+            {"namespace": {"create": True}, "routing": {"mutate": True, "enforce": True}},
+            id="with-routing",
         ),
     ],
 )

@@ -14,29 +14,36 @@ from dra_operator.app._discovery import (
     features_for,
     newest_versions,
     release_minor,
-    upstream_controllers_running,
 )
 from dra_operator.app._kopf import (
     build_operator,
     connection_info,
     kopf_settings,
     serve,
+    upstream_watch,
 )
 from dra_operator.app._leader import LeaseElector
-from dra_operator.app._operator import Operator
+from dra_operator.app._operator import (
+    EVENT_UNSAFE_CONFIGURATION,
+    UNSAFE_TWO_SCHEDULERS,
+    Operator,
+)
 from dra_operator.app._plugin import Builder, Context, Plugin
 from dra_operator.app._registry import BUILDERS
 from dra_operator.app._settings import (
     CLAIMS,
     CONTROLLER_NAMES,
     EVICTION,
+    KCM_LEASE,
     KCM_LEASE_NAME,
     KCM_LEASE_NAMESPACE,
     SCHEDULER,
+    SCHEDULER_LEASE,
     LeaderElection,
     Settings,
     choose_controllers,
 )
+from dra_operator.app._upstream import LeaseName, LeaseWatch, Upstream, UpstreamWatch
 
 __all__ = [
     "BUILDERS",
@@ -44,10 +51,14 @@ __all__ = [
     "CONTROLLER_NAMES",
     "CORE_KINDS",
     "DRA_KINDS",
+    "EVENT_UNSAFE_CONFIGURATION",
     "EVICTION",
+    "KCM_LEASE",
     "KCM_LEASE_NAME",
     "KCM_LEASE_NAMESPACE",
     "SCHEDULER",
+    "SCHEDULER_LEASE",
+    "UNSAFE_TWO_SCHEDULERS",
     "Builder",
     "Caches",
     "ClaimsPlugin",
@@ -55,10 +66,14 @@ __all__ = [
     "Kind",
     "LeaderElection",
     "LeaseElector",
+    "LeaseName",
+    "LeaseWatch",
     "Operator",
     "Plugin",
     "ServerInfo",
     "Settings",
+    "Upstream",
+    "UpstreamWatch",
     "build_claims",
     "build_operator",
     "choose_controllers",
@@ -69,5 +84,5 @@ __all__ = [
     "newest_versions",
     "release_minor",
     "serve",
-    "upstream_controllers_running",
+    "upstream_watch",
 ]

@@ -112,12 +112,3 @@ async def _serves(api: kube.Client, resource: kube.Resource) -> bool:
         return False
     listed = await api.api_resources(resource.group, resource.version)
     return any(r.get("name") == resource.plural for r in listed)
-
-
-async def upstream_controllers_running(api: kube.Client, namespace: str, name: str) -> bool:
-    """Whether kube-controller-manager's leader Lease exists (someone runs it)."""
-    try:
-        await api.get(kube.LEASES, name, namespace=namespace)
-    except errors.APINotFoundError:
-        return False
-    return True

@@ -24,14 +24,10 @@ import kopf
 
 from dra_operator import cel, kube
 from dra_operator.app._caches import Kind
-from dra_operator.app._discovery import discover, upstream_controllers_running
+from dra_operator.app._discovery import discover
 from dra_operator.app._operator import Operator
-from dra_operator.app._settings import (
-    KCM_LEASE_NAME,
-    KCM_LEASE_NAMESPACE,
-    Settings,
-    choose_controllers,
-)
+from dra_operator.app._settings import UPSTREAM_CONTROLLERS, Settings, choose_controllers
+from dra_operator.app._upstream import LeaseName, UpstreamWatch
 from dra_operator.observability import ProbeServer, get_logger, parse_bind_address
 
 _log = get_logger(__name__)
@@ -107,22 +103,55 @@ def kopf_registry(operator: Operator, config: kube.ClusterConfig) -> kopf.Operat
     return registry
 
 
-async def build_operator(settings: Settings, api: kube.Client) -> Operator:
-    """Discover the server and choose the controllers (leaving KCM's to it when it runs)."""
+async def build_operator(
+    settings: Settings, api: kube.Client, upstream: UpstreamWatch | None = None
+) -> Operator:
+    """Discover the server, choose the controllers and look once at what runs beside us.
+
+    Without `--controllers`, the claims and eviction controllers yield to
+    kube-controller-manager for as long as it holds its Lease (`watch_upstream` keeps
+    looking); with it, exactly the named controllers run.
+    """
     server = await discover(api)
-    upstream = settings.controllers is None and await upstream_controllers_running(
-        api, KCM_LEASE_NAMESPACE, KCM_LEASE_NAME
+    controllers = choose_controllers(settings.controllers, upstream_running=False)
+    yield_to = UPSTREAM_CONTROLLERS if settings.controllers is None else frozenset()
+    operator = Operator(
+        settings,
+        api,
+        server,
+        controllers,
+        yield_to=yield_to,
+        scheduler_lease=settings.scheduler_lease,
     )
-    controllers = choose_controllers(settings.controllers, upstream)
+    upstream = upstream or upstream_watch(settings, api)
+    operator.set_upstream(await upstream.poll())
     _log.info(
         "operator.starting",
         server=server.git_version,
         versions=dict(server.versions),
-        controllers=controllers,
-        kube_controller_manager=upstream,
+        controllers=operator.wanted(),
+        kube_controller_manager=operator.upstream.controller_manager,
+        kube_scheduler=operator.upstream.scheduler,
+        routing_policy=operator.upstream.routing,
         identity=settings.identity,
     )
-    return Operator(settings, api, server, controllers)
+    return operator
+
+
+def upstream_watch(settings: Settings, api: kube.Client) -> UpstreamWatch:
+    """The watch over the Leases `settings` names for kube-controller-manager and the
+    scheduler (`--upstream-lease`)."""
+
+    def lease(text: str) -> LeaseName:
+        namespace, _, name = text.partition("/")
+        return LeaseName(namespace, name)
+
+    return UpstreamWatch(
+        api,
+        controller_manager=lease(settings.controller_manager_lease),
+        scheduler=lease(settings.scheduler_lease),
+        period=settings.upstream_period,
+    )
 
 
 async def serve(
@@ -137,8 +166,9 @@ async def serve(
     # waits on the API server, so that the first decisions after the caches sync do not.
     parser = asyncio.create_task(asyncio.to_thread(cel.warm_up), name="cel-parser")
     async with kube.Client(config, user_agent="dra-operator") as api:
+        upstream = upstream_watch(settings, api)
         try:
-            operator = await build_operator(settings, api)
+            operator = await build_operator(settings, api, upstream)
         finally:
             await parser
         if started is not None:
@@ -148,7 +178,7 @@ async def serve(
             probes = probe_server(settings, operator)
             if probes is not None:
                 operator.probes = await stack.enter_async_context(probes)
-            await _watch_and_control(operator, registry, settings, stop)
+            await _watch_and_control(operator, registry, settings, stop, upstream)
         _log.info("operator.stopped", identity=settings.identity)
 
 
@@ -165,9 +195,14 @@ def probe_server(settings: Settings, operator: Operator) -> ProbeServer | None:
 
 
 async def _watch_and_control(
-    operator: Operator, registry: kopf.OperatorRegistry, settings: Settings, stop: asyncio.Event
+    operator: Operator,
+    registry: kopf.OperatorRegistry,
+    settings: Settings,
+    stop: asyncio.Event,
+    upstream: UpstreamWatch,
 ) -> None:
-    """kopf's watches and the operator side by side, until `stop` or either ends."""
+    """kopf's watches, the operator and the upstream watch side by side, until `stop` or
+    either of the first two ends."""
     kopf_stop = asyncio.Event()
     logging.getLogger("kopf").setLevel(logging.WARNING)
     # spawn_tasks, not kopf.operator: the latter cancels every task of the loop created
@@ -181,22 +216,24 @@ async def _watch_and_control(
         stop_flag=kopf_stop,
     )
     controlling = asyncio.create_task(operator.run(), name="operator")
+    looking = asyncio.create_task(upstream.run(operator.set_upstream), name="upstream")
     stopping = asyncio.create_task(stop.wait(), name="stop")
     try:
         done, _ = await asyncio.wait(
-            {*watching, controlling, stopping}, return_when=asyncio.FIRST_COMPLETED
+            {*watching, controlling, looking, stopping}, return_when=asyncio.FIRST_COMPLETED
         )
     finally:
         controlling.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await controlling  # releases the Lease on the way out
         kopf_stop.set()
-        for task in (*watching, stopping):
+        for task in (*watching, looking, stopping):
             task.cancel()
-        await asyncio.gather(*watching, stopping, return_exceptions=True)
+        await asyncio.gather(*watching, looking, stopping, return_exceptions=True)
         _forget_signal_handlers()
-    if controlling in done and not controlling.cancelled():
-        controlling.result()  # surface why the controllers stopped on their own
+    for task in (controlling, looking):
+        if task in done and not task.cancelled():
+            task.result()  # surface why it stopped on its own
 
 
 def _forget_signal_handlers() -> None:

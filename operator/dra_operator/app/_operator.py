@@ -4,12 +4,19 @@
 kopf event handler ─▶ Operator.handle(kind, event) ─▶ caches.apply ─▶ change
                                  (leader only) └─▶ plugin.on_change(kind, change) ─▶ keys
 LeaseElector.run(lead):  lead() = wait for synced caches → build plugins → resync → run them
+UpstreamWatch.run(set_upstream): KCM's Lease held → its controllers stop; released → start
 ```
 
 Every replica feeds its caches from the watches; only the Lease holder builds and runs the
 controllers, and it builds them afresh each time it becomes leader (a shut-down queue stays
 shut). Losing the Lease cancels `lead()`: the workers stop and the plugins are dropped, while
 the caches stay warm for the next term.
+
+Controllers in `yield_to` run only while kube-controller-manager does not hold its Lease
+(`set_upstream`), so exactly one claims controller creates claims whatever the start order:
+they stop the moment its Lease is seen held and start again when it is released or expires
+(docs/coexistence.md). Running our scheduler beside a kube-scheduler without the routing
+policy is reported as unsafe (log, metric, Event), since both would allocate the same devices.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from dra_operator import errors, hooks, kube, names
 from dra_operator.app._caches import Caches, Kind
@@ -25,7 +32,8 @@ from dra_operator.app._discovery import ServerInfo
 from dra_operator.app._leader import LeaseElector
 from dra_operator.app._plugin import Builder, Context, Plugin
 from dra_operator.app._registry import BUILDERS
-from dra_operator.app._settings import Settings
+from dra_operator.app._settings import SCHEDULER, Settings
+from dra_operator.app._upstream import Upstream
 from dra_operator.cluster import Change
 from dra_operator.controllers import Observer
 from dra_operator.observability import (
@@ -40,6 +48,14 @@ from dra_operator.observability import (
 
 _log = get_logger(__name__)
 
+UNSAFE_TWO_SCHEDULERS: Final = "kube-scheduler-without-routing"
+EVENT_UNSAFE_CONFIGURATION: Final = "UnsafeConfiguration"
+UNSAFE_MESSAGE: Final = (
+    "kube-scheduler and dra-operator both allocate devices and no admission policy sends pods "
+    "with resource claims to one of them, so a device can be allocated twice. Install "
+    "deploy/components/route-claims (or require-scheduler), see docs/coexistence.md."
+)
+
 
 class Operator:
     """One operator instance; `controllers` are the names chosen for this run."""
@@ -52,6 +68,8 @@ class Operator:
         controllers: list[str],
         *,
         builders: Mapping[str, Builder] = BUILDERS,
+        yield_to: frozenset[str] = frozenset(),
+        scheduler_lease: str = "kube-system/kube-scheduler",
     ) -> None:
         self.settings = settings
         self.api = api
@@ -76,6 +94,12 @@ class Operator:
         for name in unknown:
             _log.warning("controller.unavailable", controller=name)
         self._builders = {name: builders[name] for name in controllers if name in builders}
+        self._yield_to = yield_to
+        self._scheduler_lease = scheduler_lease
+        self.upstream = Upstream()
+        self.unsafe = False
+        self._upstream_changed = asyncio.Event()
+        self._running: dict[str, tuple[Plugin, asyncio.Task[None]]] = {}
         self.plugins: list[Plugin] = []
         self.leading = asyncio.Event()
         self.elector: LeaseElector | None = None
@@ -85,6 +109,57 @@ class Operator:
     @property
     def controllers(self) -> list[str]:
         return list(self._builders)
+
+    def wanted(self) -> list[str]:
+        """The controllers to run now: ours, minus those KCM runs while it holds its Lease."""
+        held = self.upstream.controller_manager
+        return [name for name in self._builders if not (held and name in self._yield_to)]
+
+    # -- upstream components ------------------------------------------------------------------
+
+    def set_upstream(self, upstream: Upstream) -> None:
+        """What runs beside us changed: hand controllers over, say whether it is unsafe."""
+        before, self.upstream = self.upstream, upstream
+        for component, running in (
+            ("kube-controller-manager", upstream.controller_manager),
+            ("kube-scheduler", upstream.scheduler),
+            ("routing-policy", upstream.routing),
+        ):
+            self.metrics.upstream_seen(component, running=running)
+        if before != upstream:
+            _log.info(
+                "upstream.changed",
+                kube_controller_manager=upstream.controller_manager,
+                kube_scheduler=upstream.scheduler,
+                routing_policy=upstream.routing,
+                controllers=self.wanted(),
+            )
+        unsafe = SCHEDULER in self._builders and upstream.scheduler and not upstream.routing
+        self.metrics.unsafe_configuration(UNSAFE_TWO_SCHEDULERS, unsafe=unsafe)
+        if unsafe and not self.unsafe:
+            _log.warning(
+                "coexistence.unsafe",
+                reason=UNSAFE_TWO_SCHEDULERS,
+                lease=self._scheduler_lease,
+                message=UNSAFE_MESSAGE,
+            )
+            if self.leading.is_set():
+                self._report_unsafe()
+        elif self.unsafe and not unsafe:
+            _log.info("coexistence.safe", reason=UNSAFE_TWO_SCHEDULERS)
+        self.unsafe = unsafe
+        self._upstream_changed.set()
+
+    def _report_unsafe(self) -> None:
+        """A Warning Event on kube-scheduler's Lease (the leader's, one per term or change)."""
+        namespace, _, name = self._scheduler_lease.partition("/")
+        regarding = {
+            "apiVersion": kube.LEASES.api_version,
+            "kind": "Lease",
+            "namespace": namespace,
+            "name": name,
+        }
+        self._post(regarding, reason=EVENT_UNSAFE_CONFIGURATION, message=UNSAFE_MESSAGE)
 
     def resource(self, kind: Kind) -> kube.Resource:
         if kind is Kind.PODS:
@@ -132,12 +207,20 @@ class Operator:
             "name": metadata.get("name"),
             "uid": metadata.get("uid"),
         }
+        self._post(
+            regarding,
+            reason="InvalidObject",
+            message=f"dra-operator cannot read this object: {exc}",
+        )
+
+    def _post(self, regarding: Mapping[str, Any], *, reason: str, message: str) -> None:
+        """A Warning Event, posted in the background (best effort, see kube.post_event)."""
         post = kube.post_event(
             self.api,
             regarding,
             type=names.EVENT_TYPE_WARNING,
-            reason="InvalidObject",
-            message=f"dra-operator cannot read this object: {exc}",
+            reason=reason,
+            message=message,
             component=names.OPERATOR_FIELD_MANAGER,
         )
         task = asyncio.get_running_loop().create_task(post)
@@ -174,7 +257,8 @@ class Operator:
         _log.info(LogEvent.CACHE_SYNCED, **sizes)
 
     async def lead(self) -> None:
-        """Run the controllers until cancelled (leadership lost or shutdown)."""
+        """Run the wanted controllers until cancelled (leadership lost or shutdown), starting
+        and stopping those that yield to kube-controller-manager as its Lease comes and goes."""
         context = Context(
             self.settings,
             self.server,
@@ -184,22 +268,44 @@ class Operator:
             self.metrics,
             self.hooks,
         )
-        plugins = [build(context) for build in self._builders.values()]
-        self.plugins = plugins
-        self.leading.set()
-        self.health.set_role(Role.LEADER)
         try:
-            for plugin in plugins:
-                plugin.resync()
             async with asyncio.TaskGroup() as group:
-                for plugin in plugins:
-                    group.create_task(plugin.run(), name=f"controller-{plugin.name}")
+                while True:
+                    self._upstream_changed.clear()
+                    self._start_and_stop(context, group)
+                    if not self.leading.is_set():
+                        self.leading.set()
+                        self.health.set_role(Role.LEADER)
+                        if self.unsafe:
+                            self._report_unsafe()
+                    await self._upstream_changed.wait()
         finally:
             self.health.set_role(Role.STANDBY)
             self.leading.clear()
-            self.plugins = []
-            for plugin in plugins:
-                plugin.shut_down()
+            for name in list(self._running):
+                self._stop(name)
+
+    def _start_and_stop(self, context: Context, group: asyncio.TaskGroup) -> None:
+        """Make the running controllers the wanted ones, in start order."""
+        wanted = self.wanted()
+        for name in [name for name in self._running if name not in wanted]:
+            self._stop(name)
+            _log.info("controller.stopped", controller=name, reason="kube-controller-manager")
+        for name in wanted:
+            if name in self._running:
+                continue
+            plugin = self._builders[name](context)
+            self.plugins.append(plugin)
+            plugin.resync()
+            task = group.create_task(plugin.run(), name=f"controller-{plugin.name}")
+            self._running[name] = (plugin, task)
+            _log.info("controller.started", controller=name)
+
+    def _stop(self, name: str) -> None:
+        plugin, task = self._running.pop(name)
+        self.plugins.remove(plugin)
+        plugin.shut_down()
+        task.cancel()
 
     async def run(self) -> None:
         """Sync the caches, then lead when elected (at once without leader election).

@@ -18,10 +18,12 @@ CONTROLLER_NAMES: Final = (CLAIMS, SCHEDULER, EVICTION)
 """Every controller `--controllers` may name, in start order."""
 
 UPSTREAM_CONTROLLERS: Final = frozenset({CLAIMS, EVICTION})
-"""Controllers kube-controller-manager runs too: left to it when it is detected."""
+"""Controllers kube-controller-manager runs too: left to it while it holds its Lease."""
 
 KCM_LEASE_NAMESPACE: Final = "kube-system"
 KCM_LEASE_NAME: Final = "kube-controller-manager"
+KCM_LEASE: Final = f"{KCM_LEASE_NAMESPACE}/{KCM_LEASE_NAME}"
+SCHEDULER_LEASE: Final = "kube-system/kube-scheduler"
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,8 +42,9 @@ class LeaderElection:
 class Settings:
     """One operator's configuration.
 
-    `controllers` None means "all of them, except those kube-controller-manager runs when it is
-    there" (decided at start-up by `choose_controllers`); a set means exactly those.
+    `controllers` None means "all of them, except those kube-controller-manager runs while it
+    holds its Lease `controller_manager_lease`" (watched every `upstream_period` seconds,
+    together with kube-scheduler's `scheduler_lease`); a set means exactly those.
     `namespaces` empty means the whole cluster. `hooks` are `--hook module:attr` specs, loaded
     after the entry points of group `dra_operator.hooks` (docs/hooks.md).
     """
@@ -55,6 +58,9 @@ class Settings:
     metrics_address: str | None = None
     health_address: str | None = None
     hooks: tuple[str, ...] = ()
+    controller_manager_lease: str = KCM_LEASE
+    scheduler_lease: str = SCHEDULER_LEASE
+    upstream_period: float = 1.0
 
 
 def choose_controllers(requested: frozenset[str] | None, upstream_running: bool) -> list[str]:

@@ -2,8 +2,8 @@
 
 Flags mirror kube-scheduler's and kube-controller-manager's where those have one
 (`--leader-elect`, `--leader-elect-lease-duration`, ...). Without `--controllers`, the claims
-and eviction controllers are left to kube-controller-manager when its leader Lease exists in
-kube-system (architecture §1, "Living beside upstream").
+and eviction controllers are left to kube-controller-manager for as long as it holds its
+leader Lease (watched continuously: docs/coexistence.md).
 """
 
 from __future__ import annotations
@@ -37,6 +37,13 @@ def _controllers(value: str | None) -> frozenset[str] | None:
         known = ", ".join(app.CONTROLLER_NAMES)
         raise click.BadParameter(f"unknown controller {', '.join(unknown)} (known: {known})")
     return chosen
+
+
+def _lease(value: str) -> str:
+    namespace, _, name = value.partition("/")
+    if not namespace or not name or "/" in name:
+        raise click.BadParameter(f"{value!r}: expected namespace/name")
+    return value
 
 
 @click.command("run")
@@ -98,6 +105,23 @@ def _controllers(value: str | None) -> frozenset[str] | None:
     help="host:port or :port serving /healthz and /readyz; unset: next to the metrics.",
 )
 @click.option(
+    "--controller-manager-lease",
+    default=app.KCM_LEASE,
+    show_default=True,
+    callback=lambda _ctx, _param, value: _lease(value),
+    help="namespace/name of kube-controller-manager's leader Lease (its "
+    "--leader-elect-resource-namespace/-name): while it is held, claims and eviction are left "
+    "to it.",
+)
+@click.option(
+    "--scheduler-lease",
+    default=app.SCHEDULER_LEASE,
+    show_default=True,
+    callback=lambda _ctx, _param, value: _lease(value),
+    help="namespace/name of kube-scheduler's leader Lease: while it is held and no routing "
+    "policy is installed, the operator reports an unsafe configuration.",
+)
+@click.option(
     "--hook",
     "hook_specs",
     multiple=True,
@@ -120,6 +144,8 @@ def command(
     identity: str | None,
     metrics_bind_address: str | None,
     health_bind_address: str | None,
+    controller_manager_lease: str,
+    scheduler_lease: str,
     hook_specs: tuple[str, ...],
 ) -> None:
     """Run the DRA operator until SIGTERM or SIGINT."""
@@ -144,6 +170,8 @@ def command(
         metrics_address=metrics_bind_address,
         health_address=health_bind_address,
         hooks=hook_specs,
+        controller_manager_lease=controller_manager_lease,
+        scheduler_lease=scheduler_lease,
     )
     for flag, value in (
         ("--metrics-bind-address", metrics_bind_address),

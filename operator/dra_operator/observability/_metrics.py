@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Final
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
 from prometheus_client.registry import CollectorRegistry
@@ -237,6 +237,20 @@ class Metrics:
             ("controller", "result"),
             registry=r,
         )
+        self._upstream = Gauge(
+            "dra_operator_upstream_component",
+            "1 while an upstream component (kube-scheduler, kube-controller-manager, the "
+            "routing admission policy) is seen beside the operator, else 0.",
+            ("component",),
+            registry=r,
+        )
+        self._unsafe = Gauge(
+            "dra_operator_unsafe_configuration",
+            "1 while the operator runs in a configuration docs/coexistence.md calls unsafe "
+            "(devices may be allocated twice), by reason, else 0.",
+            ("reason",),
+            registry=r,
+        )
 
     # -- exposition ------------------------------------------------------------------------
 
@@ -358,3 +372,13 @@ class Metrics:
     def reconciled(self, controller: str, result: str) -> None:
         """One reconcile ended; `result` is `controllers.Outcome`'s value."""
         self._reconciles.labels(controller=controller, result=result).inc()
+
+    # -- coexistence -----------------------------------------------------------------------
+
+    def upstream_seen(self, component: str, *, running: bool) -> None:
+        """Whether `component` (a Lease holder or the routing policy) is there now."""
+        self._upstream.labels(component=component).set(1 if running else 0)
+
+    def unsafe_configuration(self, reason: str, *, unsafe: bool) -> None:
+        """Whether the configuration named by `reason` holds now (docs/coexistence.md)."""
+        self._unsafe.labels(reason=reason).set(1 if unsafe else 0)

@@ -2,7 +2,10 @@
 
 Covers: a watch event lands in its store whether or not this replica leads; only while `lead()`
 runs do plugins exist and see changes, after a `resync`; a term's end shuts its plugins down
-and the next term builds new ones; controllers without a builder are reported and skipped.
+and the next term builds new ones; controllers without a builder are reported and skipped;
+controllers that yield to kube-controller-manager stop while it holds its Lease and start
+afresh when it lets go; our scheduler beside kube-scheduler without the routing policy is
+reported unsafe (metric), and stops being so once the policy is there.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import pytest
 
 from dra_operator import kube
 from dra_operator.allocator import Features
-from dra_operator.app import Caches, Context, Kind, Operator, ServerInfo, Settings
+from dra_operator.app import Caches, Context, Kind, Operator, ServerInfo, Settings, Upstream
 from dra_operator.cluster import Change, ObjectKey
 
 pytestmark = [pytest.mark.asyncio(loop_scope="function"), pytest.mark.looptime]
@@ -100,3 +103,61 @@ async def test_events_fill_the_caches_and_reach_plugins_only_while_leading(
     second.cancel()
     with pytest.raises(asyncio.CancelledError):
         await second
+
+
+class Other(Recorder):
+    name = "other"
+
+
+async def test_controllers_hand_over_to_kube_controller_manager_and_back() -> None:
+    Recorder.built.clear()
+    api = kube.Client(kube.ClusterConfig(server="https://127.0.0.1:1"))  # never called here
+    operator = Operator(
+        Settings(),
+        api,
+        SERVER,
+        ["recorder", "other"],
+        builders={"recorder": Recorder, "other": Other},
+        yield_to=frozenset({"recorder"}),
+    )
+    operator.set_upstream(Upstream(controller_manager=True))
+    term = asyncio.create_task(operator.lead())
+    await asyncio.wait_for(operator.leading.wait(), 1)
+    (other,) = Recorder.built
+    assert other.name == "other"
+    assert operator.wanted() == ["other"]
+
+    operator.set_upstream(Upstream(controller_manager=False))  # its Lease expired
+    await asyncio.sleep(0)
+    assert [p.name for p in Recorder.built] == ["other", "recorder"]
+    ours = Recorder.built[1]
+    assert ours.resynced == 1 and not ours.stopped
+
+    operator.set_upstream(Upstream(controller_manager=True))  # it is back
+    await asyncio.sleep(0)
+    assert ours.stopped and not other.stopped
+    operator.handle(Kind.NODES, None, node("b", "1"))
+    assert ours.changes == [] and other.changes == [(Kind.NODES, "b")]
+
+    term.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await term
+    assert other.stopped
+
+
+@pytest.mark.parametrize(
+    ("upstream", "unsafe"),
+    [
+        pytest.param(Upstream(scheduler=True), True, id="kube-scheduler-without-routing"),
+        pytest.param(Upstream(scheduler=True, routing=True), False, id="routed"),
+        pytest.param(Upstream(), False, id="no-kube-scheduler"),
+    ],
+)
+async def test_an_unsafe_configuration_is_counted(upstream: Upstream, unsafe: bool) -> None:
+    api = kube.Client(kube.ClusterConfig(server="https://127.0.0.1:1"))  # never called here
+    operator = Operator(Settings(), api, SERVER, ["scheduler"])
+    operator.set_upstream(upstream)
+    assert operator.unsafe is unsafe
+    page = operator.metrics.render().decode()
+    sample = 'dra_operator_unsafe_configuration{reason="kube-scheduler-without-routing"}'
+    assert f"{sample} {1.0 if unsafe else 0.0}" in page

@@ -57,6 +57,8 @@ def exercised() -> Metrics:
     metrics.hook_called("h", "score_node")
     metrics.hook_failed("h", "score_node", HookFailure.ERROR)
     metrics.reconciled("claims", "success")
+    metrics.upstream_seen("kube-scheduler", running=True)
+    metrics.unsafe_configuration("kube-scheduler-without-routing", unsafe=False)
     return metrics
 
 

@@ -29,15 +29,9 @@ _log = get_logger(__name__)
 
 _DEFAULT_DURATION: Final = 15.0  # seconds; client-go's default when a Lease names none
 
-MUTATING_POLICY_BINDINGS: Final = kube.Resource(
-    "admissionregistration.k8s.io", "v1", "mutatingadmissionpolicybindings", namespaced=False
-)
-VALIDATING_POLICY_BINDINGS: Final = kube.Resource(
-    "admissionregistration.k8s.io", "v1", "validatingadmissionpolicybindings", namespaced=False
-)
 ROUTING_BINDINGS: Final = (
-    (MUTATING_POLICY_BINDINGS, names.ROUTE_CLAIMS_POLICY),
-    (VALIDATING_POLICY_BINDINGS, names.REQUIRE_SCHEDULER_POLICY),
+    (kube.MUTATING_POLICY_BINDINGS, names.ROUTE_CLAIMS_POLICY),
+    (kube.VALIDATING_POLICY_BINDINGS, names.REQUIRE_SCHEDULER_POLICY),
 )
 """Either binding keeps pods with claims away from other schedulers (docs/coexistence.md)."""
 

@@ -16,10 +16,12 @@ __all__ = [
     "CORE_EVENTS",
     "EVENTS",
     "LEASES",
+    "MUTATING_POLICY_BINDINGS",
     "NAMESPACES",
     "NODES",
     "PODS",
     "RESOURCE_GROUP",
+    "VALIDATING_POLICY_BINDINGS",
     "Resource",
     "dra",
 ]
@@ -66,6 +68,12 @@ NAMESPACES = Resource("", "v1", "namespaces", namespaced=False)
 CORE_EVENTS = Resource("", "v1", "events", namespaced=True)
 EVENTS = Resource("events.k8s.io", "v1", "events", namespaced=True)
 LEASES = Resource("coordination.k8s.io", "v1", "leases", namespaced=True)
+MUTATING_POLICY_BINDINGS = Resource(
+    "admissionregistration.k8s.io", "v1", "mutatingadmissionpolicybindings", namespaced=False
+)
+VALIDATING_POLICY_BINDINGS = Resource(
+    "admissionregistration.k8s.io", "v1", "validatingadmissionpolicybindings", namespaced=False
+)
 ALLOCATION_POLICIES = Resource(
     "dra-operator.dev", "v1alpha1", "allocationpolicies", namespaced=False
 )

@@ -5,18 +5,21 @@ list of `Violation`s: devices allocated beyond what admin access, shares, capaci
 counters allow; allocations without a complete pool publishing the device; stale or invalid
 reservations; bound pods whose claims are missing, unallocated, unreserved or pinned to other
 nodes; generated claims without a live owner; allocated claims without the delete-protection
-finalizer (a warning). `read_cluster` is the thin I/O that builds the state through `kube`.
+finalizer (a warning); kube-scheduler and dra-operator both placing pods with claims with no
+routing policy between them (docs/coexistence.md). `read_cluster` is the thin I/O that builds
+the state through `kube`.
 """
 
 from dra_operator.verify._check import check
 from dra_operator.verify._consumers import RESERVED_FOR_MAX_SIZE
 from dra_operator.verify._read import newest_version, read_cluster
-from dra_operator.verify._state import ClusterState, Code, Severity, Violation
+from dra_operator.verify._state import ClusterState, Code, Schedulers, Severity, Violation
 
 __all__ = [
     "RESERVED_FOR_MAX_SIZE",
     "ClusterState",
     "Code",
+    "Schedulers",
     "Severity",
     "Violation",
     "check",

@@ -9,12 +9,25 @@ v1beta2 and v1alpha3 only).
 from __future__ import annotations
 
 import asyncio
+import datetime
 import re
 from collections.abc import Callable
 from typing import TypeVar
 
-from dra_operator.errors import APINotFoundError, InvalidObjectError
-from dra_operator.kube import NODES, PODS, RESOURCE_GROUP, Client, JSONObject, Resource, dra
+from dra_operator import names
+from dra_operator.errors import APIError, APINotFoundError, InvalidObjectError
+from dra_operator.kube import (
+    LEASES,
+    MUTATING_POLICY_BINDINGS,
+    NODES,
+    PODS,
+    RESOURCE_GROUP,
+    VALIDATING_POLICY_BINDINGS,
+    Client,
+    JSONObject,
+    Resource,
+    dra,
+)
 from dra_operator.model import (
     DeviceClass,
     DeviceTaintRule,
@@ -25,7 +38,7 @@ from dra_operator.model import (
     parse_resource_claim,
     parse_resource_slice,
 )
-from dra_operator.verify._state import ClusterState
+from dra_operator.verify._state import ClusterState, Schedulers
 
 __all__ = ["newest_version", "read_cluster"]
 
@@ -66,7 +79,7 @@ async def read_cluster(
         raise APINotFoundError(
             404, "NotFound", f"the server serves no version of {RESOURCE_GROUP} this tool reads"
         )
-    claims, slices, pods, nodes = await asyncio.gather(
+    claims, slices, pods, nodes, schedulers = await asyncio.gather(
         _list(
             api,
             dra("resourceclaims", version),
@@ -76,6 +89,7 @@ async def read_cluster(
         _list(api, dra("resourceslices", version), lambda raw: parse_resource_slice(raw, version)),
         _list(api, PODS, parse_pod, namespace),
         _list(api, NODES, parse_node),
+        read_schedulers(api),
     )
     classes: tuple[DeviceClass, ...] = ()
     rules: tuple[DeviceTaintRule, ...] = ()
@@ -98,7 +112,49 @@ async def read_cluster(
         nodes=nodes,
         classes=classes,
         rules=rules,
+        schedulers=schedulers,
     )
+
+
+KUBE_SCHEDULER_LEASE = ("kube-system", "kube-scheduler")
+
+
+async def read_schedulers(api: Client) -> Schedulers | None:
+    """Whether kube-scheduler holds its Lease (by its renewTime and duration against our clock,
+    good enough for a report) and a routing policy is bound; None when unreadable."""
+    namespace, name = KUBE_SCHEDULER_LEASE
+    try:
+        lease = await _get(api, LEASES, name, namespace)
+        bindings = [
+            await _get(api, MUTATING_POLICY_BINDINGS, names.ROUTE_CLAIMS_POLICY),
+            await _get(api, VALIDATING_POLICY_BINDINGS, names.REQUIRE_SCHEDULER_POLICY),
+        ]
+    except APIError:
+        return None
+    held = lease is not None and _is_held(lease, datetime.datetime.now(datetime.UTC))
+    return Schedulers(
+        kube_scheduler=f"{namespace}/{name}" if held else None,
+        routing=any(binding is not None for binding in bindings),
+    )
+
+
+def _is_held(lease: JSONObject, now: datetime.datetime) -> bool:
+    spec = lease.get("spec") or {}
+    renewed = str(spec.get("renewTime") or "")
+    if not spec.get("holderIdentity") or not renewed:
+        return False
+    renew_time = datetime.datetime.fromisoformat(renewed.replace("Z", "+00:00"))
+    duration = datetime.timedelta(seconds=float(spec.get("leaseDurationSeconds") or 15))
+    return now <= renew_time + duration
+
+
+async def _get(
+    api: Client, resource: Resource, name: str, namespace: str | None = None
+) -> JSONObject | None:
+    try:
+        return await api.get(resource, name, namespace=namespace)
+    except APINotFoundError:
+        return None
 
 
 async def _serving(api: Client, plural: str, served: list[str]) -> str | None:

@@ -12,14 +12,24 @@ from dataclasses import dataclass
 
 from dra_operator.model import DeviceClass, DeviceTaintRule, Node, Pod, ResourceClaim, ResourceSlice
 
-__all__ = ["ClusterState", "Code", "Severity", "Violation"]
+__all__ = ["ClusterState", "Code", "Schedulers", "Severity", "Violation"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Schedulers:
+    """Who else may allocate devices: `kube_scheduler` is its Lease (namespace/name) when it
+    is held, else None; `routing`: a routing policy of deploy/components is bound."""
+
+    kube_scheduler: str | None = None
+    routing: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ClusterState:
     """Every claim, slice, pod and node of the cluster, as one consistent-enough snapshot.
 
-    `classes` and `rules` (the DeviceTaintRules) are read only on request (see `read_cluster`).
+    `classes` and `rules` (the DeviceTaintRules) are read only on request (see `read_cluster`);
+    `schedulers` is None when it was not read (or could not be).
     """
 
     claims: tuple[ResourceClaim, ...] = ()
@@ -28,6 +38,7 @@ class ClusterState:
     nodes: tuple[Node, ...] = ()
     classes: tuple[DeviceClass, ...] = ()
     rules: tuple[DeviceTaintRule, ...] = ()
+    schedulers: Schedulers | None = None
 
 
 class Severity(enum.StrEnum):
@@ -56,6 +67,8 @@ class Code(enum.StrEnum):
     POD_NODE_NOT_ADMITTED = "pod-node-not-admitted"
     OWNER_MISSING = "owner-missing"
     FINALIZER_MISSING = "finalizer-missing"
+    # configuration
+    UNSAFE_CONFIGURATION = "unsafe-configuration"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -95,11 +95,19 @@ fi
 step "loading $image into $name"
 kind load docker-image "$image" --name "$name"
 
-step "installing CRDs and deploy/"
+# kind runs kube-scheduler: install the routing policies so that dra-operator alone allocates
+# devices (docs/coexistence.md). MutatingAdmissionPolicy is on by default from 1.36; before,
+# only the policy refusing pods with claims that name another scheduler.
+step "installing CRDs and deploy/ with the routing policies"
 "$kubectl" apply --server-side -k "$repo/crds"
 "$kubectl" wait --for=condition=Established --timeout=60s \
   crd/allocationpolicies.dra-operator.dev
-"$kubectl" apply --server-side -k "$repo/deploy"
+if [ "${k8s#1.}" -ge 36 ]; then
+  "$kubectl" apply --server-side -k "$repo/deploy/beside-kube-scheduler"
+else
+  "$kubectl" apply --server-side -k "$repo/deploy"
+  "$kubectl" apply --server-side -f "$repo/deploy/components/require-scheduler/policy.yaml"
+fi
 "$kubectl" -n dra-operator-system set image deployment/dra-operator "operator=$image"
 "$kubectl" -n dra-operator-system rollout status deployment/dra-operator --timeout=300s
 

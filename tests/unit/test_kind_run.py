@@ -4,7 +4,8 @@ There is no Docker here, so the script runs against stand-ins on PATH that recor
 arguments (and can be told to fail); the real tools are exercised by people with Docker.
 
 Aspects covered: the whole sequence for a release (cluster from its config, image built and
-loaded, CRDs before deploy/, rollout waited for, the e2e suite run with the cluster's
+loaded, CRDs before deploy/ and the routing policies (the overlay from 1.36, the refusing
+policy alone before), rollout waited for, the e2e suite run with the cluster's
 KUBECONFIG and told the operator is deployed, cluster deleted); --keep, --no-build with
 --image, reusing an existing cluster; a failing step still deletes the cluster; unknown
 releases and arguments are refused before anything runs.
@@ -88,16 +89,29 @@ def test_full_run_creates_installs_tests_and_deletes(tmp_path: Path) -> None:
     assert tools[5] == "kubectl apply --server-side -k REPO/crds"
     assert tools[6].startswith("kubectl wait --for=condition=Established")
     assert tools[7] == "kubectl apply --server-side -k REPO/deploy"
+    # Before 1.36 there is no MutatingAdmissionPolicy by default: only the refusing policy.
+    assert tools[8] == (
+        "kubectl apply --server-side -f REPO/deploy/components/require-scheduler/policy.yaml"
+    )
     assert (
-        tools[8]
+        tools[9]
         == f"kubectl -n dra-operator-system set image deployment/dra-operator operator={image}"
     )
-    assert tools[9].startswith(
+    assert tools[10].startswith(
         "kubectl -n dra-operator-system rollout status deployment/dra-operator"
     )
-    assert tools[10] == "pytest -p no:cacheprovider REPO/e2e -k taint"
-    assert tools[11] == "kind delete cluster --name dra-operator-1-35"
-    assert len(tools) == 12
+    assert tools[11] == "pytest -p no:cacheprovider REPO/e2e -k taint"
+    assert tools[12] == "kind delete cluster --name dra-operator-1-35"
+    assert len(tools) == 13
+
+
+def test_from_136_the_routing_overlay_is_installed(tmp_path: Path) -> None:
+    done, calls = _run(tmp_path, "--k8s", "1.36")
+    tools = _tool_calls(calls)
+
+    assert done.returncode == 0, done.stderr
+    assert "kubectl apply --server-side -k REPO/deploy/beside-kube-scheduler" in tools
+    assert "kubectl apply --server-side -k REPO/deploy" not in tools
     (env,) = [line for line in calls if line.startswith("pytest-env")]
     assert env.endswith("/kubeconfig OPERATOR=deployed")
 

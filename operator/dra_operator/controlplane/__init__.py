@@ -21,6 +21,7 @@ from dra_operator.controlplane._controlplane import (
     default_state_dir,
     down,
     read_state,
+    restart,
     up,
 )
 from dra_operator.controlplane._features import (
@@ -67,5 +68,6 @@ __all__ = [
     "node_manifest",
     "read_state",
     "release_flags",
+    "restart",
     "up",
 ]

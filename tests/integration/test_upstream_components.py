@@ -1,7 +1,8 @@
 """`up --with-upstream`: kube-scheduler and kube-controller-manager work beside our apiserver.
 
-Covers: both start with the release's DRA gates and answer /healthz; the scheduler binds a
-pod to a fake Ready Node; the controller-manager's resourceclaim controller turns a pod's
+Covers: both start with the release's DRA gates and answer /healthz, leader-elected under their
+own identities as kind runs them (their Leases in kube-system); the scheduler binds a pod to a
+fake Ready Node; the controller-manager's resourceclaim controller turns a pod's
 ResourceClaimTemplate into a ResourceClaim (the upstream behaviour the operator's claims
 controller mirrors, and the peer for later side-by-side runs).
 """
@@ -19,7 +20,8 @@ from tests.support.dra_objects import claim_spec, claim_template
 
 from dra_operator import controlplane
 from dra_operator.controlplane import node_manifest
-from dra_operator.kube import NAMESPACES, NODES, PODS, Client, dra
+from dra_operator.errors import APINotFoundError
+from dra_operator.kube import LEASES, NAMESPACES, NODES, PODS, Client, dra
 
 pytestmark = pytest.mark.controlplane
 
@@ -60,6 +62,16 @@ async def test_scheduler_binds_and_controller_manager_creates_claims(
 
 async def _exercise(kubeconfig: Path) -> None:
     async with Client.from_kubeconfig(kubeconfig) as api:
+        for component in ("kube-scheduler", "kube-controller-manager"):
+
+            async def holder(name: str = component) -> str:
+                try:
+                    lease = await api.get(LEASES, name, namespace="kube-system")
+                except APINotFoundError:
+                    return ""
+                return str((lease.get("spec") or {}).get("holderIdentity") or "")
+
+            assert await _wait_for(holder)
         ns = "upstream"
         await api.create(
             NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}

@@ -3,7 +3,8 @@
 Covers: a started process runs detached; stop_process ends it and reports whether it ran;
 a foreign pid (read back from state.json) whose command line is not the recorded binary is
 left alone (a recycled pid), and an exited one is not "running" even as a zombie; the log tail;
-state.json round-trips, and `down` on an empty directory stops nothing.
+state.json round-trips, and `down` on an empty directory stops nothing; `restart` stops one
+component and starts it again from its recorded argv (or only stops it).
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dra_operator.controlplane import Component, ControlPlaneState, down, read_state
+from dra_operator.controlplane import Component, ControlPlaneState, down, read_state, restart
+from dra_operator.controlplane._controlplane import _start
 from dra_operator.controlplane._processes import (
     free_port,
     is_running,
@@ -72,3 +74,21 @@ def test_state_round_trip_and_down(tmp_path: Path) -> None:
     assert read_state(tmp_path) is None
     assert not is_running(pid)
     assert down(tmp_path) == []
+
+
+def test_restart_starts_a_component_again_as_it_was(tmp_path: Path) -> None:
+    state = _start(ControlPlaneState(state_dir=tmp_path), "sleeper", SLEEPER)
+    (first,) = state.components
+    assert read_state(tmp_path) == state  # argv included
+
+    state = restart(state, "sleeper")
+    (second,) = state.components
+    assert second.pid != first.pid and second.argv == first.argv == tuple(SLEEPER)
+    assert not is_running(first.pid) and second.is_running()
+    assert read_state(tmp_path) == state
+
+    state = restart(state, "sleeper", start=False)
+    assert not second.is_running() and not state.components[0].is_running()
+    state = restart(state, "sleeper")
+    assert state.components[0].is_running()
+    assert down(tmp_path) == ["sleeper"]

@@ -12,7 +12,8 @@ with `dra-operator run` (default flags, deploy/'s RBAC) as a subprocess:
   first burst; the claims controller hands over) and KCM restarted during a later burst;
 * without the routing policies the operator says the configuration is unsafe: a log line, the
   `dra_operator_unsafe_configuration` gauge, a Warning Event on kube-scheduler's Lease, and
-  `dra-operator verify` names it; installing the policies clears the gauge.
+  `dra-operator verify` names it; each claim kube-scheduler then allocates is logged and
+  counted as a foreign allocation; installing the policies clears the gauge.
 """
 
 from __future__ import annotations
@@ -176,6 +177,7 @@ async def test_races_beside_kube_scheduler_and_kcm_with_routing(
     await _leading(admin, operator)
     await _races(admin, Components(upstream_plane), restart_at=set())
     assert not any(r.get("controller") == "claims" for r in operator.events("controller.started"))
+    assert operator.events("allocation.foreign") == []  # kube-scheduler allocated nothing
 
 
 @pytest.mark.timeout(1200)
@@ -238,6 +240,16 @@ async def test_an_unsafe_configuration_is_reported(
         await admin.create(PODS, _our_pod(ns), namespace=ns)
         code, out = await _verify(upstream_plane, ns)
         assert code == 1 and "unsafe-configuration" in out, out
+
+        # Unrouted, kube-scheduler allocates the default-scheduler pods' claims: said too.
+        await race_once(admin, 99, settle_timeout=30)
+        (foreign, *_) = await wait_for(
+            lambda: operator.events("allocation.foreign"), what="the foreign allocation log"
+        )
+        assert foreign["manager"] == "kube-scheduler" and foreign["pools"], foreign
+        assert 'dra_operator_foreign_allocations_total{manager="kube-scheduler"}' in (
+            operator.metrics()
+        )
 
         await install_routing(admin)
         await wait_for(

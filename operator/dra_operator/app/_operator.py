@@ -29,6 +29,7 @@ from typing import Any, Final
 from dra_operator import errors, hooks, kube, names
 from dra_operator.app._caches import Caches, Kind
 from dra_operator.app._discovery import ServerInfo
+from dra_operator.app._foreign import allocated_pools, is_foreign_allocation
 from dra_operator.app._leader import LeaseElector
 from dra_operator.app._plugin import Builder, Context, Plugin
 from dra_operator.app._registry import BUILDERS
@@ -50,6 +51,7 @@ _log = get_logger(__name__)
 
 UNSAFE_TWO_SCHEDULERS: Final = "kube-scheduler-without-routing"
 EVENT_UNSAFE_CONFIGURATION: Final = "UnsafeConfiguration"
+EVENT_FOREIGN_ALLOCATION: Final = "AllocatedByAnotherScheduler"
 UNSAFE_MESSAGE: Final = (
     "kube-scheduler and dra-operator both allocate devices and no admission policy sends pods "
     "with resource claims to one of them, so a device can be allocated twice. Install "
@@ -100,6 +102,7 @@ class Operator:
         self.unsafe = False
         self._upstream_changed = asyncio.Event()
         self._running: dict[str, tuple[Plugin, asyncio.Task[None]]] = {}
+        self._foreign_reported: set[str] = set()
         self.plugins: list[Plugin] = []
         self.leading = asyncio.Event()
         self.elector: LeaseElector | None = None
@@ -179,8 +182,40 @@ class Operator:
         change = self.caches.apply(kind, event_type, raw)
         if change is None:
             return
+        if kind is Kind.CLAIMS and SCHEDULER in self._running:
+            self._check_allocation(change)
         for plugin in self.plugins:
             plugin.on_change(kind, change)
+
+    def _check_allocation(self, change: Change[Any]) -> None:
+        """Say so when another scheduler just allocated a claim (see `_foreign`): the log and
+        metric each time, an Event on the claim once per field manager and term."""
+        if change.new is None:
+            return
+        manager = is_foreign_allocation(change.old.raw if change.old else None, change.new.raw)
+        if manager is None:
+            return
+        raw = change.new.raw
+        pools = allocated_pools(raw)
+        _log.warning("allocation.foreign", claim=str(change.key), manager=manager, pools=pools)
+        self.metrics.foreign_allocation(manager)
+        if manager in self._foreign_reported:
+            return
+        self._foreign_reported.add(manager)
+        metadata = raw.get("metadata") or {}
+        regarding = {
+            "apiVersion": raw.get("apiVersion"),
+            "kind": "ResourceClaim",
+            "namespace": metadata.get("namespace"),
+            "name": metadata.get("name"),
+            "uid": metadata.get("uid"),
+        }
+        message = (
+            f"{manager} allocated this claim (pools {', '.join(pools)}) while dra-operator "
+            "also allocates devices: a device can be allocated twice. Send pods with resource "
+            "claims to one scheduler (deploy/components/route-claims), see docs/coexistence.md."
+        )
+        self._post(regarding, reason=EVENT_FOREIGN_ALLOCATION, message=message)
 
     def _assumed(self, kind: Kind, change: Change[Any]) -> None:
         """A controller's own write, taken into a store before the watch shows it."""
@@ -282,6 +317,7 @@ class Operator:
         finally:
             self.health.set_role(Role.STANDBY)
             self.leading.clear()
+            self._foreign_reported.clear()
             for name in list(self._running):
                 self._stop(name)
 

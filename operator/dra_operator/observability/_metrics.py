@@ -244,6 +244,13 @@ class Metrics:
             ("component",),
             registry=r,
         )
+        self._foreign = Counter(
+            "dra_operator_foreign_allocations_total",
+            "Claims another scheduler allocated while the operator's scheduler ran, by the "
+            "field manager that wrote the allocation.",
+            ("manager",),
+            registry=r,
+        )
         self._unsafe = Gauge(
             "dra_operator_unsafe_configuration",
             "1 while the operator runs in a configuration docs/coexistence.md calls unsafe "
@@ -382,3 +389,7 @@ class Metrics:
     def unsafe_configuration(self, reason: str, *, unsafe: bool) -> None:
         """Whether the configuration named by `reason` holds now (docs/coexistence.md)."""
         self._unsafe.labels(reason=reason).set(1 if unsafe else 0)
+
+    def foreign_allocation(self, manager: str) -> None:
+        """Another field manager (`manager`) allocated a claim while our scheduler ran."""
+        self._foreign.labels(manager=manager).inc()

@@ -5,7 +5,8 @@ runs do plugins exist and see changes, after a `resync`; a term's end shuts its 
 and the next term builds new ones; controllers without a builder are reported and skipped;
 controllers that yield to kube-controller-manager stop while it holds its Lease and start
 afresh when it lets go; our scheduler beside kube-scheduler without the routing policy is
-reported unsafe (metric), and stops being so once the policy is there.
+reported unsafe (metric), and stops being so once the policy is there; a claim another
+scheduler allocates while ours runs is counted.
 """
 
 from __future__ import annotations
@@ -161,3 +162,35 @@ async def test_an_unsafe_configuration_is_counted(upstream: Upstream, unsafe: bo
     page = operator.metrics.render().decode()
     sample = 'dra_operator_unsafe_configuration{reason="kube-scheduler-without-routing"}'
     assert f"{sample} {1.0 if unsafe else 0.0}" in page
+
+
+def allocated_claim(rv: str, manager: str | None) -> dict[str, Any]:
+    raw: dict[str, Any] = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "c", "namespace": "ns", "uid": "u", "resourceVersion": rv},
+        "spec": {"devices": {"requests": []}},
+    }
+    if manager is not None:
+        result = {"request": "gpu", "driver": "d", "pool": "p", "device": "x"}
+        raw["metadata"]["managedFields"] = [
+            {"manager": manager, "fieldsV1": {"f:status": {"f:allocation": {}}}}
+        ]
+        raw["status"] = {"allocation": {"devices": {"results": [result]}}}
+    return raw
+
+
+async def test_a_claim_another_scheduler_allocates_is_counted() -> None:
+    Recorder.built.clear()
+    api = kube.Client(kube.ClusterConfig(server="https://127.0.0.1:1"))  # Events fail quietly
+    operator = Operator(Settings(), api, SERVER, ["scheduler"], builders={"scheduler": Recorder})
+    term = asyncio.create_task(operator.lead())
+    await asyncio.wait_for(operator.leading.wait(), 1)
+    operator.handle(Kind.CLAIMS, None, allocated_claim("1", None))
+    operator.handle(Kind.CLAIMS, "MODIFIED", allocated_claim("2", "kube-scheduler"))
+    sample = 'dra_operator_foreign_allocations_total{manager="kube-scheduler"} 1.0'
+    assert sample in operator.metrics.render().decode()
+    term.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await term
+    await api.close()

@@ -59,6 +59,7 @@ def exercised() -> Metrics:
     metrics.reconciled("claims", "success")
     metrics.upstream_seen("kube-scheduler", running=True)
     metrics.unsafe_configuration("kube-scheduler-without-routing", unsafe=False)
+    metrics.foreign_allocation("kube-scheduler")
     return metrics
 
 

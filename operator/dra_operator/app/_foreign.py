@@ -1,0 +1,51 @@
+"""Allocations another scheduler wrote: the after-the-fact sign of two allocators.
+
+The routing policies (docs/coexistence.md) keep kube-scheduler away from pods with claims; a
+claim that nevertheless gets its `status.allocation` from another field manager while our
+scheduler runs shows a second allocator at work (kube-scheduler under a Lease name we do not
+watch, a third scheduler, a policy removed). The operator says so (log, metric, Event): it
+cannot undo a collision that may already have happened, and it does not refuse the pools, since
+routing, not a guard, is what makes double allocation impossible.
+
+Who wrote the allocation is read from `metadata.managedFields`: the entry that owns
+`f:status` → `f:allocation`. kube-scheduler writes as `kube-scheduler` (its user agent).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dra_operator import names
+
+__all__ = ["allocated_pools", "allocation_manager", "is_foreign_allocation"]
+
+
+def allocation_manager(raw: Mapping[str, Any]) -> str | None:
+    """The field manager that owns `status.allocation`, or None when none does."""
+    for entry in (raw.get("metadata") or {}).get("managedFields") or ():
+        status = ((entry.get("fieldsV1") or {}).get("f:status")) or {}
+        if "f:allocation" in status:
+            return str(entry.get("manager") or "")
+    return None
+
+
+def is_foreign_allocation(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> str | None:
+    """The other field manager that just allocated this claim (absent before, present now),
+    or None when nothing was allocated now or we did it."""
+    if old is None or _allocation(old) or not _allocation(new):
+        return None
+    manager = allocation_manager(new)
+    if manager is None or manager == names.OPERATOR_FIELD_MANAGER:
+        return None
+    return manager
+
+
+def allocated_pools(raw: Mapping[str, Any]) -> list[str]:
+    """`driver/pool` of every device result, sorted, each once."""
+    results = (_allocation(raw).get("devices") or {}).get("results") or ()
+    return sorted({f"{r.get('driver')}/{r.get('pool')}" for r in results})
+
+
+def _allocation(raw: Mapping[str, Any]) -> Mapping[str, Any]:
+    return (raw.get("status") or {}).get("allocation") or {}

@@ -1,0 +1,75 @@
+"""Who allocated a claim, from its managedFields (`_foreign`).
+
+Covers: the manager owning `f:status.f:allocation` is found; a claim allocated just now by
+another manager is foreign, by us or already allocated before it is not; the pools of the
+allocation, each once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from dra_operator.app._foreign import allocated_pools, allocation_manager, is_foreign_allocation
+
+RESULTS = [
+    {"request": "gpu", "driver": "d.example.com", "pool": "node-a", "device": "gpu-0"},
+    {"request": "gpu", "driver": "d.example.com", "pool": "node-a", "device": "gpu-1"},
+]
+
+
+def claim(manager: str | None, *, allocated: bool) -> dict[str, Any]:
+    fields: list[dict[str, Any]] = [
+        {"manager": "kube-controller-manager", "fieldsV1": {"f:metadata": {}}}
+    ]
+    if manager is not None:
+        fields.append(
+            {
+                "manager": manager,
+                "fieldsV1": {"f:status": {"f:allocation": {}, "f:reservedFor": {}}},
+            }
+        )
+    status = {"allocation": {"devices": {"results": RESULTS}}} if allocated else {}
+    return {"metadata": {"name": "c", "managedFields": fields}, "status": status}
+
+
+def test_the_manager_of_the_allocation_is_found() -> None:
+    assert allocation_manager(claim("kube-scheduler", allocated=True)) == "kube-scheduler"
+    assert allocation_manager(claim(None, allocated=False)) is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "foreign"),
+    [
+        pytest.param(
+            claim(None, allocated=False),
+            claim("kube-scheduler", allocated=True),
+            "kube-scheduler",
+            id="kube-scheduler-just-allocated",
+        ),
+        pytest.param(
+            claim(None, allocated=False),
+            claim("dra-operator", allocated=True),
+            None,
+            id="we-allocated",
+        ),
+        pytest.param(
+            claim("kube-scheduler", allocated=True),
+            claim("kube-scheduler", allocated=True),
+            None,
+            id="allocated-before",
+        ),
+        pytest.param(
+            None, claim("kube-scheduler", allocated=True), None, id="first-sight-not-an-allocation"
+        ),
+    ],
+)
+def test_a_fresh_allocation_by_another_manager_is_foreign(
+    old: dict[str, Any] | None, new: dict[str, Any], foreign: str | None
+) -> None:
+    assert is_foreign_allocation(old, new) == foreign
+
+
+def test_pools_are_listed_once() -> None:
+    assert allocated_pools(claim("kube-scheduler", allocated=True)) == ["d.example.com/node-a"]

@@ -1,7 +1,8 @@
 """What users install applies to a real kube-apiserver, and bad AllocationPolicies do not.
 
 Aspects covered:
-* every object of `kubectl kustomize deploy/`, of the monitoring overlay and of `helm template`
+* every object of `kubectl kustomize deploy/`, of the monitoring and beside-kube-scheduler
+  overlays and of `helm template`
   (defaults, and every optional object switched on) passes a server-side dry-run apply: schema,
   defaulting, admission and CEL of the real API server, the Deployment's pod meeting the
   `restricted` Pod Security level its namespace enforces. ServiceMonitor and PrometheusRule are
@@ -93,6 +94,8 @@ def _render(source: str, kubectl_binary: Path, home: Path) -> str:
         return kustomize(kubectl_binary, DEPLOY)
     if source == "kustomize-monitoring":
         return kustomize(kubectl_binary, DEPLOY / "monitoring")
+    if source == "kustomize-beside-kube-scheduler":
+        return kustomize(kubectl_binary, DEPLOY / "beside-kube-scheduler")
     helm = require_binary(helm_path(), "make helm")
     if source == "helm":
         return helm_template(helm, home)
@@ -111,12 +114,20 @@ def _render(source: str, kubectl_binary: Path, home: Path) -> str:
             "prometheusRule": {"enabled": True},
             "grafanaDashboard": {"enabled": True},
         },
+        "routing": {"mutate": True, "enforce": True},
     }
     return helm_template(helm, home, everything)
 
 
 @pytest.mark.parametrize(
-    "source", ["kustomize", "kustomize-monitoring", "helm", "helm-everything-on"]
+    "source",
+    [
+        "kustomize",
+        "kustomize-monitoring",
+        "kustomize-beside-kube-scheduler",
+        "helm",
+        "helm-everything-on",
+    ],
 )
 def test_every_manifest_passes_a_server_side_dry_run(
     kubectl: Kubectl, installed: Path, tmp_path: Path, source: str

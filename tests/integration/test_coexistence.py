@@ -18,11 +18,9 @@ with `dra-operator run` (default flags, deploy/'s RBAC) as a subprocess:
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -33,7 +31,8 @@ from typing import Any
 
 import pytest
 from bench.coexistence import Components, install_routing, race_once, remove_routing, summarize
-from tests.support.operator import wait_for
+from tests.support.controlplane import bind_operator_rbac, require_binaries
+from tests.support.operator import run_verify, wait_for
 
 from dra_operator import controlplane
 from dra_operator.errors import APINotFoundError
@@ -41,7 +40,6 @@ from dra_operator.kube import CORE_EVENTS, LEASES, NAMESPACES, PODS, Client, dra
 
 pytestmark = pytest.mark.controlplane
 
-REPO = Path(__file__).resolve().parents[2]
 RUNS = 20
 KCM = "kube-controller-manager"
 UNSAFE_SAMPLE = 'dra_operator_unsafe_configuration{reason="kube-scheduler-without-routing"}'
@@ -52,26 +50,14 @@ def upstream_plane(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[controlplane.ControlPlaneState]:
     binaries = controlplane.find_binaries()
-    needed = ("etcd", "kube-apiserver", "kubectl", "kube-scheduler", KCM)
-    missing = [name for name in needed if not binaries.has(name)]
-    if missing:
-        message = f"{', '.join(missing)} not in {binaries.directory}: run `make controlplane`"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
+    require_binaries(binaries, "etcd", "kube-apiserver", "kubectl", "kube-scheduler", KCM)
     state_dir = tmp_path_factory.mktemp("coexistence")
     state = controlplane.up(state_dir=state_dir, binaries=binaries, with_upstream=True)
     try:
-        roles = controlplane.load_cluster_roles(REPO / "deploy" / "base", binaries.path("kubectl"))
-        asyncio.run(_bind(state, roles))
+        bind_operator_rbac(state, binaries)
         yield state
     finally:
         controlplane.down(state_dir)
-
-
-async def _bind(state: controlplane.ControlPlaneState, roles: list[dict[str, Any]]) -> None:
-    async with Client.from_kubeconfig(state.admin_kubeconfig) as admin:
-        await controlplane.bind_cluster_roles(admin, roles, controlplane.OPERATOR_USER)
 
 
 @pytest.fixture
@@ -238,7 +224,7 @@ async def test_an_unsafe_configuration_is_reported(
             )
         await admin.create(dra("resourceclaims"), _claim(ns), namespace=ns)
         await admin.create(PODS, _our_pod(ns), namespace=ns)
-        code, out = await _verify(upstream_plane, ns)
+        code, out = await run_verify(upstream_plane, ns)
         assert code == 1 and "unsafe-configuration" in out, out
 
         # Unrouted, kube-scheduler allocates the default-scheduler pods' claims: said too.
@@ -257,7 +243,7 @@ async def test_an_unsafe_configuration_is_reported(
             timeout=60,
             what="the gauge to clear once the routing policies are installed",
         )
-        code, out = await _verify(upstream_plane, ns)
+        code, out = await run_verify(upstream_plane, ns)
         assert "unsafe-configuration" not in out, out
     finally:
         await install_routing(admin)
@@ -284,16 +270,3 @@ def _our_pod(ns: str) -> dict[str, Any]:
             "resourceClaims": [{"name": "gpu", "resourceClaimName": "wanted"}],
         },
     }
-
-
-async def _verify(state: controlplane.ControlPlaneState, ns: str) -> tuple[int, str]:
-    proc = await asyncio.create_subprocess_exec(
-        str(Path(sys.executable).with_name("dra-operator")),
-        "verify",
-        f"--kubeconfig={state.admin_kubeconfig}",
-        f"--namespace={ns}",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    out, _ = await proc.communicate()
-    return proc.returncode or 0, out.decode()

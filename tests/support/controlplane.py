@@ -66,6 +66,15 @@ def pytest_runtest_makereport(
     return report
 
 
+def require_binaries(binaries: controlplane.Binaries, *names: str) -> None:
+    """Skip the test without these binaries (fail under CI=true)."""
+    missing = [name for name in names if not binaries.has(name)]
+    if missing:
+        _missing_binaries(
+            f"{', '.join(missing)} not in {binaries.directory}: run `make controlplane`"
+        )
+
+
 def _missing_binaries(message: str) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(f"{message} (CI=true: failing instead of skipping)", pytrace=False)
@@ -86,14 +95,21 @@ def control_plane(
     except ControlPlaneError as exc:
         pytest.fail(f"{exc}\n{exc.log_tail}", pytrace=False)
     try:
-        roles = controlplane.load_cluster_roles(RBAC_DIR, binaries.path("kubectl"))
-        # In a thread of its own: asyncio.run here would detach the session loop that
-        # pytest-asyncio set on this thread, leaving it unclosed.
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            pool.submit(asyncio.run, _bind(state, roles)).result()
+        bind_operator_rbac(state, binaries)
         yield state
     finally:
         controlplane.down(state_dir)
+
+
+def bind_operator_rbac(
+    state: controlplane.ControlPlaneState, binaries: controlplane.Binaries
+) -> None:
+    """Bind the operator identity to deploy/base's ClusterRole(s), from a sync fixture."""
+    roles = controlplane.load_cluster_roles(RBAC_DIR, binaries.path("kubectl"))
+    # In a thread of its own: asyncio.run here would detach the session loop that
+    # pytest-asyncio set on this thread, leaving it unclosed.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, _bind(state, roles)).result()
 
 
 async def _bind(state: controlplane.ControlPlaneState, roles: list[dict[str, Any]]) -> None:

@@ -8,7 +8,8 @@ Fixtures:
                     subprocess (SIGTERM after the test, SIGKILL if it hangs)
 
 Helpers: `wait_for(probe)` polls a condition with a timeout (never a bare sleep),
-`verify_clean(control_plane, namespace)` runs `dra-operator verify` on the namespace, and
+`verify_clean(control_plane, namespace)` runs `dra-operator verify` on the namespace
+(`run_verify` returns its exit status and output instead), and
 `failed_scheduling(api, namespace, pod)` reads what the scheduler told the pod's user.
 
 Both fixtures scope the operator to the test's namespace (`--namespace`) and put its Lease there, so
@@ -63,6 +64,14 @@ async def wait_for(
 
 async def verify_clean(control_plane: controlplane.ControlPlaneState, namespace: str) -> None:
     """`dra-operator verify -n <namespace>` as the admin: exit 0, no violation."""
+    code, out = await run_verify(control_plane, namespace)
+    assert code == 0, out
+
+
+async def run_verify(
+    control_plane: controlplane.ControlPlaneState, namespace: str
+) -> tuple[int, str]:
+    """`dra-operator verify -n <namespace>` as the admin: its exit status and output."""
     proc = await asyncio.create_subprocess_exec(
         str(Path(sys.executable).with_name("dra-operator")),
         "verify",
@@ -72,7 +81,7 @@ async def verify_clean(control_plane: controlplane.ControlPlaneState, namespace:
         stderr=asyncio.subprocess.STDOUT,
     )
     out, _ = await proc.communicate()
-    assert proc.returncode == 0, out.decode()
+    return proc.returncode or 0, out.decode()
 
 
 async def failed_scheduling(api: kube.Client, namespace: str, pod: str) -> list[str]:

@@ -799,7 +799,10 @@ LIMITS = [
             claims=[claim("claim-0", request("req-0", "class-a", 500))],
             classes=[CLASS_A],
             slices=[one("slice-1")],
-            error="claim claim-0: number of requested devices 500 exceeds the claim limit of 32",
+            error=(
+                "claim claim-0, request req-0: adding 500 devices exceeds the claim limit of 32, "
+                "with 0 already accounted for"
+            ),
         ),
         id="too-many-devices-single-request",
     ),
@@ -808,7 +811,10 @@ LIMITS = [
             claims=[claim("claim-0", *[request(f"req-{i}", "class-a", 1) for i in range(33)])],
             classes=[CLASS_A],
             slices=[one("slice-1")],
-            error="claim claim-0: number of requested devices 33 exceeds the claim limit of 32",
+            error=(
+                "claim claim-0, request req-32: adding 1 devices exceeds the claim limit of 32, "
+                "with 32 already accounted for"
+            ),
         ),
         id="too-many-devices-total",
     ),

@@ -619,8 +619,25 @@ CONFIG = [
                     config=[class_config(["req-0"], A, "classAttribute")],
                 )
             ],
+            releases=(36,),
         ),
         id="with-class-device-config",
+    ),
+    pytest.param(
+        Case(
+            claims=[claim("claim-0", request("req-0", "class-a"))],
+            classes=[device_class("class-a", A, config="classAttribute")],
+            slices=[one("slice-1")],
+            expect=[
+                allocation(
+                    LOCAL,
+                    result("req-0", A, "pool-1", "device-1"),
+                    config=[class_config([], A, "classAttribute")],
+                )
+            ],
+            releases=(37,),
+        ),
+        id="with-class-device-config/1.37",
     ),
     pytest.param(
         Case(
@@ -661,7 +678,7 @@ CONFIG = [
                 claim(
                     "claim-0",
                     request("req-0", "class-a"),
-                    config=[claim_config(["req-0"], A, "deviceAttribute")],
+                    config=[claim_config([], A, "deviceAttribute")],
                 )
             ],
             classes=[CLASS_A],
@@ -670,11 +687,33 @@ CONFIG = [
                 allocation(
                     LOCAL,
                     result("req-0", A, "pool-1", "device-1"),
-                    config=[from_claim(["req-0"], A, "deviceAttribute")],
+                    config=[from_claim([], A, "deviceAttribute")],
                 )
             ],
         ),
         id="claim-with-device-config",
+    ),
+    pytest.param(
+        Case(
+            claims=[
+                claim(
+                    "claim-0",
+                    *(request(f"req-{i}", "class-a") for i in range(3)),
+                    config=[claim_config(["req-0", "req-1"], A, "deviceAttribute")],
+                )
+            ],
+            classes=[CLASS_A],
+            slices=[slice_with_devices("slice-1", NODE1, "pool-1", A, *devices(3))],
+            expect=[
+                allocation(
+                    LOCAL,
+                    *(result(f"req-{i}", A, "pool-1", f"device-{i}") for i in range(3)),
+                    config=[from_claim(["req-0", "req-1"], A, "deviceAttribute")],
+                )
+            ],
+            releases=(37,),
+        ),
+        id="with-claim-config-for-two-requests",
     ),
     pytest.param(
         Case(
@@ -701,8 +740,94 @@ CONFIG = [
                     config=[from_claim(["req-0/subReq-1"], A, "foo")],
                 )
             ],
+            releases=(36,),
         ),
         id="prioritized-list-device-config",
+    ),
+    pytest.param(
+        Case(
+            claims=[
+                claim(
+                    "claim-0",
+                    prioritized(
+                        "req-0",
+                        sub_request("subReq-0", "class-b"),
+                        sub_request("subReq-1", "class-a"),
+                    ),
+                    config=[
+                        claim_config(["req-0/subReq-0"], B, "bar"),
+                        claim_config(["req-0/subReq-1"], A, "foo"),
+                    ],
+                )
+            ],
+            classes=[CLASS_A, CLASS_B],
+            slices=[one("slice-1")],
+            expect=[
+                allocation(
+                    LOCAL,
+                    result("req-0/subReq-1", A, "pool-1", "device-1"),
+                    config=[from_claim([], A, "foo")],
+                )
+            ],
+            releases=(37,),
+        ),
+        id="prioritized-list-device-config/1.37",
+    ),
+    pytest.param(
+        Case(
+            claims=[
+                claim(
+                    "claim-0",
+                    prioritized(
+                        "req-0",
+                        sub_request("subReq-0", "class-a"),
+                        sub_request("subReq-1", "class-b"),
+                    ),
+                    request("req-1", "class-a"),
+                    config=[claim_config(["req-0/subReq-0", "req-0/subReq-1"], A, "scoped")],
+                )
+            ],
+            classes=[CLASS_A, CLASS_B],
+            slices=[slice_with_devices("slice-1", NODE1, "pool-1", A, *devices(2))],
+            expect=[
+                allocation(
+                    LOCAL,
+                    result("req-0/subReq-0", A, "pool-1", "device-0"),
+                    result("req-1", A, "pool-1", "device-1"),
+                    config=[from_claim(["req-0/subReq-0", "req-0/subReq-1"], A, "scoped")],
+                )
+            ],
+            releases=(37,),
+        ),
+        id="claim-config-scoped-to-subrequests-of-one-request",
+    ),
+    pytest.param(
+        Case(
+            claims=[
+                claim(
+                    "claim-0",
+                    prioritized(
+                        "req-0",
+                        sub_request("subReq-0", "class-a"),
+                        sub_request("subReq-1", "class-b"),
+                    ),
+                    request("req-1", "class-a"),
+                    config=[claim_config(["req-0/subReq-0", "req-1"], A, "all")],
+                )
+            ],
+            classes=[CLASS_A, CLASS_B],
+            slices=[slice_with_devices("slice-1", NODE1, "pool-1", A, *devices(2))],
+            expect=[
+                allocation(
+                    LOCAL,
+                    result("req-0/subReq-0", A, "pool-1", "device-0"),
+                    result("req-1", A, "pool-1", "device-1"),
+                    config=[from_claim([], A, "all")],
+                )
+            ],
+            releases=(37,),
+        ),
+        id="claim-config-covering-all-requests-is-cleared",
     ),
     pytest.param(
         Case(
@@ -728,8 +853,37 @@ CONFIG = [
                     config=[class_config(["req-0/subReq-1"], A, "foo")],
                 )
             ],
+            releases=(36,),
         ),
         id="prioritized-list-class-config",
+    ),
+    pytest.param(
+        Case(
+            claims=[
+                claim(
+                    "claim-0",
+                    prioritized(
+                        "req-0",
+                        sub_request("subReq-0", "class-b"),
+                        sub_request("subReq-1", "class-a"),
+                    ),
+                )
+            ],
+            classes=[
+                device_class("class-a", A, config="foo"),
+                device_class("class-b", B, config="bar"),
+            ],
+            slices=[one("slice-1")],
+            expect=[
+                allocation(
+                    LOCAL,
+                    result("req-0/subReq-1", A, "pool-1", "device-1"),
+                    config=[class_config([], A, "foo")],
+                )
+            ],
+            releases=(37,),
+        ),
+        id="prioritized-list-class-config/1.37",
     ),
 ]
 

@@ -46,6 +46,8 @@ from allocator_builders import (
 from dra_operator.allocator import BinPack, CELSelectors, FirstFit, Policy, allocate
 
 A, B = "driver-a", "driver-b"
+MAX_INT = 2**63 - 1  # Go's math.MaxInt on 64-bit
+HALF = MAX_INT // 2 + 1
 CLASS_A, CLASS_B = device_class("class-a", A), device_class("class-b", B)
 LOCAL = local_node_selector()
 SMALL = f'device.capacity["{A}"].memory.compareTo(quantity("1Gi")) >= 0'
@@ -997,6 +999,100 @@ LIMITS = [
             ],
         ),
         id="max-number-devices",
+    ),
+    # 1.36.5 / 1.37.1 (#141307): each request is checked against what is left of the limit.
+    pytest.param(
+        Case(
+            claims=[
+                claim(
+                    "claim-0", request("req-0", "class-a", HALF), request("req-1", "class-a", HALF)
+                )
+            ],
+            classes=[CLASS_A],
+            error="exceeds the claim limit",
+        ),
+        id="exact-count-total-overflows-claim-limit",
+    ),
+    pytest.param(
+        Case(
+            claims=[claim("claim-0", *(request(f"req-{i}", "class-a", HALF) for i in range(4)))],
+            classes=[CLASS_A],
+            error="exceeds the claim limit",
+        ),
+        id="exact-count-total-would-wrap-to-zero",
+    ),
+    pytest.param(
+        Case(
+            claims=[
+                claim("claim-0", request("req-0", "class-a", 20), request("req-1", "class-a", 20))
+            ],
+            classes=[CLASS_A],
+            error="claim claim-0, request req-1: adding 20 devices exceeds the claim limit of 32",
+        ),
+        id="exact-count-sum-exceeds-claim-limit",
+    ),
+    pytest.param(
+        Case(
+            claims=[
+                claim("claim-0", request("req-0", "class-a", 16), request("req-1", "class-a", 16))
+            ],
+            classes=[CLASS_A],
+            slices=[slice_with_devices("slice-1", NODE1, "pool-1", A, *devices(32))],
+            expect=[
+                allocation(
+                    LOCAL,
+                    *(result("req-0", A, "pool-1", f"device-{i}") for i in range(16)),
+                    *(result("req-1", A, "pool-1", f"device-{i}") for i in range(16, 32)),
+                )
+            ],
+        ),
+        id="exact-count-sum-exactly-fills-claim-limit",
+    ),
+    pytest.param(
+        Case(
+            claims=[
+                claim(
+                    "claim-0",
+                    request("req-0", "class-a", 20),
+                    prioritized(
+                        "req-1",
+                        sub_request("subReq-0", "class-a", 20),
+                        sub_request("subReq-1", "class-a", 24),
+                    ),
+                )
+            ],
+            classes=[CLASS_A],
+            features=Features(prioritized_list=True),
+            error="claim claim-0, request req-1: adding 20 devices exceeds the claim limit of 32",
+        ),
+        id="prioritized-list-minimum-sum-exceeds-claim-limit",
+    ),
+    pytest.param(
+        Case(
+            claims=[
+                claim(
+                    "claim-0",
+                    request("req-0", "class-a", 1),
+                    prioritized(
+                        "req-1",
+                        sub_request("subReq-0", "class-a", MAX_INT),
+                        sub_request("subReq-1", "class-a", 1),
+                    ),
+                )
+            ],
+            classes=[CLASS_A],
+            slices=[slice_with_devices("slice-1", NODE1, "pool-1", A, *devices(2, 1))],
+            features=Features(prioritized_list=True),
+            expect=[
+                allocation(
+                    LOCAL,
+                    result("req-0", A, "pool-1", "device-1"),
+                    result("req-1/subReq-1", A, "pool-1", "device-2"),
+                )
+            ],
+            max_steps=8,
+        ),
+        id="prioritized-list-overflowing-first-subrequest-is-pruned",
     ),
 ]
 

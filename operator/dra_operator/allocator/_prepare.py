@@ -218,7 +218,10 @@ def _constraints(ref: str, claim: ResourceClaim, features: Features) -> list[Con
         elif constraint.distinct_attribute is not None and not features.is_stable_tier:
             found.append(
                 DistinctAttribute(
-                    requests=requests, attribute=constraint.distinct_attribute, list_types=lists
+                    requests=requests,
+                    attribute=constraint.distinct_attribute,
+                    list_types=lists,
+                    per_device=features.since_137,
                 )
             )
         else:

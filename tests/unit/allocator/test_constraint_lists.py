@@ -7,6 +7,8 @@ lists. An attribute with no value (or an empty list) is a fatal "unsupported att
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from allocator_builders import (
     NODE1,
@@ -240,15 +242,31 @@ SCENARIOS = [
         id="list-attributes-distinct-constaint-with-empty-or-unknown-type",
     ),
     pytest.param(
-        one_request(
-            2,
-            distinct(STRING),
-            strings("value1", "value2", "value3"),
-            strings("value2", "value3", "value4"),
-            features=Features(consumable_capacity=True),
-            error=UNSUPPORTED,
+        replace(
+            one_request(
+                2,
+                distinct(STRING),
+                strings("value1", "value2", "value3"),
+                strings("value2", "value3", "value4"),
+                features=Features(consumable_capacity=True),
+                error=UNSUPPORTED,
+            ),
+            releases=(36,),
         ),
         id="list-attributes-disabled-distinct-constraint-with-lists",
+    ),
+    pytest.param(
+        replace(
+            one_request(
+                2,
+                distinct(STRING),
+                strings("value1", "value2", "value3"),
+                strings("value2", "value3", "value4"),
+                features=Features(consumable_capacity=True),
+            ),
+            releases=(37,),
+        ),
+        id="list-attributes-disabled-distinct-constraint-with-lists/1.37",
     ),
     pytest.param(
         Case(

@@ -283,8 +283,23 @@ SCENARIOS = [
                     LOCAL, result("req-0", A, "pool-1", "device-2", share=True, consumed={CAP: "2"})
                 )
             ],
+            releases=(36,),
         ),
         id="consumable-capacity-multi-allocatable-device-allocation-mode-all-in-use-insufficient",
+    ),
+    pytest.param(
+        Case(
+            claims=[claim("claim-0", all_request("req-0", "class-a", capacity={CAP: "2"}))],
+            classes=[MULTI],
+            features=CC,
+            slices=one_slice(
+                shared("device-1", range_capacity("4")), shared("device-2", range_capacity("4"))
+            ),
+            ledger=in_use("device-1", "4"),
+            expect=None,
+            releases=(37,),
+        ),
+        id="consumable-capacity-multi-allocatable-device-allocation-mode-all-in-use-insufficient/1.37",
     ),
     pytest.param(
         Case(

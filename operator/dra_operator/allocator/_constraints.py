@@ -3,7 +3,8 @@
 Upstream semantics (v1.36 incubating, experimental for list-typed attributes): the attribute is
 looked up by its fully qualified name, falling back to the bare identifier when the domain is
 the device's driver; a missing attribute fails the constraint. `matchAttribute` lets the first
-device fix the value; `distinctAttribute` stores one value per *request name* in 1.36 (two
+device fix the value (list-typed: the intersection narrows, and from 1.37 `remove` restores
+the one before the device, #140325); `distinctAttribute` stores one value per *request name* in 1.36 (two
 devices of one request overwrite each other, an upstream quirk kept on purpose) and one per
 device in 1.37 (`per_device`, #140600: the devices of one request are compared pairwise too).
 Constraints are monotonic: once refused, adding more devices never helps, which the search
@@ -70,6 +71,9 @@ class MatchAttribute(Constraint):
     reference: DeviceAttribute | None = None
     common: frozenset[object] | None = None
     count: int = 0
+    # 1.37 (#140325): the intersection before each list-typed add, restored by `remove`
+    restore: bool = False
+    earlier: list[frozenset[object] | None] = field(default_factory=list)
 
     def add(self, request: str, sub: str, device: Device, driver: str) -> bool:
         if not self.applies_to(request, sub):
@@ -104,6 +108,8 @@ class MatchAttribute(Constraint):
         common = self.common & values
         if not common:
             return False
+        if self.restore:
+            self.earlier.append(self.common)
         self.common = common
         self.count += 1
         return True
@@ -111,6 +117,8 @@ class MatchAttribute(Constraint):
     def remove(self, request: str, sub: str) -> None:
         if self.applies_to(request, sub):
             self.count -= 1
+            if self.restore and self.list_types and self.earlier and self.count > 0:
+                self.common = self.earlier.pop()
 
     def fixed_value(self) -> DeviceAttribute | None:
         """The value every further device must have (scalar mode), once one device is in."""

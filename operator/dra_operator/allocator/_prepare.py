@@ -212,7 +212,10 @@ def _constraints(ref: str, claim: ResourceClaim, features: Features) -> list[Con
         if constraint.match_attribute is not None:
             found.append(
                 MatchAttribute(
-                    requests=requests, attribute=constraint.match_attribute, list_types=lists
+                    requests=requests,
+                    attribute=constraint.match_attribute,
+                    list_types=lists,
+                    restore=features.since_137,
                 )
             )
         elif constraint.distinct_attribute is not None and not features.is_stable_tier:

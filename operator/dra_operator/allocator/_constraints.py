@@ -4,9 +4,9 @@ Upstream semantics (v1.36 incubating, experimental for list-typed attributes): t
 looked up by its fully qualified name, falling back to the bare identifier when the domain is
 the device's driver; a missing attribute fails the constraint. `matchAttribute` lets the first
 device fix the value (list-typed: the intersection narrows, and from 1.37 `remove` restores
-the one before the device, #140325); `distinctAttribute` stores one value per *request name* in 1.36 (two
-devices of one request overwrite each other, an upstream quirk kept on purpose) and one per
-device in 1.37 (`per_device`, #140600: the devices of one request are compared pairwise too).
+the one before the device, #140325); `distinctAttribute` stores one value per *request name*
+in 1.36 (two devices of one request overwrite each other, an upstream quirk kept on purpose)
+and one per device in 1.37 (`per_device`, #140600: a request's devices are compared too).
 Constraints are monotonic: once refused, adding more devices never helps, which the search
 relies on.
 """

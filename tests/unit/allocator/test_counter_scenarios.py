@@ -830,6 +830,30 @@ SCENARIOS_137 = [
         ),
         id="partitionable-devices-devices-consume-counter-set-in-different-nodes",
     ),
+    pytest.param(
+        Case(
+            claims=[claim("claim-0", request("req-0", "class-a"))],
+            classes=CLASS_A,
+            features=PART,
+            ledger=Ledger(exclusive=frozenset({DeviceID(A, "pool-1", "device-1")})),
+            slices=[
+                devices_in(
+                    "slice-1",
+                    "pool-1",
+                    device(
+                        "device-1", consumes=[consumes("counter-set-1", c="9000000000000000000")]
+                    ),
+                    device("device-2", consumes=[consumes("counter-set-1", c="1")]),
+                ),
+                sets_in(
+                    "slice-2", "pool-1", counter_set("counter-set-1", c="10000000000000000000")
+                ),
+            ],
+            expect=[allocation(LOCAL, result("req-0", A, "pool-1", "device-2"))],
+            releases=(37,),
+        ),
+        id="partitionable-devices-counter-quantities-are-not-modified",
+    ),
 ]
 
 

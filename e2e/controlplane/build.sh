@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
-# Build the pinned upstream control-plane binaries into a per-version cache outside the repo.
+# Build the pinned upstream control-plane binaries of one release into a per-version cache
+# outside the repo. Each minor is its own Go module (v1.<minor>/, written by pin.py).
 # Skips binaries already there; prints how long each build took.
-# Usage: e2e/controlplane/build.sh [binary ...]   (default: all)
+# Usage: e2e/controlplane/build.sh [1.36|1.37|v1.37.2] [binary ...]
+#        (default: the primary release 1.37 and all binaries)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-version=$(sed -n 's/^require k8s.io\/kubernetes \(v[0-9.]*\).*/\1/p' "$here/go.mod")
+release=1.37
+if [[ ${1:-} =~ ^v?1\.([0-9]+) ]]; then
+  release=1.${BASH_REMATCH[1]}
+  shift
+fi
+module=$here/v$release
+[ -f "$module/go.mod" ] || { echo "no pinned module for $release: python3 $here/pin.py $release.<patch>" >&2; exit 2; }
+version=$(sed -n 's/^require k8s.io\/kubernetes \(v[0-9.]*\).*/\1/p' "$module/go.mod")
 minor=$(echo "$version" | cut -d. -f2)
 cache=${DRA_OPERATOR_K8S_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dra-operator/k8s}/$version
 mkdir -p "$cache"
@@ -22,7 +31,7 @@ for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags+=" -X $p.gitVersion=$version -X $p.gitMajor=1 -X $p.gitMinor=$minor"
   ldflags+=" -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
 done
-cd "$here"
+cd "$module"
 for bin in "${wanted[@]}"; do
   [ -n "${pkg[$bin]:-}" ] || { echo "unknown binary: $bin" >&2; exit 2; }
   if [ -x "$cache/$bin" ]; then

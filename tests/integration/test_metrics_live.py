@@ -179,6 +179,8 @@ async def test_metrics_after_a_scenario_show_the_expected_counts(
     assert sample(first, "dra_operator_pod_binding_duration_seconds_count") == 2
     created = {"status": "success", "admin_access": "false"}
     assert sample(first, "resourceclaim_controller_creates_total", **created) == 3
+    owned = {**created, "owner_api_group": "", "owner_api_kind": "Pod"}
+    assert sample(first, "dynamic_resource_allocation_resourceclaim_creates_total", **owned) == 3
     assert sample(first, "dra_operator_allocation_duration_seconds_count", outcome="allocated") == 2
     assert sample(first, "dra_operator_allocation_search_steps_count") >= 3
 
@@ -265,6 +267,9 @@ async def test_metrics_after_a_scenario_show_the_expected_counts(
     assert sample(third, "resourceclaim_controller_resource_claims", **generated) == 2
     by_user = {**allocated_claims, "source": ""}
     assert sample(third, "resourceclaim_controller_resource_claims", **by_user) == 6
+    renamed = "dynamic_resource_allocation_resource_claims"  # 1.37's name, the same numbers
+    assert sample(third, renamed, **generated) == 2
+    assert sample(third, renamed, **by_user) == 6
     await verify_clean(control_plane, namespace)
 
 

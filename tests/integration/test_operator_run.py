@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from dra_operator import app
+from dra_operator import app, controlplane
 from dra_operator.errors import APINotFoundError
 from dra_operator.kube import LEASES, Client
 
@@ -37,13 +37,18 @@ async def kube_controller_manager_lease(admin_api: Client) -> AsyncIterator[None
             await admin_api.delete(LEASES, app.KCM_LEASE_NAME, namespace=app.KCM_LEASE_NAMESPACE)
 
 
-async def test_discovery_picks_the_newest_served_versions(operator_api: Client) -> None:
+async def test_discovery_picks_the_newest_served_versions(
+    control_plane: controlplane.ControlPlaneState, operator_api: Client
+) -> None:
+    """1.37 serves DeviceTaintRule in v1 and gets 1.37's allocator rules; 1.36 in v1beta2."""
     server = await app.discover(operator_api)
-    assert server.git_version.startswith("v1.36.")
-    assert server.minor == 36
+    minor = controlplane.minor_of(control_plane.version)
+    assert server.git_version == control_plane.version
+    assert server.minor == minor
     assert server.versions["resourceclaims"] == "v1"
-    assert server.versions["devicetaintrules"] == "v1beta2"
+    assert server.versions["devicetaintrules"] == ("v1" if minor >= 37 else "v1beta2")
     assert server.features.consumable_capacity
+    assert server.features.release == min(minor, 37)
 
 
 async def test_claims_run_without_kube_controller_manager(operator_api: Client) -> None:

@@ -15,6 +15,9 @@ Fixtures:
 
 Tests that use these carry the `controlplane` marker. Without the binaries they skip, except
 under CI=true, where they fail: a broken build must not pass as skipped tests.
+
+`--k8s-version 1.36|1.37` (or $DRA_OPERATOR_K8S_VERSION; default the primary release) picks the
+pinned release every control plane of the session runs, so CI runs the suites once per release.
 """
 
 from __future__ import annotations
@@ -41,6 +44,27 @@ REPO = Path(__file__).resolve().parents[2]
 RBAC_DIR = REPO / "deploy" / "base"
 
 NodeFactory = Callable[..., Awaitable[dict[str, Any]]]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--k8s-version",
+        default=None,
+        choices=[f"1.{minor}" for minor in sorted(controlplane.PINNED)],
+        help="Kubernetes release of the control planes [default: $DRA_OPERATOR_K8S_VERSION, "
+        f"else {controlplane.K8S_VERSION}]",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Export the chosen release, so every `find_binaries()` and subprocess of the run uses it."""
+    chosen = config.getoption("--k8s-version")
+    if chosen:
+        os.environ["DRA_OPERATOR_K8S_VERSION"] = chosen
+
+
+def pytest_report_header() -> str:
+    return f"kubernetes control plane: {controlplane.find_binaries().directory}"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

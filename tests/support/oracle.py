@@ -176,12 +176,13 @@ class Oracle:
         return text[-4000:] or f"exit status {status}"
 
 
-def build_oracle() -> Path | None:
-    """The oracle binary, built or found in its cache by tests/oracle/build.sh; None without Go."""
+def build_oracle(release: str = "1.36") -> Path | None:
+    """The oracle of one release (upstream's DRA library of 1.36 or 1.37), built or found in
+    its cache by tests/oracle/build.sh; None without Go."""
     if shutil.which("go") is None:
         return None
     # build.sh prints progress on stderr (left visible) and the binary's path on stdout.
-    done = subprocess.run(["bash", str(BUILD_SCRIPT)], stdout=subprocess.PIPE, check=False)
+    done = subprocess.run(["bash", str(BUILD_SCRIPT), release], stdout=subprocess.PIPE, check=False)
     if done.returncode != 0:
         pytest.fail(f"building the Go oracle failed ({BUILD_SCRIPT}, exit {done.returncode})")
     return Path(done.stdout.decode().strip().splitlines()[-1])
@@ -191,10 +192,8 @@ def _in_ci() -> bool:
     return os.environ.get("CI", "").lower() == "true"
 
 
-@pytest.fixture(scope="session")
-def oracle() -> Iterator[Oracle]:
-    """The session's oracle process; skips without Go locally, fails under CI=true."""
-    binary = build_oracle()
+def _running(release: str) -> Iterator[Oracle]:
+    binary = build_oracle(release)
     if binary is None:
         reason = "go is not installed, so the upstream DRA oracle (tests/oracle) cannot be built"
         if _in_ci():
@@ -202,3 +201,15 @@ def oracle() -> Iterator[Oracle]:
         pytest.skip(reason)
     with Oracle(binary) as running:
         yield running
+
+
+@pytest.fixture(scope="session")
+def oracle() -> Iterator[Oracle]:
+    """The session's 1.36 oracle process; skips without Go locally, fails under CI=true."""
+    yield from _running("1.36")
+
+
+@pytest.fixture(scope="session")
+def oracle_137() -> Iterator[Oracle]:
+    """The same for upstream's 1.37 allocator (dynamic-resource-allocation v0.37.2)."""
+    yield from _running("1.37")

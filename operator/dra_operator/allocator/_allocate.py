@@ -105,11 +105,14 @@ def allocate(
     eligibility = Eligibility(claim_list, selectors, features, node, selection)
 
     def capacity_check(data: RequestData, candidate: Candidate) -> bool:
+        """`All` mode's pre-scan. 1.37 checks the static capacity only (#140769): a device
+        whose remaining capacity is too small stays in the set, so the claim fails instead of
+        getting the other devices."""
         if not features.consumable_capacity:
             return True
         return bool(
             fits_capacity(
-                ledger.consumed_capacity.get(candidate.id),
+                None if features.since_137 else ledger.consumed_capacity.get(candidate.id),
                 qualify(data.capacity, candidate.driver),
                 candidate.device.capacity,
                 None,

@@ -171,10 +171,23 @@ class CapacityBook:
     request, device) and call; what the ledger already consumes, once per device.
     """
 
-    __slots__ = ("_allocating", "_any_existing", "_existing", "_ledger", "_plans", "_shares")
+    __slots__ = (
+        "_allocating",
+        "_any_existing",
+        "_existing",
+        "_ledger",
+        "_plans",
+        "_shared",
+        "_shares",
+    )
 
-    def __init__(self, ledger: Mapping[DeviceID, Mapping[str, Quantity]]) -> None:
+    def __init__(
+        self,
+        ledger: Mapping[DeviceID, Mapping[str, Quantity]],
+        shared: frozenset[DeviceID] = frozenset(),
+    ) -> None:
         self._ledger = ledger
+        self._shared = shared  # 1.37: devices with a persisted share, consumed capacity or not
         self._any_existing = bool(ledger)
         self._allocating: dict[int, dict[str, int]] = {}  # candidate index -> name -> nanos
         self._existing: dict[int, dict[str, int] | None] = {}
@@ -231,8 +244,13 @@ class CapacityBook:
         )
 
     def is_in_use(self, candidate: Candidate) -> bool:
-        """Whether any share of the device exists, in the ledger or in this attempt."""
-        return candidate.index in self._allocating or self._existing_of(candidate) is not None
+        """Whether any share of the device exists, in the ledger or in this attempt (1.37 also
+        counts a share the ledger knows only by its ID, #140437)."""
+        return (
+            candidate.index in self._allocating
+            or self._existing_of(candidate) is not None
+            or candidate.id in self._shared
+        )
 
     def insert(self, share: Share, index: int) -> Callable[[], None]:
         """Add a share of the device; returns its undo."""

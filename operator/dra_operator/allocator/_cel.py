@@ -22,7 +22,9 @@ class CELSelectors:
         # the device's allowMultipleAllocations whatever the gate (its stable tier hides it,
         # which the allocator does itself before evaluating).
         self._features = CELFeatures(
-            list_type_attributes=features.list_type_attributes, consumable_capacity=True
+            list_type_attributes=features.list_type_attributes,
+            consumable_capacity=True,
+            expose_lists=features.since_137,
         )
         self._cache = cache if cache is not None else SelectorCache()
         self._views: dict[int, tuple[Device, str, DeviceView]] = {}

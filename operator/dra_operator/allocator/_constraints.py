@@ -3,9 +3,12 @@
 Upstream semantics (v1.36 incubating, experimental for list-typed attributes): the attribute is
 looked up by its fully qualified name, falling back to the bare identifier when the domain is
 the device's driver; a missing attribute fails the constraint. `matchAttribute` lets the first
-device fix the value; `distinctAttribute` stores one value per *request name* (two devices of
-one request overwrite each other, an upstream quirk kept on purpose). Constraints are
-monotonic: once refused, adding more devices never helps, which the search relies on.
+device fix the value (list-typed: the intersection narrows, and from 1.37 `remove` restores
+the one before the device, #140325); `distinctAttribute` stores one value per *request name*
+in 1.36 (two devices of one request overwrite each other, an upstream quirk kept on purpose)
+and one per device in 1.37 (`per_device`, #140600: a request's devices are compared too).
+Constraints are monotonic: once refused, adding more devices never helps, which the search
+relies on.
 """
 
 from __future__ import annotations
@@ -68,6 +71,9 @@ class MatchAttribute(Constraint):
     reference: DeviceAttribute | None = None
     common: frozenset[object] | None = None
     count: int = 0
+    # 1.37 (#140325): the intersection before each list-typed add, restored by `remove`
+    restore: bool = False
+    earlier: list[frozenset[object] | None] = field(default_factory=list)
 
     def add(self, request: str, sub: str, device: Device, driver: str) -> bool:
         if not self.applies_to(request, sub):
@@ -102,6 +108,8 @@ class MatchAttribute(Constraint):
         common = self.common & values
         if not common:
             return False
+        if self.restore:
+            self.earlier.append(self.common)
         self.common = common
         self.count += 1
         return True
@@ -109,6 +117,8 @@ class MatchAttribute(Constraint):
     def remove(self, request: str, sub: str) -> None:
         if self.applies_to(request, sub):
             self.count -= 1
+            if self.restore and self.list_types and self.earlier and self.count > 0:
+                self.common = self.earlier.pop()
 
     def fixed_value(self) -> DeviceAttribute | None:
         """The value every further device must have (scalar mode), once one device is in."""
@@ -136,7 +146,9 @@ class MatchAttribute(Constraint):
 
 @dataclass(slots=True, kw_only=True)
 class DistinctAttribute(Constraint):
-    values: dict[str, DeviceAttribute] = field(default_factory=dict)
+    per_device: bool = False
+    values: dict[str, DeviceAttribute] = field(default_factory=dict)  # 1.36: per request
+    stack: list[DeviceAttribute] = field(default_factory=list)  # 1.37: per device added
     count: int = 0
 
     def add(self, request: str, sub: str, device: Device, driver: str) -> bool:
@@ -147,22 +159,28 @@ class DistinctAttribute(Constraint):
             return False
         if self.count > 0 and not self._is_distinct(attribute):
             return False
-        self.values[request] = attribute
+        if self.per_device:
+            self.stack.append(attribute)
+        else:
+            self.values[request] = attribute
         self.count += 1
         return True
+
+    def _others(self) -> list[DeviceAttribute]:
+        return self.stack if self.per_device else list(self.values.values())
 
     def _is_distinct(self, attribute: DeviceAttribute) -> bool:
         if self.list_types:
             view = _as_set(attribute)
             if view is None:
                 return False
-            for other in self.values.values():
+            for other in self._others():
                 other_view = _as_set(other)
                 # sets of another type never intersect (upstream's hasIntersection)
                 if other_view is not None and other_view[0] == view[0] and other_view[1] & view[1]:
                     return False
             return True
-        for other in self.values.values():
+        for other in self._others():
             if attribute.kind not in _SCALAR:
                 return False
             if other.kind == attribute.kind and other.value == attribute.value:
@@ -171,5 +189,8 @@ class DistinctAttribute(Constraint):
 
     def remove(self, request: str, sub: str) -> None:
         if self.applies_to(request, sub):
-            self.values.pop(request, None)
+            if self.per_device:
+                self.stack.pop()
+            else:
+                self.values.pop(request, None)
             self.count -= 1

@@ -4,6 +4,11 @@ Each flag switches one DRA behaviour the way the matching kube-scheduler feature
 one allocator can answer exactly as a given Kubernetes release would. The defaults per minor come
 from the versioned feature-gate table (upstream-dra.md section 7.3); DeviceBindingAndStatus needs
 both DRADeviceBindingConditions and DRAResourceClaimDeviceStatus, as upstream's `Set()` says.
+
+`release` is not a gate: it picks which release of upstream's allocator library the ungated
+behaviour follows (36: dynamic-resource-allocation v0.36.5, 37: v0.37.2), because 1.37 changed
+results without a gate (result configs, distinctAttribute within one request, `All` with
+shared devices, list-typed attributes with the gate off, CEL runtime error texts).
 """
 
 from __future__ import annotations
@@ -11,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dra_operator.errors import AllocationInputError
+
+OLDEST_RELEASE, NEWEST_RELEASE = 36, 37  # allocator library releases we follow
 
 # minor -> flags on by default in kube-scheduler of that release
 _DEFAULTS: dict[int, frozenset[str]] = {
@@ -52,6 +59,7 @@ class Features:
     device_binding_and_status: bool = False
     consumable_capacity: bool = False
     list_type_attributes: bool = False
+    release: int = OLDEST_RELEASE
 
     @property
     def is_stable_tier(self) -> bool:
@@ -77,12 +85,19 @@ class Features:
         if minor not in _DEFAULTS:
             known = ", ".join(f"1.{m}" for m in sorted(_DEFAULTS))
             raise AllocationInputError(f"kubernetes version {version}: not one of {known}")
-        return cls(**{name: True for name in _DEFAULTS[minor]})
+        release = min(max(minor, OLDEST_RELEASE), NEWEST_RELEASE)
+        return cls(release=release, **{name: True for name in _DEFAULTS[minor]})
+
+    @property
+    def since_137(self) -> bool:
+        """Whether the ungated behaviour is 1.37's (see `release`)."""
+        return self.release >= 37
 
     @classmethod
-    def everything(cls) -> Features:
+    def everything(cls, release: int = OLDEST_RELEASE) -> Features:
         """Every behaviour on, including the alpha list-typed attributes."""
         return cls(
+            release=release,
             admin_access=True,
             prioritized_list=True,
             partitionable_devices=True,

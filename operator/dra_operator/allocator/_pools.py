@@ -7,6 +7,11 @@ node's own view is short), obsolete when a newer generation exists elsewhere (th
 incomplete otherwise; a complete pool is invalid when device names or counter sets are
 inconsistent. Pools are ordered by (driver, pool), pools with binding-condition devices last;
 slices by name; devices as published. That order *is* the first-fit search order.
+
+1.37 (incubating and experimental tiers): a slice with shared counters is relevant by
+its node selection like any other, no longer for every node. A pool whose counter-set slice
+targets another node then looks incomplete, so all its slices are read: their counter sets
+count, and their devices for other nodes consume from them.
 """
 
 from __future__ import annotations
@@ -58,12 +63,13 @@ def gather_pools(
 ) -> list[Pool]:
     """The pools relevant to `node`, in search order; raises for malformed node selectors."""
     grouped: dict[PoolID, list[ResourceSlice]] = {}
+    counters_everywhere = not features.since_137 or features.is_stable_tier
     for piece in slices:
         if not features.partitionable_devices and (
             piece.per_device_node_selection is not None or piece.shared_counters
         ):
             continue
-        if not _is_relevant(piece, node):
+        if not _is_relevant(piece, node, counters_everywhere):
             continue
         pool_id = PoolID(piece.driver, piece.pool.name)
         kept = grouped.get(pool_id)
@@ -93,9 +99,9 @@ def gather_pools(
     return plain + with_conditions
 
 
-def _is_relevant(piece: ResourceSlice, node: Node | None) -> bool:
-    if piece.shared_counters:
-        return True  # v1.36: counter-set slices are shared with every node
+def _is_relevant(piece: ResourceSlice, node: Node | None, counters_everywhere: bool) -> bool:
+    if piece.shared_counters and counters_everywhere:
+        return True  # before 1.37 (and in the stable tier): shared with every node
     try:
         if piece.node_name or piece.all_nodes or piece.node_selector is not None:
             return node_matches(node, piece.node_name, piece.all_nodes, piece.node_selector)
@@ -152,6 +158,13 @@ def _build_pool(
         return Pool(id=pool_id, invalid_reason=reason)
     if not features.partitionable_devices:
         return Pool(id=pool_id, slices=tuple(device_slices))
+    others: list[ResourceSlice] = []
+    if everything is not None and len(everything) != len(ordered):
+        names = {s.metadata.name for s in ordered}
+        others = [s for s in everything if s.metadata.name not in names]
+        if features.since_137 and not features.is_stable_tier:
+            counter_slices += [s for s in others if s.shared_counters]
+            others = [s for s in others if not s.shared_counters]
     counter_sets: dict[str, CounterSet] = {}
     for piece in counter_slices:
         for counter_set in piece.shared_counters:
@@ -160,16 +173,9 @@ def _build_pool(
                     id=pool_id, invalid_reason=f"duplicate counter set name {counter_set.name}"
                 )
             counter_sets[counter_set.name] = counter_set
-    reason = _bad_consumption(counter_sets, ordered)
+    reason = _bad_consumption(counter_sets, ordered) or _bad_consumption(counter_sets, others)
     if reason:
         return Pool(id=pool_id, invalid_reason=reason)
-    others: list[ResourceSlice] = []
-    if everything is not None and len(everything) != len(ordered):
-        names = {s.metadata.name for s in ordered}
-        others = [s for s in everything if s.metadata.name not in names]
-        reason = _bad_consumption(counter_sets, others)
-        if reason:
-            return Pool(id=pool_id, invalid_reason=reason)
     return Pool(
         id=pool_id,
         slices=tuple(device_slices),

@@ -60,26 +60,23 @@ def prepare(
         for r, request in enumerate(claim.spec.requests):
             _check_gates(ref, request, features)
             prepared.subrequests[(c, r)] = len(request.first_available)
-            if request.first_available:
-                smallest = None
-                for s, sub in enumerate(request.first_available):
-                    data = _request_data(ref, (c, r, s), sub, request.name, classes, features)
-                    _fill_devices(ref, data, pools, candidates, eligibility, capacity_check)
-                    prepared.requests[(c, r, s)] = data
-                    smallest = (
-                        data.num_devices if smallest is None else min(smallest, data.num_devices)
-                    )
-                min_devices += smallest or 0
-            else:
-                data = _request_data(ref, (c, r, 0), request, "", classes, features)
-                _fill_devices(ref, data, pools, candidates, eligibility, capacity_check)
-                prepared.requests[(c, r, 0)] = data
-                min_devices += data.num_devices
-        if min_devices > MAX_RESULTS:
-            raise AllocationInputError(
-                f"claim {ref}: number of requested devices {min_devices} exceeds the claim "
-                f"limit of {MAX_RESULTS}"
+            counts = []
+            alternatives: Sequence[DeviceRequest | DeviceSubRequest] = request.first_available or (
+                request,
             )
+            for s, sub in enumerate(alternatives):
+                parent = request.name if request.first_available else ""
+                data = _request_data(ref, (c, r, s), sub, parent, classes, features)
+                _fill_devices(ref, data, pools, candidates, eligibility, capacity_check)
+                prepared.requests[(c, r, s)] = data
+                counts.append(data.num_devices)
+            # 1.36.5 and 1.37.1 (#141307): per request, before adding, naming the request.
+            if min(counts) > MAX_RESULTS - min_devices:
+                raise AllocationInputError(
+                    f"claim {ref}, request {request.name}: adding {min(counts)} devices exceeds "
+                    f"the claim limit of {MAX_RESULTS}, with {min_devices} already accounted for"
+                )
+            min_devices += min(counts)
         prepared.constraints.append(_constraints(ref, claim, features))
     _share_equal_capacities(prepared.requests.values())
     return prepared
@@ -215,13 +212,19 @@ def _constraints(ref: str, claim: ResourceClaim, features: Features) -> list[Con
         if constraint.match_attribute is not None:
             found.append(
                 MatchAttribute(
-                    requests=requests, attribute=constraint.match_attribute, list_types=lists
+                    requests=requests,
+                    attribute=constraint.match_attribute,
+                    list_types=lists,
+                    restore=features.since_137,
                 )
             )
         elif constraint.distinct_attribute is not None and not features.is_stable_tier:
             found.append(
                 DistinctAttribute(
-                    requests=requests, attribute=constraint.distinct_attribute, list_types=lists
+                    requests=requests,
+                    attribute=constraint.distinct_attribute,
+                    list_types=lists,
+                    per_device=features.since_137,
                 )
             )
         else:

@@ -33,6 +33,10 @@ from dra_operator.model import (
 )
 
 MAX_RESULTS = 32  # resource.k8s.io AllocationResultsMaxSize
+NO_SUCH_KEY_HINT = (
+    ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check "
+    "with has() for optional fields"
+)
 
 RequestKey = tuple[int, int, int]  # claim, request, subrequest (0 without subrequests)
 
@@ -190,7 +194,7 @@ class Eligibility:
         """None when selectable; raises the remembered fatal error for this device."""
         found = self.peek(request, candidate)
         if isinstance(found, SelectorFailure):
-            raise self._fatal(request, found) from found.error
+            raise self._fatal(request, found, candidate) from found.error
         return found
 
     def peek(self, request: RequestData, candidate: Candidate) -> Verdict:
@@ -296,12 +300,27 @@ class Eligibility:
                 return Rejection("request-selector", f"#{index}")
         return None
 
-    def _fatal(self, request: RequestData, failure: SelectorFailure) -> AllocationInputError:
-        what = "compile" if isinstance(failure.error, CELCompileError) else "runtime"
+    def _fatal(
+        self, request: RequestData, failure: SelectorFailure, candidate: Candidate
+    ) -> AllocationInputError:
+        """Upstream's text; 1.37 names the device in runtime errors and adds a hint to
+        "no such key" ones (`cel.EnhanceRuntimeError`)."""
         if failure.class_name:
             where = f"class {failure.class_name}"
         else:
             where = f"claim {claim_ref(self._claims[request.key[0]])}"
+        if isinstance(failure.error, CELCompileError):
+            return AllocationInputError(
+                f"{where}: selector #{failure.index}: CEL compile error: {failure.error}"
+            )
+        if not self._features.since_137:
+            return AllocationInputError(
+                f"{where}: selector #{failure.index}: CEL runtime error: {failure.error}"
+            )
+        detail = str(failure.error)
+        if "no such key:" in detail:
+            detail += NO_SUCH_KEY_HINT
         return AllocationInputError(
-            f"{where}: selector #{failure.index}: CEL {what} error: {failure.error}"
+            f"{where}: selector #{failure.index} on device {candidate.id}: "
+            f"CEL runtime error: {detail}"
         )

@@ -1,11 +1,13 @@
-"""Building each claim's AllocationResult from the search's picks (upstream's v1.36 rules).
+"""Building each claim's AllocationResult from the search's picks (upstream's rules per release).
 
 Results in pick order; config: the classes' configs first (one entry set per class, listing
 every request that used it, with the chosen subrequest's class), then the claim's configs that
-apply (v1.36 appends a config once per matching request: duplicates are upstream's behaviour
-in that release); node selector: `metadata.name` of the target node as soon as one device is
-node-local or binds to the node, else the merged single term of the slices' node selectors,
-else none.
+apply. 1.36 appends a claim config once per matching request (duplicates are upstream's
+behaviour in that release); 1.37 appends it once, then clears `requests` of every entry that
+names all of the claim's requests (a firstAvailable request by itself or by its chosen
+`<request>/<subrequest>`), "empty means all" (#139731, #139732). Node selector:
+`metadata.name` of the target node as soon as one device is node-local or binds to the node,
+else the merged single term of the slices' node selectors, else none.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dra_operator.model import (
     ConfigSource,
     DeviceAllocationConfiguration,
     DeviceAllocationResult,
+    DeviceRequest,
     DeviceRequestAllocationResult,
     FrozenMap,
     NodeSelector,
@@ -48,7 +51,7 @@ def build_results(
         AllocationResult(
             devices=DeviceAllocationResult(
                 results=tuple(_device_result(pick, features) for pick in picks[c]),
-                config=_config(c, claim, prepared, selected_sub),
+                config=_config(c, claim, prepared, selected_sub, features),
             ),
             node_selector=_node_selector(
                 claim, picks[c], node_name, binds_to_node=not features.is_stable_tier
@@ -78,7 +81,11 @@ def _device_result(pick: Pick, features: Features) -> DeviceRequestAllocationRes
 
 
 def _config(
-    c: int, claim: ResourceClaim, prepared: Prepared, selected_sub: dict[tuple[int, int], int]
+    c: int,
+    claim: ResourceClaim,
+    prepared: Prepared,
+    selected_sub: dict[tuple[int, int], int],
+    features: Features,
 ) -> tuple[DeviceAllocationConfiguration, ...]:
     entries: list[tuple[ConfigSource, list[str], OpaqueDeviceConfiguration | None]] = []
     by_class: dict[str, range] = {}
@@ -93,20 +100,24 @@ def _config(
         for config in data.device_class.config:
             entries.append((ConfigSource.FROM_CLASS, [data.full_name], config))
         by_class[class_name] = range(first, len(entries))
+    # Each request by the name a config may give it: itself, or its chosen subrequest.
+    chosen = [
+        (request.name, _chosen_name(request, selected_sub.get((c, r), 0)))
+        for r, request in enumerate(claim.spec.requests)
+    ]
     for claim_config in claim.spec.config:
         names = list(claim_config.requests)
-        if not names:
-            entries.append((ConfigSource.FROM_CLAIM, names, claim_config.opaque))
-            continue
-        for r, request in enumerate(claim.spec.requests):
-            if request.name in names:
-                entries.append((ConfigSource.FROM_CLAIM, names, claim_config.opaque))
-                continue
-            if not request.first_available:
-                continue
-            sub = request.first_available[selected_sub.get((c, r), 0)]
-            if f"{request.name}/{sub.name}" in names:
-                entries.append((ConfigSource.FROM_CLAIM, names, claim_config.opaque))
+        matches = sum(1 for plain, sub in chosen if plain in names or sub in names)
+        if not names or (matches and features.since_137):
+            matches = 1
+        entries.extend(
+            (ConfigSource.FROM_CLAIM, names, claim_config.opaque) for _ in range(matches)
+        )
+    if features.since_137:
+        entries = [
+            (source, [] if _names_all(names, chosen) else names, opaque)
+            for source, names, opaque in entries
+        ]
     return tuple(
         DeviceAllocationConfiguration(
             source=source,
@@ -115,6 +126,16 @@ def _config(
         )
         for source, requests, opaque in entries
     )
+
+
+def _chosen_name(request: DeviceRequest, sub: int) -> str | None:
+    return (
+        f"{request.name}/{request.first_available[sub].name}" if request.first_available else None
+    )
+
+
+def _names_all(names: list[str], chosen: list[tuple[str, str | None]]) -> bool:
+    return bool(names) and all(plain in names or sub in names for plain, sub in chosen)
 
 
 def _node_selector(

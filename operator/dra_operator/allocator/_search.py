@@ -148,7 +148,12 @@ class Search:
             self._exclusive_mask = sum(1 << i for i, used in enumerate(self._exclusive) if used)
         self._holders: list[set[int] | None] = [None] * len(candidates)
         self._taken = 0  # bit i: candidate i is picked (non-shared) in this attempt
-        self._capacity = CapacityBook(ledger.consumed_capacity)
+        self._capacity = CapacityBook(
+            ledger.consumed_capacity,
+            frozenset(share.device for share in ledger.shares)
+            if features.since_137
+            else frozenset(),
+        )
         self._counters = CounterBook(ledger)
         self._orders = Orders(candidates, orders)
         self._contexts: dict[RequestKey, tuple[Sequence[Candidate], bool, Verdicts]] = {}

@@ -58,7 +58,10 @@ class SchedulerPlugin:
             nodes=caches.nodes,
             ledger=caches.ledger,
             usage=NodeUsage(),
-            tainted=TaintedSlices(caches.taint_rules if ctx.server.taint_rules_in_effect else None),
+            tainted=TaintedSlices(
+                caches.taint_rules if ctx.server.taint_rules_in_effect else None,
+                selectorless_matches_all=not features.since_137,
+            ),
         )
         selectors = CELSelectors(features)
         settings = Settings(

@@ -33,10 +33,13 @@ class CELFeatures:
     it they fail every evaluation) and types attribute values `dyn` instead of `any`.
     Without `consumable_capacity` (DRAConsumableCapacity) the API server drops
     `allowMultipleAllocations` from slices, so it reads false.
+    `expose_lists`: 1.37 converts list values for CEL whatever the gate says (1.36 failed the
+    evaluation); the type environment still follows `list_type_attributes`.
     """
 
     list_type_attributes: bool = False
     consumable_capacity: bool = False
+    expose_lists: bool = False
 
 
 DEFAULT_FEATURES = CELFeatures()
@@ -52,7 +55,7 @@ class CompiledSelector:
         self.features = features
         self.source = source
         self._fn = fn
-        self._list_index = 1 if features.list_type_attributes else 0
+        self._list_index = 1 if features.list_type_attributes or features.expose_lists else 0
 
     def matches(self, device: DeviceView) -> bool:
         """True or False; raises CELRuntimeError (or CELCostLimitError) as upstream errs."""

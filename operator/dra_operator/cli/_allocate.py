@@ -101,7 +101,7 @@ def _documents(path: Path) -> Iterator[tuple[str, Any]]:
 _IGNORED_KINDS = frozenset({"Namespace", "ConfigMap", "Secret", "ServiceAccount", "Service"})
 
 
-def _load(files: Sequence[str]) -> _Inputs:
+def _load(files: Sequence[str], features: Features) -> _Inputs:
     inputs = _Inputs([], [], [], {}, [], [], [])
     for name in files:
         for where, raw in _documents(Path(name)):
@@ -126,7 +126,9 @@ def _load(files: Sequence[str]) -> _Inputs:
                 inputs.nodes.append(Node(name=obj.name, labels=obj.labels))
             elif isinstance(obj, DeviceTaintRule):
                 inputs.rules.append(obj)
-    inputs.slices = apply_taint_rules(inputs.slices, inputs.rules)
+    inputs.slices = apply_taint_rules(
+        inputs.slices, inputs.rules, selectorless_matches_all=not features.since_137
+    )
     return inputs
 
 
@@ -238,7 +240,7 @@ def _allocate_unit(
 def _run(
     files: Sequence[str], node: str | None, policy: Policy, features: Features
 ) -> list[_Outcome]:
-    inputs = _load(files)
+    inputs = _load(files, features)
     allocated = [c for c in inputs.claims if c.status.allocation is not None]
     selectors = CELSelectors(features)
     outcomes = []

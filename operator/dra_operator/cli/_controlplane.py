@@ -59,7 +59,16 @@ def command() -> None:
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
     help="Directory of the upstream binaries [default: $DRA_OPERATOR_K8S_BIN, "
-    f"else the build cache for {controlplane.K8S_VERSION}].",
+    "else the build cache of --version].",
+)
+@click.option(
+    "--version",
+    "version",
+    type=click.Choice([f"1.{minor}" for minor in sorted(controlplane.PINNED)]),
+    envvar="DRA_OPERATOR_K8S_VERSION",
+    default=f"1.{controlplane.minor_of(controlplane.K8S_VERSION)}",
+    show_default=True,
+    help="Kubernetes release to run (its pinned patch, built by `make controlplane`).",
 )
 @click.option(
     "--rbac",
@@ -79,6 +88,7 @@ def command() -> None:
 def up_command(
     state_dir: Path | None,
     bin_dir: Path | None,
+    version: str,
     rbac: Path | None,
     with_upstream: bool,
     timeout: float,
@@ -87,6 +97,7 @@ def up_command(
     start(
         state_dir=_state_dir(state_dir),
         bin_dir=bin_dir,
+        version=version,
         rbac=rbac or find_rbac_dir(),
         with_upstream=with_upstream,
         timeout=timeout,
@@ -97,12 +108,16 @@ def start(
     *,
     state_dir: Path,
     bin_dir: Path | None = None,
+    version: str | None = None,
     rbac: Path | None = None,
     with_upstream: bool = False,
     timeout: float = 90.0,
 ) -> controlplane.ControlPlaneState:
     """Start, bind the operator identity to `rbac`, print a summary; exit 1 on failure."""
-    binaries = controlplane.find_binaries(bin_dir)
+    try:
+        binaries = controlplane.find_binaries(bin_dir, version)
+    except ControlPlaneError as exc:
+        _fail(exc)
     started = time.monotonic()
     try:
         with _console.status("starting the control plane") as status:

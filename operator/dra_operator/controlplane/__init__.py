@@ -8,10 +8,12 @@ bound from deploy/, and every DRA API version and feature gate of the release sw
 
 from dra_operator.controlplane._binaries import (
     K8S_VERSION,
+    PINNED,
     Binaries,
     cache_root,
     find_binaries,
     minor_of,
+    pinned_version,
 )
 from dra_operator.controlplane._controlplane import (
     ADMIN_USER,
@@ -45,6 +47,7 @@ __all__ = [
     "ADMIN_USER",
     "K8S_VERSION",
     "OPERATOR_USER",
+    "PINNED",
     "SUPPORTED_MINORS",
     "Binaries",
     "CertifiedKey",
@@ -66,6 +69,7 @@ __all__ = [
     "new_ca",
     "new_sa_key",
     "node_manifest",
+    "pinned_version",
     "read_state",
     "release_flags",
     "restart",

@@ -2,9 +2,11 @@
 
 Lookup order: an explicit directory, $DRA_OPERATOR_K8S_BIN, then the per-version build cache
 $DRA_OPERATOR_K8S_CACHE (default $XDG_CACHE_HOME/dra-operator/k8s, i.e. ~/.cache/...)/<version>,
-the same place build.sh writes. The version defaults to `K8S_VERSION`, which a unit test keeps
-equal to the pin in e2e/controlplane/go.mod, so an installed package (without the repo) still
-finds what the repo built.
+the same place build.sh writes. Several releases are pinned side by side (`PINNED`, one Go
+module per minor in e2e/controlplane/v1.<minor>/); a version may be named by its minor
+("1.36") or in full ("v1.36.4"), from the argument or $DRA_OPERATOR_K8S_VERSION, and defaults
+to the primary release `K8S_VERSION`. A unit test keeps `PINNED` equal to the go.mod pins, so
+an installed package (without the repo) still finds what the repo built.
 """
 
 from __future__ import annotations
@@ -17,9 +19,19 @@ from pathlib import Path
 
 from dra_operator.errors import ControlPlaneError
 
-__all__ = ["K8S_VERSION", "Binaries", "cache_root", "find_binaries", "minor_of"]
+__all__ = [
+    "K8S_VERSION",
+    "PINNED",
+    "Binaries",
+    "cache_root",
+    "find_binaries",
+    "minor_of",
+    "pinned_version",
+]
 
-K8S_VERSION = "v1.36.4"
+# minor -> the patch release e2e/controlplane/v1.<minor>/go.mod pins
+PINNED: dict[int, str] = {36: "v1.36.4", 37: "v1.37.2"}
+K8S_VERSION = PINNED[37]
 
 
 def cache_root() -> Path:
@@ -77,7 +89,19 @@ def find_binaries(
     if env:
         return Binaries(Path(env))
     version = version or os.environ.get("DRA_OPERATOR_K8S_VERSION") or K8S_VERSION
-    return Binaries(cache_root() / version)
+    return Binaries(cache_root() / pinned_version(version))
+
+
+def pinned_version(version: str) -> str:
+    """The full version for a minor (`1.36` -> its pinned patch); a full version as it is."""
+    match = re.fullmatch(r"v?1\.(\d+)", version)
+    if not match:
+        return version
+    minor = int(match.group(1))
+    if minor not in PINNED:
+        known = ", ".join(f"1.{m}" for m in sorted(PINNED))
+        raise ControlPlaneError(f"kubernetes {version} is not pinned (pinned: {known})")
+    return PINNED[minor]
 
 
 def minor_of(version: str) -> int:

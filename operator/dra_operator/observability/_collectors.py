@@ -30,7 +30,7 @@ SizeSource = Callable[[], int]
 
 
 class ClaimSource(enum.Enum):
-    """Where a claim came from: the `source` label of `resourceclaim_controller_resource_claims`."""
+    """Where a claim came from: the `source` label of the resource_claims gauges."""
 
     USER = ""
     TEMPLATE = "resource_claim_template"
@@ -56,19 +56,21 @@ def has_admin_access(claim: ResourceClaim) -> bool:
 
 
 class ResourceClaims:
-    """`resourceclaim_controller_resource_claims{allocated,admin_access,source}`."""
+    """`dynamic_resource_allocation_resource_claims{allocated,admin_access,source}` (1.37's
+    name) and the same numbers under 1.36's `resourceclaim_controller_resource_claims`."""
 
-    NAME = "resourceclaim_controller_resource_claims"
+    NAME = "dynamic_resource_allocation_resource_claims"
+    NAME_136 = "resourceclaim_controller_resource_claims"
     LABELS = ("allocated", "admin_access", "source")
 
     def __init__(self) -> None:
         self.source: ClaimsSource | None = None
 
     def describe(self) -> list[GaugeMetricFamily]:
-        return [self._family()]
+        return [self._family(self.NAME), self._family(self.NAME_136)]
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        family = self._family()
+        families = [self._family(self.NAME), self._family(self.NAME_136)]
         if self.source is not None:
             try:
                 tally = Counter(
@@ -83,12 +85,13 @@ class ResourceClaims:
                 _log.exception(LogEvent.METRICS_SOURCE_FAILED, metric=self.NAME)
             else:
                 for labels, count in sorted(tally.items()):
-                    family.add_metric(labels, count)
-        yield family
+                    for family in families:
+                        family.add_metric(labels, count)
+        yield from families
 
-    def _family(self) -> GaugeMetricFamily:
+    def _family(self, name: str) -> GaugeMetricFamily:
         return GaugeMetricFamily(
-            self.NAME,
+            name,
             "Number of ResourceClaims, categorized by allocation status, admin access, and "
             "source. Source can be 'resource_claim_template' (created from a template), "
             "'extended_resource' (extended resources), or empty (manually created by a user).",

@@ -128,8 +128,16 @@ class Metrics:
         for collector in (self._claims, self._caches, LeaderStatus(health)):
             r.register(collector)
 
-        # kube-controller-manager's resourceclaim controller
+        # kube-controller-manager's resourceclaim controller: the 1.37 name (shared with
+        # kube-scheduler, hence the owner labels) and the 1.36 one, kept for dashboards
         self._creates = Counter(
+            "dynamic_resource_allocation_resourceclaim_creates_total",
+            "Number of ResourceClaims creation requests, categorized by creation status, admin "
+            "access, and owning API group and kind (either Pod or scheduling.k8s.io/PodGroup)",
+            ("status", "admin_access", "owner_api_group", "owner_api_kind"),
+            registry=r,
+        )
+        self._creates_136 = Counter(
             "resourceclaim_controller_creates_total",
             "Number of ResourceClaims creation requests, categorized by creation status and "
             "admin access",
@@ -269,7 +277,8 @@ class Metrics:
     # -- sources read at scrape time -------------------------------------------------------
 
     def count_claims(self, claims: Callable[[], Iterable[ResourceClaim]]) -> None:
-        """Feed `resourceclaim_controller_resource_claims` from the claim cache."""
+        """Feed `dynamic_resource_allocation_resource_claims` (and its 1.36 name) from the
+        claim cache."""
         self._claims.source = claims
 
     def track_cache(self, kind: str, size: Callable[[], int]) -> None:
@@ -314,9 +323,13 @@ class Metrics:
     # -- claims controller -----------------------------------------------------------------
 
     def claim_created(self, *, ok: bool, admin_access: bool) -> None:
-        """A create request for a claim from a template returned (`ok`) or failed."""
+        """A create request for a claim from a pod's template returned (`ok`) or failed."""
         status = "success" if ok else "failure"
-        self._creates.labels(status=status, admin_access=bool_label(admin_access)).inc()
+        admin = bool_label(admin_access)
+        self._creates.labels(
+            status=status, admin_access=admin, owner_api_group="", owner_api_kind="Pod"
+        ).inc()
+        self._creates_136.labels(status=status, admin_access=admin).inc()
 
     # -- scheduler -------------------------------------------------------------------------
 

@@ -443,9 +443,16 @@ def _atom(text: str, driver: str, device: Device) -> bool:
 # -- running a scenario ------------------------------------------------------------------------
 
 
+RELEASES = (36, 37)  # allocator library releases (Features.release) every scenario runs under
+
+
 @dataclass(frozen=True, kw_only=True)
 class Case:
-    """One upstream-style scenario: inputs, and the results (None: does not fit) or an error."""
+    """One upstream-style scenario: inputs, and the results (None: does not fit) or an error.
+
+    `releases`: the upstream releases whose table holds the scenario with this outcome; it is
+    checked under each (`features` with that `release`). A scenario whose outcome changed in
+    1.37 is two rows: its upstream name under 1.36, and `<name>/1.37` under 1.37."""
 
     claims: Sequence[ResourceClaim]
     classes: Sequence[DeviceClass] = ()
@@ -459,6 +466,7 @@ class Case:
     explains: str = ""  # a per-node error upstream returns: in our explanation's summary
     steps: int | None = None  # our exact step count
     max_steps: int | None = None  # upstream's allocateOne invocations: never more
+    releases: tuple[int, ...] = RELEASES
 
 
 def run(
@@ -480,6 +488,14 @@ def run(
 
 
 def check(case: Case) -> Allocation | None:
+    """`check_release` under each of the case's releases; the last one's allocation."""
+    got = None
+    for release in case.releases:
+        got = check_release(replace(case, features=replace(case.features, release=release)))
+    return got
+
+
+def check_release(case: Case) -> Allocation | None:
     """Run `case`, compare, and check that inputs are unchanged and input order is irrelevant."""
     before = copy.deepcopy(case)
     if case.error:

@@ -46,6 +46,8 @@ from allocator_builders import (
 from dra_operator.allocator import BinPack, CELSelectors, FirstFit, Policy, allocate
 
 A, B = "driver-a", "driver-b"
+MAX_INT = 2**63 - 1  # Go's math.MaxInt on 64-bit
+HALF = MAX_INT // 2 + 1
 CLASS_A, CLASS_B = device_class("class-a", A), device_class("class-b", B)
 LOCAL = local_node_selector()
 SMALL = f'device.capacity["{A}"].memory.compareTo(quantity("1Gi")) >= 0'
@@ -619,8 +621,25 @@ CONFIG = [
                     config=[class_config(["req-0"], A, "classAttribute")],
                 )
             ],
+            releases=(36,),
         ),
         id="with-class-device-config",
+    ),
+    pytest.param(
+        Case(
+            claims=[claim("claim-0", request("req-0", "class-a"))],
+            classes=[device_class("class-a", A, config="classAttribute")],
+            slices=[one("slice-1")],
+            expect=[
+                allocation(
+                    LOCAL,
+                    result("req-0", A, "pool-1", "device-1"),
+                    config=[class_config([], A, "classAttribute")],
+                )
+            ],
+            releases=(37,),
+        ),
+        id="with-class-device-config/1.37",
     ),
     pytest.param(
         Case(
@@ -661,7 +680,7 @@ CONFIG = [
                 claim(
                     "claim-0",
                     request("req-0", "class-a"),
-                    config=[claim_config(["req-0"], A, "deviceAttribute")],
+                    config=[claim_config([], A, "deviceAttribute")],
                 )
             ],
             classes=[CLASS_A],
@@ -670,11 +689,33 @@ CONFIG = [
                 allocation(
                     LOCAL,
                     result("req-0", A, "pool-1", "device-1"),
-                    config=[from_claim(["req-0"], A, "deviceAttribute")],
+                    config=[from_claim([], A, "deviceAttribute")],
                 )
             ],
         ),
         id="claim-with-device-config",
+    ),
+    pytest.param(
+        Case(
+            claims=[
+                claim(
+                    "claim-0",
+                    *(request(f"req-{i}", "class-a") for i in range(3)),
+                    config=[claim_config(["req-0", "req-1"], A, "deviceAttribute")],
+                )
+            ],
+            classes=[CLASS_A],
+            slices=[slice_with_devices("slice-1", NODE1, "pool-1", A, *devices(3))],
+            expect=[
+                allocation(
+                    LOCAL,
+                    *(result(f"req-{i}", A, "pool-1", f"device-{i}") for i in range(3)),
+                    config=[from_claim(["req-0", "req-1"], A, "deviceAttribute")],
+                )
+            ],
+            releases=(37,),
+        ),
+        id="with-claim-config-for-two-requests",
     ),
     pytest.param(
         Case(
@@ -701,8 +742,94 @@ CONFIG = [
                     config=[from_claim(["req-0/subReq-1"], A, "foo")],
                 )
             ],
+            releases=(36,),
         ),
         id="prioritized-list-device-config",
+    ),
+    pytest.param(
+        Case(
+            claims=[
+                claim(
+                    "claim-0",
+                    prioritized(
+                        "req-0",
+                        sub_request("subReq-0", "class-b"),
+                        sub_request("subReq-1", "class-a"),
+                    ),
+                    config=[
+                        claim_config(["req-0/subReq-0"], B, "bar"),
+                        claim_config(["req-0/subReq-1"], A, "foo"),
+                    ],
+                )
+            ],
+            classes=[CLASS_A, CLASS_B],
+            slices=[one("slice-1")],
+            expect=[
+                allocation(
+                    LOCAL,
+                    result("req-0/subReq-1", A, "pool-1", "device-1"),
+                    config=[from_claim([], A, "foo")],
+                )
+            ],
+            releases=(37,),
+        ),
+        id="prioritized-list-device-config/1.37",
+    ),
+    pytest.param(
+        Case(
+            claims=[
+                claim(
+                    "claim-0",
+                    prioritized(
+                        "req-0",
+                        sub_request("subReq-0", "class-a"),
+                        sub_request("subReq-1", "class-b"),
+                    ),
+                    request("req-1", "class-a"),
+                    config=[claim_config(["req-0/subReq-0", "req-0/subReq-1"], A, "scoped")],
+                )
+            ],
+            classes=[CLASS_A, CLASS_B],
+            slices=[slice_with_devices("slice-1", NODE1, "pool-1", A, *devices(2))],
+            expect=[
+                allocation(
+                    LOCAL,
+                    result("req-0/subReq-0", A, "pool-1", "device-0"),
+                    result("req-1", A, "pool-1", "device-1"),
+                    config=[from_claim(["req-0/subReq-0", "req-0/subReq-1"], A, "scoped")],
+                )
+            ],
+            releases=(37,),
+        ),
+        id="claim-config-scoped-to-subrequests-of-one-request",
+    ),
+    pytest.param(
+        Case(
+            claims=[
+                claim(
+                    "claim-0",
+                    prioritized(
+                        "req-0",
+                        sub_request("subReq-0", "class-a"),
+                        sub_request("subReq-1", "class-b"),
+                    ),
+                    request("req-1", "class-a"),
+                    config=[claim_config(["req-0/subReq-0", "req-1"], A, "all")],
+                )
+            ],
+            classes=[CLASS_A, CLASS_B],
+            slices=[slice_with_devices("slice-1", NODE1, "pool-1", A, *devices(2))],
+            expect=[
+                allocation(
+                    LOCAL,
+                    result("req-0/subReq-0", A, "pool-1", "device-0"),
+                    result("req-1", A, "pool-1", "device-1"),
+                    config=[from_claim([], A, "all")],
+                )
+            ],
+            releases=(37,),
+        ),
+        id="claim-config-covering-all-requests-is-cleared",
     ),
     pytest.param(
         Case(
@@ -728,8 +855,37 @@ CONFIG = [
                     config=[class_config(["req-0/subReq-1"], A, "foo")],
                 )
             ],
+            releases=(36,),
         ),
         id="prioritized-list-class-config",
+    ),
+    pytest.param(
+        Case(
+            claims=[
+                claim(
+                    "claim-0",
+                    prioritized(
+                        "req-0",
+                        sub_request("subReq-0", "class-b"),
+                        sub_request("subReq-1", "class-a"),
+                    ),
+                )
+            ],
+            classes=[
+                device_class("class-a", A, config="foo"),
+                device_class("class-b", B, config="bar"),
+            ],
+            slices=[one("slice-1")],
+            expect=[
+                allocation(
+                    LOCAL,
+                    result("req-0/subReq-1", A, "pool-1", "device-1"),
+                    config=[class_config([], A, "foo")],
+                )
+            ],
+            releases=(37,),
+        ),
+        id="prioritized-list-class-config/1.37",
     ),
 ]
 
@@ -799,7 +955,10 @@ LIMITS = [
             claims=[claim("claim-0", request("req-0", "class-a", 500))],
             classes=[CLASS_A],
             slices=[one("slice-1")],
-            error="claim claim-0: number of requested devices 500 exceeds the claim limit of 32",
+            error=(
+                "claim claim-0, request req-0: adding 500 devices exceeds the claim limit of 32, "
+                "with 0 already accounted for"
+            ),
         ),
         id="too-many-devices-single-request",
     ),
@@ -808,7 +967,10 @@ LIMITS = [
             claims=[claim("claim-0", *[request(f"req-{i}", "class-a", 1) for i in range(33)])],
             classes=[CLASS_A],
             slices=[one("slice-1")],
-            error="claim claim-0: number of requested devices 33 exceeds the claim limit of 32",
+            error=(
+                "claim claim-0, request req-32: adding 1 devices exceeds the claim limit of 32, "
+                "with 32 already accounted for"
+            ),
         ),
         id="too-many-devices-total",
     ),
@@ -837,6 +999,100 @@ LIMITS = [
             ],
         ),
         id="max-number-devices",
+    ),
+    # 1.36.5 / 1.37.1 (#141307): each request is checked against what is left of the limit.
+    pytest.param(
+        Case(
+            claims=[
+                claim(
+                    "claim-0", request("req-0", "class-a", HALF), request("req-1", "class-a", HALF)
+                )
+            ],
+            classes=[CLASS_A],
+            error="exceeds the claim limit",
+        ),
+        id="exact-count-total-overflows-claim-limit",
+    ),
+    pytest.param(
+        Case(
+            claims=[claim("claim-0", *(request(f"req-{i}", "class-a", HALF) for i in range(4)))],
+            classes=[CLASS_A],
+            error="exceeds the claim limit",
+        ),
+        id="exact-count-total-would-wrap-to-zero",
+    ),
+    pytest.param(
+        Case(
+            claims=[
+                claim("claim-0", request("req-0", "class-a", 20), request("req-1", "class-a", 20))
+            ],
+            classes=[CLASS_A],
+            error="claim claim-0, request req-1: adding 20 devices exceeds the claim limit of 32",
+        ),
+        id="exact-count-sum-exceeds-claim-limit",
+    ),
+    pytest.param(
+        Case(
+            claims=[
+                claim("claim-0", request("req-0", "class-a", 16), request("req-1", "class-a", 16))
+            ],
+            classes=[CLASS_A],
+            slices=[slice_with_devices("slice-1", NODE1, "pool-1", A, *devices(32))],
+            expect=[
+                allocation(
+                    LOCAL,
+                    *(result("req-0", A, "pool-1", f"device-{i}") for i in range(16)),
+                    *(result("req-1", A, "pool-1", f"device-{i}") for i in range(16, 32)),
+                )
+            ],
+        ),
+        id="exact-count-sum-exactly-fills-claim-limit",
+    ),
+    pytest.param(
+        Case(
+            claims=[
+                claim(
+                    "claim-0",
+                    request("req-0", "class-a", 20),
+                    prioritized(
+                        "req-1",
+                        sub_request("subReq-0", "class-a", 20),
+                        sub_request("subReq-1", "class-a", 24),
+                    ),
+                )
+            ],
+            classes=[CLASS_A],
+            features=Features(prioritized_list=True),
+            error="claim claim-0, request req-1: adding 20 devices exceeds the claim limit of 32",
+        ),
+        id="prioritized-list-minimum-sum-exceeds-claim-limit",
+    ),
+    pytest.param(
+        Case(
+            claims=[
+                claim(
+                    "claim-0",
+                    request("req-0", "class-a", 1),
+                    prioritized(
+                        "req-1",
+                        sub_request("subReq-0", "class-a", MAX_INT),
+                        sub_request("subReq-1", "class-a", 1),
+                    ),
+                )
+            ],
+            classes=[CLASS_A],
+            slices=[slice_with_devices("slice-1", NODE1, "pool-1", A, *devices(2, 1))],
+            features=Features(prioritized_list=True),
+            expect=[
+                allocation(
+                    LOCAL,
+                    result("req-0", A, "pool-1", "device-1"),
+                    result("req-1/subReq-1", A, "pool-1", "device-2"),
+                )
+            ],
+            max_steps=8,
+        ),
+        id="prioritized-list-overflowing-first-subrequest-is-pruned",
     ),
 ]
 

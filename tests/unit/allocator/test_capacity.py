@@ -30,7 +30,13 @@ from allocator_builders import (
 
 from dra_operator.allocator import Ledger
 from dra_operator.allocator._capacity import consumed_amount, fits_capacity, violates_policy
-from dra_operator.model import DeviceCapacity, DeviceID, FrozenMap
+from dra_operator.model import (
+    CapacityRequestPolicy,
+    CapacityRequestPolicyRange,
+    DeviceCapacity,
+    DeviceID,
+    FrozenMap,
+)
 
 A = "driver-a"
 MULTI = device_class("class-a", A, multi=True)
@@ -38,6 +44,7 @@ DEDICATED = device_class("class-a", A, multi=False)
 CC = Features(consumable_capacity=True, prioritized_list=True)
 LOCAL = local_node_selector()
 CAP = "capacity-0"
+HUGE = "1000000000000000000000"  # beyond int64: the 1.37 harness checks inputs stay unchanged
 
 
 def shared(name: str, cap: DeviceCapacity | str | None = None, **kw: object):
@@ -283,8 +290,50 @@ SCENARIOS = [
                     LOCAL, result("req-0", A, "pool-1", "device-2", share=True, consumed={CAP: "2"})
                 )
             ],
+            releases=(36,),
         ),
         id="consumable-capacity-multi-allocatable-device-allocation-mode-all-in-use-insufficient",
+    ),
+    pytest.param(
+        Case(
+            claims=[claim("claim-0", all_request("req-0", "class-a", capacity={CAP: "2"}))],
+            classes=[MULTI],
+            features=CC,
+            slices=one_slice(
+                shared("device-1", range_capacity("4")), shared("device-2", range_capacity("4"))
+            ),
+            ledger=in_use("device-1", "4"),
+            expect=None,
+            releases=(37,),
+        ),
+        id="consumable-capacity-multi-allocatable-device-allocation-mode-all-in-use-insufficient/1.37",
+    ),
+    pytest.param(
+        Case(
+            claims=[claim("claim-0", req("req-0", "2"), req("req-1", HUGE))],
+            classes=[MULTI],
+            features=Features(consumable_capacity=True),
+            slices=one_slice(
+                shared(
+                    "device-1",
+                    DeviceCapacity(
+                        value=q("1000000000000000000002"),
+                        request_policy=CapacityRequestPolicy(
+                            default=q(HUGE), valid_range=CapacityRequestPolicyRange(min=q("2"))
+                        ),
+                    ),
+                )
+            ),
+            expect=[
+                allocation(
+                    LOCAL,
+                    result("req-0", A, "pool-1", "device-1", share=True, consumed={CAP: "2"}),
+                    result("req-1", A, "pool-1", "device-1", share=True, consumed={CAP: HUGE}),
+                )
+            ],
+            releases=(37,),
+        ),
+        id="consumable-capacity-requests-are-not-modified",
     ),
     pytest.param(
         Case(

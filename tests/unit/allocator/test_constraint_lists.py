@@ -7,6 +7,8 @@ lists. An attribute with no value (or an empty list) is a fatal "unsupported att
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from allocator_builders import (
     NODE1,
@@ -240,15 +242,31 @@ SCENARIOS = [
         id="list-attributes-distinct-constaint-with-empty-or-unknown-type",
     ),
     pytest.param(
-        one_request(
-            2,
-            distinct(STRING),
-            strings("value1", "value2", "value3"),
-            strings("value2", "value3", "value4"),
-            features=Features(consumable_capacity=True),
-            error=UNSUPPORTED,
+        replace(
+            one_request(
+                2,
+                distinct(STRING),
+                strings("value1", "value2", "value3"),
+                strings("value2", "value3", "value4"),
+                features=Features(consumable_capacity=True),
+                error=UNSUPPORTED,
+            ),
+            releases=(36,),
         ),
         id="list-attributes-disabled-distinct-constraint-with-lists",
+    ),
+    pytest.param(
+        replace(
+            one_request(
+                2,
+                distinct(STRING),
+                strings("value1", "value2", "value3"),
+                strings("value2", "value3", "value4"),
+                features=Features(consumable_capacity=True),
+            ),
+            releases=(37,),
+        ),
+        id="list-attributes-disabled-distinct-constraint-with-lists/1.37",
     ),
     pytest.param(
         Case(
@@ -314,6 +332,118 @@ SCENARIOS = [
 ]
 
 
-@pytest.mark.parametrize("case", SCENARIOS)
+NUMA_NODE = "resource.kubernetes.io/numaNode"
+
+
+def _numa_nodes(*lists: tuple[int, ...], picked: tuple[int, ...] = ()) -> Case:
+    """KEP-6072: two devices of one request matched on their int-list numaNode."""
+    devices = [
+        device(f"device-{i}", attributes={NUMA_NODE: ints(*values)})
+        for i, values in enumerate(lists, 1)
+    ]
+    expect = [allocation(LOCAL, *(result("req-0", A, "pool-1", f"device-{i}") for i in picked))]
+    return Case(
+        claims=[claim("claim-0", request("req-0", "class-a", 2), constraints=[match(NUMA_NODE)])],
+        classes=[CLASS_A],
+        features=MATCH_LISTS,
+        slices=[slice_with_devices("slice-1", NODE1, "pool-1", A, *devices)],
+        expect=expect if picked else None,
+        releases=(37,),
+    )
+
+
+# Upstream's 1.37 additions to this family (v0.37.2).
+SCENARIOS_137 = [
+    pytest.param(
+        replace(
+            one_request(3, distinct(STRING), "value1", "value2", "value1", features=DISTINCT_LISTS),
+            releases=(37,),
+        ),
+        id="list-attributes-distinct-constraint-single-request-count-3-not-distinct",
+    ),
+    pytest.param(
+        replace(
+            one_request(
+                3,
+                distinct(STRING),
+                "value1",
+                "value2",
+                "value3",
+                features=DISTINCT_LISTS,
+                picked=(1, 2, 3),
+            ),
+            releases=(37,),
+        ),
+        id="list-attributes-distinct-constraint-single-request-count-3-all-distinct",
+    ),
+    pytest.param(
+        Case(
+            claims=[
+                claim(
+                    "claim-0",
+                    *(request(f"req-{i}", "class-a") for i in range(3)),
+                    constraints=[distinct(STRING, "req-0", "req-1", "req-2")],
+                )
+            ],
+            classes=[CLASS_A],
+            features=DISTINCT_LISTS,
+            slices=[
+                slice_with_devices(
+                    "slice-1",
+                    NODE1,
+                    "pool-1",
+                    A,
+                    *(
+                        device(name, attributes={"stringAttribute": strings(*values)})
+                        for name, values in (
+                            ("device-1", ("value1", "value2", "value3")),
+                            ("device-2", ("value3", "value4", "value5")),
+                            ("device-3", ("value1", "value2")),
+                            ("device-4", ("value3", "value4")),
+                            ("device-0", ("value5", "value6")),
+                        )
+                    ),
+                )
+            ],
+            expect=[
+                allocation(
+                    LOCAL,
+                    result("req-0", A, "pool-1", "device-3"),
+                    result("req-1", A, "pool-1", "device-4"),
+                    result("req-2", A, "pool-1", "device-0"),
+                )
+            ],
+            releases=(37,),
+        ),
+        id="list-attributes-distinct-constraint-backtrack-needs-remove",
+    ),
+    pytest.param(
+        replace(
+            one_request(
+                3,
+                match(STRING),
+                strings("value1", "value2"),
+                strings("value1"),
+                strings("value2"),
+                strings("value2"),
+                features=MATCH_LISTS,
+                picked=(1, 3, 4),
+            ),
+            releases=(37,),
+        ),
+        id="list-attributes-match-constraint-backtrack-needs-intersection-restore",
+    ),
+    pytest.param(
+        _numa_nodes((4,), (4, 5, 6, 7), picked=(1, 2)),
+        id="numanode-matchattribute-overlapping-lists-are-co-placed",
+    ),
+    pytest.param(
+        _numa_nodes((0,), (4, 5, 6, 7)),
+        id="numanode-matchattribute-disjoint-lists-are-not-allocated",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", SCENARIOS + SCENARIOS_137)
 def test_scenario(case: Case) -> None:
     check(case)

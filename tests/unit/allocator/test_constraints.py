@@ -395,8 +395,22 @@ LIST_SCENARIOS = [
                 features=Features(),
             ),
             error="unsupported attribute value",
+            releases=(36,),
         ),
         id="list-attributes-disabled-match-constraint-with-lists",
+    ),
+    pytest.param(
+        replace(
+            _listed(
+                2,
+                match(STRING),
+                _strings("value1", "value2"),
+                _strings("value2", "value3"),
+                features=Features(),
+            ),
+            releases=(37,),
+        ),
+        id="list-attributes-disabled-match-constraint-with-lists/1.37",
     ),
     pytest.param(
         replace(
@@ -423,7 +437,59 @@ LIST_SCENARIOS = [
 ]
 
 
-@pytest.mark.parametrize("case", SCENARIOS + LIST_SCENARIOS)
+def _one_request(count: int, key: str, *values: object, requests: int = 1) -> Case:
+    """`count` devices for req-0 (and one for req-1 when `requests` is 2) under one
+    distinctAttribute; device i has values[i - 1] (None: no attribute)."""
+    attribute = {"numa": INT, "stringAttribute": STRING}[key]
+    wanted = [request("req-0", "class-a", count)]
+    if requests == 2:
+        wanted.append(request("req-1", "class-a"))
+    return Case(
+        claims=[claim("claim-0", *wanted, constraints=[distinct(attribute)])],
+        classes=[CLASS_A],
+        features=Features(consumable_capacity=True),
+        slices=[devices_with(*({key: v} if v is not None else {} for v in values))],
+        releases=(37,),
+    )
+
+
+def _picked(*numbers: int) -> list:  # type: ignore[type-arg]
+    return [allocation(LOCAL, *(result("req-0", A, "pool-1", f"device-{i}") for i in numbers))]
+
+
+# 1.37 (#140600): distinctAttribute compares every device, also those of one request.
+DISTINCT_PER_DEVICE = [
+    pytest.param(
+        _one_request(3, "stringAttribute", "value1", "value2", "value1"),
+        id="distinct-constraint-single-request-count-3-not-distinct",
+    ),
+    pytest.param(
+        replace(
+            _one_request(3, "stringAttribute", "value1", "value2", "value3"),
+            expect=_picked(1, 2, 3),
+        ),
+        id="distinct-constraint-single-request-count-3-all-distinct",
+    ),
+    pytest.param(
+        _one_request(2, "stringAttribute", "value1", "value2", "value1", requests=2),
+        id="distinct-constraint-two-requests-with-count-not-distinct",
+    ),
+    pytest.param(
+        _one_request(3, "numa", None, None, None),
+        id="distinct-constraint-single-request-multiple-devices-attribute-not-set",
+    ),
+    pytest.param(
+        _one_request(3, "numa", 1, 2, 2, 2),
+        id="distinct-constraint-single-request-not-enough-distinct-values",
+    ),
+    pytest.param(
+        replace(_one_request(3, "numa", 1, 2, 1, 3), expect=_picked(1, 2, 4)),
+        id="distinct-constraint-single-request-multiple-devices-attribute-set",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", SCENARIOS + LIST_SCENARIOS + DISTINCT_PER_DEVICE)
 def test_scenario(case: Case) -> None:
     check(case)
 

@@ -15,6 +15,7 @@ from allocator_builders import (
     NODE2,
     PER_DEVICE,
     REGION1,
+    SHARE_ID,
     Case,
     Features,
     all_request,
@@ -27,6 +28,7 @@ from allocator_builders import (
     device_class,
     local_node_selector,
     match,
+    node,
     node_label_selector,
     pool,
     prioritized,
@@ -38,7 +40,7 @@ from allocator_builders import (
     toleration,
 )
 
-from dra_operator.allocator import Ledger
+from dra_operator.allocator import Ledger, SharedDeviceID
 from dra_operator.model import DeviceCounterConsumption, DeviceID, ResourcePool
 
 A, B = "driver-a", "driver-b"
@@ -779,6 +781,82 @@ SCENARIOS = [
 ]
 
 
-@pytest.mark.parametrize("case", SCENARIOS)
+# Upstream's 1.37 additions to this family (v0.37.2).
+SCENARIOS_137 = [
+    pytest.param(
+        Case(
+            claims=[claim("claim-0", request("req-0", "class-a"))],
+            classes=CLASS_A,
+            features=PART_CC,
+            # a persisted share known only by its ID (no consumed capacity recorded)
+            ledger=Ledger(
+                shares=frozenset({SharedDeviceID(DeviceID(A, "pool-1", "device-1"), SHARE_ID)})
+            ),
+            slices=[
+                devices_in("slice-1", "pool-1", c1("device-1", multi=True)),
+                sets_in("slice-2", "pool-1", counter_set("counter-set-1", c="1")),
+            ],
+            expect=[allocation(LOCAL, result("req-0", A, "pool-1", "device-1", share=True))],
+            releases=(37,),
+        ),
+        id="partitionable-consumable-capacity-shared-device-counter-not-recharged",
+    ),
+    pytest.param(
+        Case(
+            claims=[claim("claim-0", request("req-0", "class-a"))],
+            classes=CLASS_A,
+            features=PART,
+            ledger=Ledger(exclusive=frozenset({DeviceID(A, "pool-1", "device-1")})),
+            node=node(NODE2),
+            slices=[
+                sets_in("slice-1", pool("pool-1", 3), counter_set("counter-set-1", memory="8Gi")),
+                devices_in(
+                    "slice-2",
+                    pool("pool-1", 3),
+                    fc("device-1", consumes("counter-set-1", memory="6Gi")),
+                ),
+                devices_in(
+                    "slice-3",
+                    pool("pool-1", 3),
+                    fc("device-2", consumes("counter-set-1", memory="6Gi")),
+                    fc("device-3", consumes("counter-set-1", memory="2Gi")),
+                    sel=NODE2,
+                ),
+            ],
+            expect=[
+                allocation(local_node_selector(NODE2), result("req-0", A, "pool-1", "device-3"))
+            ],
+            releases=(37,),
+        ),
+        id="partitionable-devices-devices-consume-counter-set-in-different-nodes",
+    ),
+    pytest.param(
+        Case(
+            claims=[claim("claim-0", request("req-0", "class-a"))],
+            classes=CLASS_A,
+            features=PART,
+            ledger=Ledger(exclusive=frozenset({DeviceID(A, "pool-1", "device-1")})),
+            slices=[
+                devices_in(
+                    "slice-1",
+                    "pool-1",
+                    device(
+                        "device-1", consumes=[consumes("counter-set-1", c="9000000000000000000")]
+                    ),
+                    device("device-2", consumes=[consumes("counter-set-1", c="1")]),
+                ),
+                sets_in(
+                    "slice-2", "pool-1", counter_set("counter-set-1", c="10000000000000000000")
+                ),
+            ],
+            expect=[allocation(LOCAL, result("req-0", A, "pool-1", "device-2"))],
+            releases=(37,),
+        ),
+        id="partitionable-devices-counter-quantities-are-not-modified",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", SCENARIOS + SCENARIOS_137)
 def test_scenario(case: Case) -> None:
     check(case)

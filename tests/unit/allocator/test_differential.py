@@ -1,6 +1,8 @@
-"""Differential test against upstream's allocator (the Go oracle, k8s.io/dra v0.36.4).
+"""Differential test against upstream's allocator of each release (the Go oracles:
+k8s.io/dynamic-resource-allocation v0.36.5 and v0.37.2).
 
-1,000 generated scenarios (scenario_gen) per run, sent to the oracle as v1 JSON (the model's
+1,000 generated scenarios (scenario_gen) per run and release (ours with `Features.release`
+set to the oracle's), sent to the oracle as v1 JSON (the model's
 renderers) and allocated by us from the same JSON (the model's parsers, our CEL engine through
 `CELSelectors`): fatal errors must agree (the same text, up to the CEL engine's own message
 and, in the stable tier, the device or pool an order-dependent error names), feasibility must
@@ -101,6 +103,11 @@ def _error_key(text: str, *, stable_tier: bool = False) -> str:
     return _MET_FIRST.sub("<first>", text) if stable_tier else text
 
 
+def _generate(seed: int, release: int) -> Scenario:
+    scenario = generate(seed)
+    return replace(scenario, features=replace(scenario.features, release=release))
+
+
 def ours(
     request: dict[str, Any], s: Scenario
 ) -> tuple[str | None, tuple[AllocationResult, ...] | None]:
@@ -124,17 +131,21 @@ def ours(
     return None, got.results
 
 
+@pytest.mark.parametrize("release", [36, 37], ids=["1.36", "1.37"])
 @pytest.mark.parametrize("chunk", range(10))
-def test_agrees_with_upstream(oracle: Oracle, chunk: int, tmp_path: Path) -> None:
+def test_agrees_with_upstream(
+    request: pytest.FixtureRequest, release: int, chunk: int, tmp_path: Path
+) -> None:
+    oracle: Oracle = request.getfixturevalue("oracle" if release == 36 else "oracle_137")
     per_chunk = SCENARIOS // 10
     disagreements = []
     for seed in range(chunk * per_chunk, (chunk + 1) * per_chunk):
-        scenario = generate(seed)
-        request = oracle_request(scenario)
-        theirs = oracle.allocate(**request, timeout_seconds=UPSTREAM_TIMEOUT)
+        scenario = _generate(seed, release)
+        asked = oracle_request(scenario)
+        theirs = oracle.allocate(**asked, timeout_seconds=UPSTREAM_TIMEOUT)
         if (theirs["error"] or "").endswith("timed out trying to allocate devices"):
             continue  # upstream gave up (it backtracks exponentially); we may still answer
-        error, results = ours(request, scenario)
+        error, results = ours(asked, scenario)
         if theirs["error"] is not None or error is not None:
             stable = scenario.features.is_stable_tier
             key_theirs = _error_key(theirs["error"] or "", stable_tier=stable)
@@ -160,6 +171,6 @@ def test_agrees_with_upstream(oracle: Oracle, chunk: int, tmp_path: Path) -> Non
     for seed, *_ in disagreements:
         # the oracle request, replayable with `dra-oracle serve < file`
         (tmp_path / f"scenario-{seed}.json").write_text(
-            json.dumps({"op": "allocate", **oracle_request(generate(seed))})
+            json.dumps({"op": "allocate", **oracle_request(_generate(seed, release))})
         )
     assert not disagreements, (str(tmp_path), disagreements[:3])

@@ -7,6 +7,8 @@ same devices. The adversarial rows are cases where upstream backtracks exponenti
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from allocator_builders import (
     ALL,
@@ -475,8 +477,21 @@ def test_a_doomed_match_still_reaches_a_device_whose_selector_fails() -> None:
             )
         ],
         error="claim default/claim-0: selector #0: CEL runtime error: no such key: ok",
+        releases=(36,),
     )
     check(case)
+    # 1.37 names the device and adds upstream's hint for a missing key
+    check(
+        replace(
+            case,
+            error=(
+                "claim default/claim-0: selector #0 on device driver-a/pool-1/device-3: CEL "
+                "runtime error: no such key: ok. consider using CEL optional chaining (.? "
+                "followed by orValue()) or guarding the check with has() for optional fields"
+            ),
+            releases=(37,),
+        )
+    )
 
 
 def test_a_doomed_match_is_cut_at_its_first_device() -> None:

@@ -64,6 +64,20 @@ def test_features_for(minor: int, expected: Features) -> None:
     assert features_for(minor) == expected
 
 
+@pytest.mark.parametrize(
+    ("minor", "release"),
+    [
+        pytest.param(34, 36, id="1.34"),
+        pytest.param(36, 36, id="1.36"),
+        pytest.param(37, 37, id="1.37"),
+    ],
+)
+def test_a_server_release_picks_the_allocator_rules(minor: int, release: int) -> None:
+    """A 1.37 server gets 1.37's ungated allocator behaviour, older ones 1.36's."""
+    assert features_for(minor).release == release
+    assert features_for(minor).since_137 is (release == 37)
+
+
 def test_features_for_a_release_older_than_dra_fails() -> None:
     with pytest.raises(errors.AllocationInputError):
         features_for(30)

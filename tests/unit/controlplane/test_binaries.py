@@ -1,7 +1,8 @@
 """Finding the upstream binaries.
 
-Covers: the default version equals the pin in e2e/controlplane/go.mod (so an installed package
-looks where `make controlplane` builds); explicit directory over $DRA_OPERATOR_K8S_BIN over
+Covers: each pinned release equals the pin in e2e/controlplane/v1.<minor>/go.mod and the
+primary one is build.sh's default (so an installed package looks where `make controlplane`
+builds); a minor resolves to its pinned patch; explicit directory over $DRA_OPERATOR_K8S_BIN over
 the per-version cache; the cache honours $DRA_OPERATOR_K8S_CACHE and $XDG_CACHE_HOME like
 build.sh; a missing binary is a ControlPlaneError that says how to build it.
 """
@@ -13,16 +14,50 @@ from pathlib import Path
 
 import pytest
 
-from dra_operator.controlplane import K8S_VERSION, cache_root, find_binaries, minor_of
+from dra_operator.controlplane import (
+    K8S_VERSION,
+    PINNED,
+    cache_root,
+    find_binaries,
+    minor_of,
+    pinned_version,
+)
 from dra_operator.errors import ControlPlaneError
 
-GO_MOD = Path(__file__).resolve().parents[3] / "e2e" / "controlplane" / "go.mod"
+MODULES = Path(__file__).resolve().parents[3] / "e2e" / "controlplane"
 
 
-def test_default_version_is_the_go_mod_pin() -> None:
-    pin = re.search(r"^require k8s\.io/kubernetes (v\S+)", GO_MOD.read_text(), re.MULTILINE)
-    assert pin is not None
-    assert pin.group(1) == K8S_VERSION
+def test_pins_are_the_go_mod_pins() -> None:
+    pins = {}
+    for go_mod in MODULES.glob("v1.*/go.mod"):
+        pin = re.search(r"^require k8s\.io/kubernetes (v\S+)", go_mod.read_text(), re.MULTILINE)
+        assert pin is not None, go_mod
+        assert go_mod.parent.name == f"v1.{minor_of(pin.group(1))}"
+        pins[minor_of(pin.group(1))] = pin.group(1)
+    assert pins == PINNED
+
+
+def test_primary_release_is_the_build_default() -> None:
+    default = re.search(r"^release=(\S+)$", (MODULES / "build.sh").read_text(), re.MULTILINE)
+    assert default is not None
+    assert PINNED[minor_of(default.group(1))] == K8S_VERSION
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        pytest.param("1.36", PINNED[36], id="minor"),
+        pytest.param("v1.37", PINNED[37], id="v-minor"),
+        pytest.param("v1.36.9", "v1.36.9", id="full"),
+    ],
+)
+def test_pinned_version(version: str, expected: str) -> None:
+    assert pinned_version(version) == expected
+
+
+def test_unpinned_minor_is_an_error() -> None:
+    with pytest.raises(ControlPlaneError, match=r"pinned: 1\.36, 1\.37"):
+        pinned_version("1.35")
 
 
 @pytest.fixture
@@ -41,6 +76,8 @@ def test_cache_follows_xdg(clean_env: Path) -> None:
 def test_lookup_precedence(clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DRA_OPERATOR_K8S_CACHE", str(clean_env / "cache"))
     assert find_binaries(version="v1.37.1").directory == clean_env / "cache" / "v1.37.1"
+    monkeypatch.setenv("DRA_OPERATOR_K8S_VERSION", "1.36")
+    assert find_binaries().directory == clean_env / "cache" / PINNED[36]
     monkeypatch.setenv("DRA_OPERATOR_K8S_BIN", str(clean_env / "bin"))
     assert find_binaries().directory == clean_env / "bin"
     assert find_binaries(clean_env / "explicit").directory == clean_env / "explicit"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from dra_operator.controlplane import SUPPORTED_MINORS, Stage, release_flags
+from dra_operator.controlplane import PINNED, SUPPORTED_MINORS, Stage, release_flags
 
 # Upstream's defaultKubernetesFeatureGateDependencies for the DRA gates (1.36/1.37 sources).
 DEPENDENCIES = {
@@ -120,7 +120,7 @@ def _upstream_gates(source: str, minor: int) -> dict[str, tuple[Stage, bool, boo
 
 @pytest.mark.parametrize(
     ("minor", "release"),
-    [pytest.param(36, "v1.36.4", id="1.36"), pytest.param(37, "v1.37.1", id="1.37")],
+    [pytest.param(minor, version, id=f"1.{minor}") for minor, version in PINNED.items()],
 )
 def test_table_matches_upstream_source(minor: int, release: str) -> None:
     path = _module_cache() / f"k8s.io/kubernetes@{release}" / "pkg/features/kube_features.go"

@@ -52,7 +52,7 @@ def piece(name: str = "s", driver: str = "d", pool: str = "p") -> ResourceSlice:
 @pytest.mark.parametrize(
     ("selected", "expected"),
     [
-        pytest.param(rule(selector=False), True, id="no-selector-applies-everywhere"),
+        pytest.param(rule(selector=False), False, id="no-selector-matches-nothing"),
         pytest.param(rule(), True, id="empty-selector-applies-everywhere"),
         pytest.param(rule(driver="d"), True, id="driver"),
         pytest.param(rule(driver="other"), False, id="other-driver"),
@@ -66,6 +66,16 @@ def test_every_selector_field_given_must_be_equal(
     selected: DeviceTaintRule, expected: bool
 ) -> None:
     assert taint_rule_applies(selected, "d", "p", "a") is expected
+
+
+def test_no_selector_matched_every_device_before_1_37_1() -> None:
+    """The 1.36 and 1.37.0 trackers applied a selector-less rule everywhere (#141998)."""
+    selectorless = rule(selector=False)
+    assert taint_rule_applies(selectorless, "d", "p", "a", selectorless_matches_all=True)
+    (patched,) = apply_taint_rules([piece()], [selectorless], selectorless_matches_all=True)
+    assert [d.taints for d in patched.devices] == [(PUBLISHED, BROKEN), (BROKEN,)]
+    (untouched,) = apply_taint_rules([piece()], [selectorless])
+    assert untouched == piece()
 
 
 def test_rule_taints_follow_the_published_ones_in_rule_order() -> None:

@@ -28,13 +28,32 @@ GPU = {
 
 def test_version_names_the_release_and_every_feature(oracle: Oracle) -> None:
     assert oracle.version() == {
-        "kubernetes": "v0.36.4",
+        "kubernetes": "v0.36.5",
         "features": [
             "adminAccess",
             "consumableCapacity",
             "deviceBindingAndStatus",
             "deviceTaints",
             "listTypeAttributes",
+            "partitionableDevices",
+            "prioritizedList",
+        ],
+    }
+
+
+def test_the_137_oracle_knows_the_137_features(oracle_137: Oracle) -> None:
+    assert oracle_137.version() == {
+        "kubernetes": "v0.37.2",
+        "features": [
+            "adminAccess",
+            "compatibilityGroups",
+            "consumableCapacity",
+            "derivedAttributes",
+            "deviceBindingAndStatus",
+            "deviceTaints",
+            "fractionalCapacityRange",
+            "listTypeAttributes",
+            "optionalNodeOperations",
             "partitionableDevices",
             "prioritizedList",
         ],

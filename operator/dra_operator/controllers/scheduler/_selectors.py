@@ -46,6 +46,7 @@ class CELSelectors:
         self._features = CELFeatures(
             list_type_attributes=features.list_type_attributes,
             consumable_capacity=features.consumable_capacity,
+            expose_lists=features.since_137,
         )
         self._cache = cache if cache is not None else SelectorCache()
         self._views: OrderedDict[tuple[str, int], _Viewed] = OrderedDict()

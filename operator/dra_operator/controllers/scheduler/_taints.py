@@ -20,8 +20,11 @@ from dra_operator.model import DeviceTaintRule, ResourceSlice, apply_taint_rules
 class TaintedSlices:
     """The rule-patched copy of each slice, derived lazily and dropped when an input changes."""
 
-    def __init__(self, rules: Store[DeviceTaintRule] | None = None) -> None:
+    def __init__(
+        self, rules: Store[DeviceTaintRule] | None = None, *, selectorless_matches_all: bool = False
+    ) -> None:
         self._rules_store = rules
+        self._selectorless_matches_all = selectorless_matches_all  # the 1.36 tracker's reading
         self._rules: tuple[DeviceTaintRule, ...] | None = None
         self._patched: dict[ObjectKey, tuple[ResourceSlice, ResourceSlice]] = {}
 
@@ -45,7 +48,9 @@ class TaintedSlices:
         kept = self._patched.get(entry.key)
         if kept is not None and kept[0] is entry.obj:
             return kept[1]
-        (patched,) = apply_taint_rules([entry.obj], rules)
+        (patched,) = apply_taint_rules(
+            [entry.obj], rules, selectorless_matches_all=self._selectorless_matches_all
+        )
         self._patched[entry.key] = (entry.obj, patched)
         return patched
 

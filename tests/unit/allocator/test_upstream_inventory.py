@@ -1,0 +1,169 @@
+"""Every scenario name of upstream's allocator tables is ported, under the release it belongs to.
+
+Reads the names from `structured/internal/allocatortesting/{allocator,lexicographical}_testing.go`
+of k8s.io/dynamic-resource-allocation v0.36.5 and v0.37.2 in the Go module cache (the oracle
+builds download both). A name counts as ported for a release when a scenario row with that id
+(or `<name>/1.37`, the 1.37 expectation of a changed scenario) runs under that release
+(`Case.releases`), or when the name is used as a test id outside the scenario rows. The 1.37
+names not ported are listed with the reason; the list must shrink, never hide a name.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import test_allocate
+import test_capacity
+import test_capacity_scenarios
+import test_constraint_lists
+import test_constraints
+import test_counter_scenarios
+import test_counters
+import test_pools
+import test_prioritized_scenarios
+import test_search
+import test_taints
+from _pytest.mark.structures import ParameterSet
+from allocator_builders import Case
+
+HERE = Path(__file__).resolve().parent
+RELEASES = {36: "v0.36.5", 37: "v0.37.2"}
+SCENARIO_MODULES = (
+    test_allocate,
+    test_capacity,
+    test_capacity_scenarios,
+    test_constraint_lists,
+    test_constraints,
+    test_counter_scenarios,
+    test_counters,
+    test_pools,
+    test_prioritized_scenarios,
+    test_search,
+    test_taints,
+)
+_NAME = re.compile(r'^\t\t"([^"]+)": \{', re.MULTILINE)
+
+_COMPATIBILITY_GROUPS = "DRADeviceCompatibilityGroups (KEP-5963): not implemented"
+_DERIVED_ATTRIBUTES = "DRADerivedAttributes (KEP-6080): not implemented"
+_OPTIONAL_NODE_OPERATIONS = "DRAOptionalNodeOperations (KEP-5945): not implemented"
+_FRACTIONAL = "DRAFractionalCapacityRange and the 1.37 capacity rounding format: not implemented"
+_FAIL_CLOSED = "1.37's fail-closed capacity arithmetic errors: not implemented"
+NOT_PORTED_137 = {
+    **dict.fromkeys(
+        (
+            "compatibility-groups-compatible",
+            "compatibility-groups-compatible-with-allocated-peer",
+            "compatibility-groups-disabled-skips-grouped-pool",
+            "compatibility-groups-disabled-skips-ungrouped-device-in-grouped-pool",
+            "compatibility-groups-incompatible",
+            "compatibility-groups-incompatible-with-allocated-peer",
+            "compatibility-groups-multiple-claims",
+            "compatibility-groups-multiple-claims-incompatible",
+            "compatibility-groups-multiple-counter-sets",
+            "compatibility-groups-multiple-counter-sets-spanning-device",
+            "compatibility-groups-taint-rollback",
+            "compatibility-groups-with-consumable-capacity",
+            "compatibility-groups-with-prioritized-list",
+        ),
+        _COMPATIBILITY_GROUPS,
+    ),
+    **dict.fromkeys(
+        (
+            "derived-attributes",
+            "derived-attributes-cel-missing-attribute",
+            "derived-attributes-override",
+            "derived-attributes-type-mismatch",
+            "derived-attributes-with-prioritized-list",
+        ),
+        _DERIVED_ATTRIBUTES,
+    ),
+    **dict.fromkeys(
+        ("optional-node-operations", "optional-node-operations-missing-feature"),
+        _OPTIONAL_NODE_OPERATIONS,
+    ),
+    **dict.fromkeys(
+        (
+            "consumable-capacity-fractional-range-gate-disabled",
+            "consumable-capacity-fractional-range-gate-enabled-round-up",
+        ),
+        _FRACTIONAL,
+    ),
+    **dict.fromkeys(
+        (
+            "consumable-capacity-negative-request-aborts",
+            "consumable-capacity-range-policy-allocation-mode-all-overflow-aborts",
+            "consumable-capacity-range-policy-overflow-aborts-not-skip",
+            "consumable-capacity-range-policy-request-above-int64-rejected",
+            "consumable-capacity-range-policy-rounded-value-overflow-rejected",
+        ),
+        _FAIL_CLOSED,
+    ),
+}
+
+
+def _module_cache() -> Path:
+    try:
+        out = subprocess.run(
+            ["go", "env", "GOMODCACHE"], capture_output=True, text=True, check=True, timeout=30
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return Path.home() / "go" / "pkg" / "mod"
+    return Path(out)
+
+
+def upstream_names(version: str) -> set[str]:
+    folder = (
+        _module_cache()
+        / f"k8s.io/dynamic-resource-allocation@{version}"
+        / "structured/internal/allocatortesting"
+    )
+    if not folder.is_dir():
+        message = f"{folder} not downloaded (make oracle fetches it)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    names: set[str] = set()
+    for name in ("allocator_testing.go", "lexicographical_testing.go"):
+        names |= set(_NAME.findall((folder / name).read_text()))
+    return names
+
+
+def scenario_rows() -> dict[str, tuple[int, ...]]:
+    """id -> releases of every Case row in the scenario modules' module-level lists."""
+    rows: dict[str, tuple[int, ...]] = {}
+    for module in SCENARIO_MODULES:
+        for value in vars(module).values():
+            if not isinstance(value, list):
+                continue
+            for entry in value:
+                if isinstance(entry, ParameterSet) and isinstance(entry.values[0], Case):
+                    rows[str(entry.id)] = entry.values[0].releases
+    return rows
+
+
+def missing(release: int) -> set[str]:
+    rows = scenario_rows()
+    sources = "\n".join(p.read_text() for p in HERE.glob("test_*.py") if p != Path(__file__))
+    found = set()
+    for name in upstream_names(RELEASES[release]):
+        for row in (f"{name}/1.37", name) if release == 37 else (name,):
+            if row in rows:
+                if release in rows[row]:
+                    found.add(name)
+                break
+        else:
+            if f'"{name}"' in sources:  # a test id outside the scenario rows
+                found.add(name)
+    return upstream_names(RELEASES[release]) - found
+
+
+def test_every_136_name_runs_under_136() -> None:
+    assert missing(36) == set()
+
+
+def test_every_137_name_runs_under_137_except_the_listed_ones() -> None:
+    assert missing(37) == set(NOT_PORTED_137)

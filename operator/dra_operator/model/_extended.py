@@ -152,6 +152,11 @@ def special_claim(
     return ExtendedClaim(claim=claim, mappings=mappings)
 
 
+def is_special_claim_name(name: str) -> bool:
+    """Whether `name` is the in-memory claim's (not created in the API server yet)."""
+    return name == SPECIAL_CLAIM_NAME
+
+
 def find_extended_claim(pod: Pod, claims: Iterable[ResourceClaim]) -> ResourceClaim | None:
     """A claim made for this pod's extended resources by an earlier attempt, if any."""
     meta = pod.metadata

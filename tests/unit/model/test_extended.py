@@ -11,8 +11,6 @@ import pytest
 
 from dra_operator import names
 from dra_operator.model import (
-    DEVICE_CLASS_PREFIX,
-    SPECIAL_CLAIM_NAME,
     ContainerExtendedResourceRequest,
     DeviceClass,
     DeviceRequest,
@@ -28,6 +26,7 @@ from dra_operator.model import (
     find_extended_claim,
     is_dra_extended_resource_name,
     is_extended_resource_name,
+    is_special_claim_name,
     parse_pod,
     requests_and_mappings,
     served_by_dra,
@@ -37,6 +36,7 @@ from dra_operator.model import (
 GPU = "example.com/gpu"
 GPU1 = "example.com/gpu1"
 GPU_INIT = "example.com/gpuinit"
+DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
 T0 = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 
 
@@ -240,7 +240,7 @@ def test_the_special_claim_is_named_owned_and_annotated_as_upstream_creates_it()
     built = special_claim(subject, [GPU], UPSTREAM_CLASSES)
     assert built is not None
     meta = built.claim.metadata
-    assert meta.name == SPECIAL_CLAIM_NAME
+    assert is_special_claim_name(meta.name)
     assert meta.generate_name == "p-extended-resources-"
     assert meta.namespace == "ns"
     assert dict(meta.annotations) == {names.EXTENDED_RESOURCE_CLAIM_ANNOTATION: "true"}

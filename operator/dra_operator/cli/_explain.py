@@ -69,7 +69,7 @@ def _policy_line(found: Diagnosis) -> list[str]:
 
 
 def _table(found: Diagnosis) -> str:
-    lines = []
+    lines = [f"extended resource {line}" for line in found.extended]
     for claim in found.allocated:
         lines.append(f"claim {claim.claim}: allocated on node {claim.node}")
         lines += [f"  {device}" for device in claim.devices]

@@ -255,7 +255,13 @@ def _try_nodes(
     for node in _candidate_nodes(state, pod):
         extra = special(node.name) if special is not None else None
         if not claims and extra is None:
-            verdicts.append(NodeVerdict(node=node.name, fits=True, summary="served natively"))
+            verdicts.append(
+                NodeVerdict(
+                    node=node.name,
+                    fits=True,
+                    summary="no claim needed: the node advertises the extended resources",
+                )
+            )
             continue
         try:
             got = allocate(
@@ -272,7 +278,9 @@ def _try_nodes(
         except AllocationInputError as exc:
             return _Tried(tuple(verdicts), str(exc), governing)
         if got.explanation is None:
-            verdicts.append(NodeVerdict(node=node.name, fits=True, summary="the claims fit"))
+            verdicts.append(
+                NodeVerdict(node=node.name, fits=True, summary="the claims fit (not allocated yet)")
+            )
         else:
             verdicts.append(_verdict(node.name, got.explanation))
     return _Tried(tuple(verdicts), "", governing)

@@ -82,7 +82,7 @@ def _table(found: Diagnosis) -> str:
         lines.append(f"  error: {found.error}")
     for verdict in found.nodes:
         if verdict.fits:
-            lines.append(f"  node {verdict.node}: the claims fit (not allocated yet)")
+            lines.append(f"  node {verdict.node}: {verdict.summary}")
             continue
         lines.append(f"  node {verdict.node}: {verdict.summary}")
         for request in verdict.requests:

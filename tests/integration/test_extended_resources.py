@@ -150,6 +150,8 @@ async def test_the_pod_gets_its_special_claim_status_and_loses_it_with_the_pod(
             "resourceClaimName": meta["name"],
         }
         await verify_clean(control_plane, namespace)
+        metrics = operator.operator.metrics.render().decode()
+        assert 'scheduler_resourceclaim_creates_total{status="success"} 1.0' in metrics
 
         await admin_api.delete(PODS, "p", namespace=namespace, grace_period_seconds=0)
 

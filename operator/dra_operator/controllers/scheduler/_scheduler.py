@@ -397,7 +397,15 @@ class Scheduler:
         Once the server returns the allocated claim, the ledger counts its devices under the
         real UID and the stand-in's in-flight entry is dropped.
         """
-        raw = self._remember(await self._writer.create_claim(special.claim))
+        metrics = self.settings.metrics
+        try:
+            raw = self._remember(await self._writer.create_claim(special.claim))
+        except Exception:
+            if metrics is not None:
+                metrics.extended_claim_created(ok=False)
+            raise
+        if metrics is not None:
+            metrics.extended_claim_created(ok=True)
         created.append(raw)
         answer = await self._writer.update_claim_status(
             status_body(raw, _version(raw), special.allocation, placement.consumer)

@@ -14,18 +14,21 @@ release beyond DRAExtendedResource being on (beta in 1.36, GA in 1.37).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import sys
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.support.controlplane import NodeFactory
 from tests.support.dra_objects import device_class, driver_of, gpus, resource_slice, unique_name
 from tests.support.kubelet_standin import KubeletStandIn
-from tests.support.operator import InProcessOperator, failed_scheduling, verify_clean, wait_for
+from tests.support.operator import (
+    InProcessOperator,
+    failed_scheduling,
+    run_cli,
+    verify_clean,
+    wait_for,
+)
 
 from dra_operator import controlplane, names
 from dra_operator.cli._taint import change_taint
@@ -95,6 +98,13 @@ async def special_claims(api: Client, namespace: str) -> list[dict[str, Any]]:
     return [c for c in items if (c["metadata"].get("annotations") or {}).get(annotation)]
 
 
+async def no_special_claims(api: Client, namespace: str, what: str) -> None:
+    async def gone() -> bool:
+        return not await special_claims(api, namespace)
+
+    await wait_for(gone, what=f"the special claim {what}")
+
+
 async def scheduled(api: Client, namespace: str, pod: str) -> dict[str, Any]:
     """The pod once bound with its extended-resource claim status written."""
 
@@ -154,11 +164,7 @@ async def test_the_pod_gets_its_special_claim_status_and_loses_it_with_the_pod(
         assert 'scheduler_resourceclaim_creates_total{status="success"} 1.0' in metrics
 
         await admin_api.delete(PODS, "p", namespace=namespace, grace_period_seconds=0)
-
-        async def claim_gone() -> bool:
-            return not await special_claims(admin_api, namespace)
-
-        await wait_for(claim_gone, what="the special claim deleted with its pod")
+        await no_special_claims(admin_api, namespace, "deleted with its pod")
 
 
 async def test_a_node_advertising_the_resource_natively_takes_the_device_plugin_path(
@@ -215,11 +221,7 @@ async def test_a_no_execute_device_taint_evicts_the_pod_and_frees_the_claim(
             for c in conditions
         )
         await admin_api.patch(PODS, "p", {"metadata": {"finalizers": None}}, namespace=namespace)
-
-        async def claim_gone() -> bool:
-            return not await special_claims(admin_api, namespace)
-
-        await wait_for(claim_gone, what="the evicted pod's special claim deleted")
+        await no_special_claims(admin_api, namespace, "of the evicted pod deleted")
 
 
 async def test_a_pod_that_does_not_fit_is_explained(
@@ -240,19 +242,10 @@ async def test_a_pod_that_does_not_fit_is_explained(
             in (messages[0])
         )
         assert await special_claims(admin_api, namespace) == []
-        proc = await asyncio.create_subprocess_exec(
-            str(Path(sys.executable).with_name("dra-operator")),
-            "explain",
-            "pod",
-            "p",
-            f"--namespace={namespace}",
-            f"--kubeconfig={control_plane.admin_kubeconfig}",
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
+        code, text = await run_cli(
+            "dra-operator", control_plane.admin_kubeconfig, "explain", "pod", "p", "-n", namespace
         )
-        out, _ = await proc.communicate()
-        text = out.decode()
-        assert proc.returncode == 3, text
+        assert code == 3, text
         assert f"extended resource {GPU}: 2 from DeviceClass {gpu}" in text, text
         assert f"node {node}: " in text, text
         assert "request container-0-request-1 (2 needed): considered 1" in text, text

@@ -61,18 +61,27 @@ async def wait_for(
         delay = min(delay * 2, 0.5)
 
 
-async def verify_clean(control_plane: controlplane.ControlPlaneState, namespace: str) -> None:
-    """`dra-operator verify -n <namespace>` as the admin: exit 0, no violation."""
+async def run_cli(program: str, kubeconfig: Path, *args: str) -> tuple[int, str]:
+    """Run `program` of this venv (`dra-operator`, `kubectl-dra`) with `args` as the user of
+    `kubeconfig`: its exit status and its output (stdout and stderr)."""
     proc = await asyncio.create_subprocess_exec(
-        str(Path(sys.executable).with_name("dra-operator")),
-        "verify",
-        f"--kubeconfig={control_plane.admin_kubeconfig}",
-        f"--namespace={namespace}",
+        str(Path(sys.executable).with_name(program)),
+        *args,
+        f"--kubeconfig={kubeconfig}",
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
     )
     out, _ = await proc.communicate()
-    assert proc.returncode == 0, out.decode()
+    assert proc.returncode is not None
+    return proc.returncode, out.decode()
+
+
+async def verify_clean(control_plane: controlplane.ControlPlaneState, namespace: str) -> None:
+    """`dra-operator verify -n <namespace>` as the admin: exit 0, no violation."""
+    code, out = await run_cli(
+        "dra-operator", control_plane.admin_kubeconfig, "verify", f"--namespace={namespace}"
+    )
+    assert code == 0, out
 
 
 async def failed_scheduling(api: kube.Client, namespace: str, pod: str) -> list[str]:

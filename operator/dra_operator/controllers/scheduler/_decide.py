@@ -87,6 +87,7 @@ class Settings:
     budget: Budget = field(default_factory=Budget)
     metrics: SchedulerMetrics | None = None
     selection: SelectionMemo = field(default_factory=SelectionMemo)  # across decisions
+    extended_resources: bool = True  # DRAExtendedResource: DRA serves mapped extended resources
 
 
 @dataclass(slots=True, kw_only=True)
@@ -199,7 +200,7 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
         candidates = [entry.obj for entry in sorted(state.nodes, key=lambda e: e.key.name)]
     requests = pod.effective_requests
     need: Need | None = None
-    if not pod.spec.node_name:
+    if not pod.spec.node_name and settings.extended_resources:
         need = need_of(pod, requests, state.classes, state.claims)
     classes = state.class_map()
     rejected: list[list[str]] = []

@@ -8,6 +8,7 @@ write failing after the creation deletes the claim (Unreserve).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ import pytest
 from dra_operator import errors, names
 from dra_operator.controllers.scheduler import STALE_CLAIM
 
-from .builders import NS, claim, device_class, node, pod, resource_slice
+from .builders import NS, claim, device_class, node, pod, resource_slice, settings
 from .test_scheduler import WatchedWorld, _failed, _node_of, eventually, running
 
 pytestmark = [pytest.mark.asyncio(loop_scope="function"), pytest.mark.looptime]
@@ -105,6 +106,17 @@ async def test_a_node_advertising_the_resource_uses_its_device_plugin() -> None:
         await eventually(lambda: _node_of(world, "p") == "n1")
         await scheduler.wait_for_writes()
     assert world.calls == [f"bind {NS}/p n1"]
+    assert _special_claims(world) == []
+
+
+async def test_without_the_feature_the_resource_is_only_a_node_resource() -> None:
+    world = WatchedWorld()
+    _cluster(world, devices=3)
+    world.put("pods", gpu_pod("p"))
+    async with running(world, replace(settings(), extended_resources=False)) as scheduler:
+        await eventually(lambda: bool(_failed(world, "p")))
+        await scheduler.wait_for_writes()
+    assert _failed(world, "p") == [f"0/1 nodes are available: 1 Insufficient {GPU}."]
     assert _special_claims(world) == []
 
 

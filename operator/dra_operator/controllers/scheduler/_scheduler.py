@@ -124,7 +124,7 @@ class SchedulerWriter(Protocol):
         ...
 
     async def patch_pod_status(self, pod: ObjectKey, patch: Mapping[str, Any]) -> None:
-        """Merge-patch `pods/status`."""
+        """Patch `pods/status` (strategic merge, as kube-scheduler)."""
         ...
 
     async def emit(self, event: Event) -> None:

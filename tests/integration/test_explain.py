@@ -9,9 +9,7 @@ node; `kubectl-dra devices --node` lists the pool with the holders.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ from typing import Any
 import pytest
 from tests.support.controlplane import NodeFactory
 from tests.support.dra_objects import consumer_pod, device_class, resource_claim, resource_slice
+from tests.support.operator import run_cli
 
 from dra_operator import controlplane
 from dra_operator.kube import PODS, Client, dra
@@ -28,21 +27,6 @@ pytestmark = pytest.mark.controlplane
 CLAIMS = dra("resourceclaims")
 SLICES = dra("resourceslices")
 CLASSES = dra("deviceclasses")
-BIN = Path(sys.executable).parent
-
-
-async def _run(program: str, kubeconfig: Path, *args: str) -> tuple[int, str]:
-    proc = await asyncio.create_subprocess_exec(
-        str(BIN / program),
-        *args,
-        "--kubeconfig",
-        str(kubeconfig),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    out, _ = await proc.communicate()
-    assert proc.returncode is not None
-    return proc.returncode, out.decode()
 
 
 class Scene:
@@ -107,7 +91,7 @@ class Scene:
         self, kubeconfig: Path, kind: str, name: str
     ) -> tuple[int, dict[str, Any], dict[str, Any] | None]:
         """Exit code, the whole answer, and the verdict for this scene's node."""
-        code, out = await _run(
+        code, out = await run_cli(
             "dra-operator", kubeconfig, "explain", kind, name, "-n", self.namespace, "-o", "json"
         )
         assert code in (0, 3), out
@@ -201,7 +185,7 @@ async def test_allocated_claim_shows_devices_and_node_and_devices_lists_holders(
 ) -> None:
     await scene.setup([_gpu("gpu-0"), _gpu("gpu-1")])
     await scene.claim("held", devices=["gpu-1"])
-    code, out = await _run(
+    code, out = await run_cli(
         "dra-operator",
         control_plane.admin_kubeconfig,
         "explain",
@@ -214,13 +198,13 @@ async def test_allocated_claim_shows_devices_and_node_and_devices_lists_holders(
     assert f"claim {scene.namespace}/held: allocated on node {scene.node}" in out
     assert f"gpu: {scene.driver}/pool/gpu-1" in out
 
-    code, out = await _run(
+    code, out = await run_cli(
         "kubectl-dra", control_plane.admin_kubeconfig, "devices", "--node", scene.node, "-o", "json"
     )
     assert code == 0, out
     rows = [(r["device"], r["claims"]) for r in json.loads(out)["devices"]]
     assert rows == [("gpu-0", []), ("gpu-1", [f"{scene.namespace}/held"])]
-    code, out = await _run(
+    code, out = await run_cli(
         "kubectl-dra", control_plane.admin_kubeconfig, "explain", "claim", "nope"
     )
     assert code == 1 and "claim default/nope not found" in out

@@ -62,6 +62,21 @@ async def wait_for(
         delay = min(delay * 2, 0.5)
 
 
+async def run_cli(program: str, kubeconfig: Path, *args: str) -> tuple[int, str]:
+    """Run `program` of this venv (`dra-operator`, `kubectl-dra`) with `args` as the user of
+    `kubeconfig`: its exit status and its output (stdout and stderr)."""
+    proc = await asyncio.create_subprocess_exec(
+        str(Path(sys.executable).with_name(program)),
+        *args,
+        f"--kubeconfig={kubeconfig}",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    out, _ = await proc.communicate()
+    assert proc.returncode is not None
+    return proc.returncode, out.decode()
+
+
 async def verify_clean(control_plane: controlplane.ControlPlaneState, namespace: str) -> None:
     """`dra-operator verify -n <namespace>` as the admin: exit 0, no violation."""
     code, out = await run_verify(control_plane, namespace)
@@ -72,16 +87,9 @@ async def run_verify(
     control_plane: controlplane.ControlPlaneState, namespace: str
 ) -> tuple[int, str]:
     """`dra-operator verify -n <namespace>` as the admin: its exit status and output."""
-    proc = await asyncio.create_subprocess_exec(
-        str(Path(sys.executable).with_name("dra-operator")),
-        "verify",
-        f"--kubeconfig={control_plane.admin_kubeconfig}",
-        f"--namespace={namespace}",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
+    return await run_cli(
+        "dra-operator", control_plane.admin_kubeconfig, "verify", f"--namespace={namespace}"
     )
-    out, _ = await proc.communicate()
-    return proc.returncode or 0, out.decode()
 
 
 async def failed_scheduling(api: kube.Client, namespace: str, pod: str) -> list[str]:

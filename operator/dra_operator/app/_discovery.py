@@ -46,6 +46,16 @@ class ServerInfo:
         return plural in self.versions
 
     @property
+    def extended_resources_in_effect(self) -> bool:
+        """Whether pods may ask for DRA devices as extended resources (DRAExtendedResource).
+
+        Beta and on by default from 1.36, GA in 1.37; alpha and off before, where the API
+        server drops `extendedResourceName` and `extendedResourceClaimStatus`. The gate is not
+        visible from here, so the release stands for it.
+        """
+        return self.minor >= 36
+
+    @property
     def taint_rules_in_effect(self) -> bool:
         """Whether the scheduler adds DeviceTaintRules' taints to the devices they select.
 

@@ -65,7 +65,11 @@ class SchedulerPlugin:
         )
         selectors = CELSelectors(features)
         settings = Settings(
-            features=features, policy=FirstFit(), selectors=selectors, metrics=ctx.metrics
+            features=features,
+            policy=FirstFit(),
+            selectors=selectors,
+            metrics=ctx.metrics,
+            extended_resources=ctx.server.extended_resources_in_effect,
         )
         ctx.metrics.track_cel(functools.partial(cel_stats, selectors, settings.selection))
         writer = KubeSchedulerWriter(ctx.api, ctx.server.resource(Kind.CLAIMS), metrics=ctx.metrics)

@@ -18,7 +18,7 @@ names them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from dra_operator.allocator import (
@@ -34,7 +34,16 @@ from dra_operator.allocator import (
 )
 from dra_operator.errors import AllocationInputError
 from dra_operator.hooks import AllocationPolicy, allocator_policy, decision_policy
-from dra_operator.model import AllocationResult, Pod, ResourceClaim, apply_taint_rules
+from dra_operator.model import (
+    AllocationResult,
+    ExtendedResourceClasses,
+    Pod,
+    ResourceClaim,
+    apply_taint_rules,
+    dra_backed,
+    served_by_dra,
+    special_claim,
+)
 from dra_operator.verify import ClusterState
 
 __all__ = [
@@ -117,6 +126,7 @@ class Diagnosis:
     policy: str = ""  # the AllocationPolicy the pending claims were tried with; "" when none
     strategy: str = ""  # its strategy, or FirstFit; "" when nothing was tried
     hooks_not_run: tuple[str, ...] = ()  # the policy's hooks, which explain does not load
+    extended: tuple[str, ...] = ()  # "<resource>: <count> from DeviceClass <class>"
 
     @property
     def is_allocated(self) -> bool:
@@ -224,6 +234,7 @@ def _try_nodes(
     pod: Pod | None,
     features: Features,
     policies: Policies,
+    special: _Special | None = None,
 ) -> _Tried:
     pending = {_ref(c) for c in claims}
     others = [c for c in state.claims if _ref(c) not in pending]
@@ -242,9 +253,19 @@ def _try_nodes(
         budget = replace(budget, timeout=governing.search_timeout)
     verdicts: list[NodeVerdict] = []
     for node in _candidate_nodes(state, pod):
+        extra = special(node.name) if special is not None else None
+        if not claims and extra is None:
+            verdicts.append(
+                NodeVerdict(
+                    node=node.name,
+                    fits=True,
+                    summary="no claim needed: the node advertises the extended resources",
+                )
+            )
+            continue
         try:
             got = allocate(
-                claims,
+                [*claims, extra] if extra is not None else claims,
                 classes=state.classes,
                 slices=slices,
                 node=node,
@@ -257,7 +278,9 @@ def _try_nodes(
         except AllocationInputError as exc:
             return _Tried(tuple(verdicts), str(exc), governing)
         if got.explanation is None:
-            verdicts.append(NodeVerdict(node=node.name, fits=True, summary="the claims fit"))
+            verdicts.append(
+                NodeVerdict(node=node.name, fits=True, summary="the claims fit (not allocated yet)")
+            )
         else:
             verdicts.append(_verdict(node.name, got.explanation))
     return _Tried(tuple(verdicts), "", governing)
@@ -273,19 +296,25 @@ def _pending(
     *,
     allocated: tuple[AllocatedClaim, ...] = (),
     missing: tuple[str, ...] = (),
+    extended: _Extended | None = None,
 ) -> Diagnosis:
-    tried = _try_nodes(state, claims, pod, features, policies)
+    special = extended.claim_on if extended is not None else None
+    tried = _try_nodes(state, claims, pod, features, policies, special)
     governing = tried.policy
+    pending = [_ref(c) for c in claims]
+    if extended is not None:
+        pending.append(extended.ref)
     return Diagnosis(
         subject=subject,
         allocated=allocated,
-        pending=tuple(_ref(c) for c in claims),
+        pending=tuple(pending),
         missing=missing,
         nodes=tried.nodes,
         error=tried.error,
         policy=governing.name if governing is not None else "",
         strategy=governing.strategy if governing is not None else "FirstFit",
         hooks_not_run=governing.hooks if governing is not None else (),
+        extended=extended.lines if extended is not None else (),
     )
 
 
@@ -346,7 +375,8 @@ def diagnose_pod(
         else:
             pending.append(claim)
     subject = f"pod {namespace}/{name}"
-    if not pending:
+    extended = _extended_of(pod, state, allocated, pending)
+    if not pending and extended is None:
         return Diagnosis(subject=subject, allocated=tuple(allocated), missing=tuple(missing))
     return _pending(
         subject,
@@ -357,4 +387,57 @@ def diagnose_pod(
         policies or Policies(),
         allocated=tuple(allocated),
         missing=tuple(missing),
+        extended=extended,
     )
+
+
+_Special = Callable[[str], ResourceClaim | None]
+
+
+@dataclass(frozen=True, slots=True)
+class _Extended:
+    """The pod's DRA-backed extended resources while its special claim does not exist yet."""
+
+    lines: tuple[str, ...]
+    claim_on: _Special  # node name -> the special claim that node would allocate
+    ref: str  # how the pending claim is named: "<namespace>/<extended-resources>"
+
+
+def _extended_of(
+    pod: Pod, state: ClusterState, allocated: list[AllocatedClaim], pending: list[ResourceClaim]
+) -> _Extended | None:
+    """Extended resources backed by DRA, as the scheduler sees them (upstream-1.37.md §6).
+
+    A special claim named in the pod status is reported like the pod's other claims (added to
+    `allocated` or `pending`); for an unbound pod without one, each node gets the claim it
+    would allocate (none where the node advertises every resource natively).
+    """
+    status = pod.status.extended_resource_claim_status
+    if status is not None:
+        found = _find_claim(state, pod.metadata.namespace, status.resource_claim_name)
+        if found is not None:
+            if found.status.allocation is not None:
+                allocated.append(_allocated(found, state))
+            else:
+                pending.append(found)
+            return None
+    if pod.spec.node_name:
+        return None
+    classes = ExtendedResourceClasses.of(state.classes)
+    backed = dra_backed(pod.effective_requests, classes)
+    if not backed:
+        return None
+    lines = tuple(f"{n}: {q} from DeviceClass {classes.class_for(n)}" for n, q in backed.items())
+    nodes = {node.name: node for node in state.nodes}
+
+    def claim_on(node: str) -> ResourceClaim | None:
+        known = nodes.get(node)
+        dra = served_by_dra(backed, known.allocatable if known is not None else {})
+        built = special_claim(pod, dra, classes)
+        return built.claim if built is not None else None
+
+    anywhere = special_claim(pod, backed, classes)  # the claim as it is named before creation
+    if anywhere is None:
+        return None
+    ref = _ref(anywhere.claim)
+    return _Extended(lines=tuple(sorted(lines)), claim_on=claim_on, ref=ref)

@@ -69,7 +69,7 @@ def _policy_line(found: Diagnosis) -> list[str]:
 
 
 def _table(found: Diagnosis) -> str:
-    lines = []
+    lines = [f"extended resource {line}" for line in found.extended]
     for claim in found.allocated:
         lines.append(f"claim {claim.claim}: allocated on node {claim.node}")
         lines += [f"  {device}" for device in claim.devices]
@@ -82,7 +82,7 @@ def _table(found: Diagnosis) -> str:
         lines.append(f"  error: {found.error}")
     for verdict in found.nodes:
         if verdict.fits:
-            lines.append(f"  node {verdict.node}: the claims fit (not allocated yet)")
+            lines.append(f"  node {verdict.node}: {verdict.summary}")
             continue
         lines.append(f"  node {verdict.node}: {verdict.summary}")
         for request in verdict.requests:

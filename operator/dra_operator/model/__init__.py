@@ -5,6 +5,19 @@ types; renderers write them back in the API server's exact JSON. The node-select
 predicates used by the allocator and scheduler live here too, as pure functions of model values.
 """
 
+from dra_operator.model._extended import (
+    ExtendedClaim,
+    ExtendedResourceClasses,
+    dra_backed,
+    find_extended_claim,
+    is_dra_extended_resource_name,
+    is_extended_resource_name,
+    is_special_claim_name,
+    requests_and_mappings,
+    served_by_dra,
+    special_claim,
+    wants_extended_resources,
+)
 from dra_operator.model._frozen import (
     FrozenMap,
 )
@@ -155,6 +168,8 @@ __all__ = [
     "DeviceTaintSelector",
     "DeviceToleration",
     "ExactDeviceRequest",
+    "ExtendedClaim",
+    "ExtendedResourceClasses",
     "FrozenMap",
     "ModelObject",
     "NetworkDeviceData",
@@ -186,8 +201,13 @@ __all__ = [
     "UnresolvedClaim",
     "apply_taint_rules",
     "controller_of",
+    "dra_backed",
     "effective_requests",
+    "find_extended_claim",
+    "is_dra_extended_resource_name",
+    "is_extended_resource_name",
     "is_for_pod",
+    "is_special_claim_name",
     "node_matches",
     "parse_allocation_result",
     "parse_device_class",
@@ -205,8 +225,12 @@ __all__ = [
     "render_resource_claim",
     "render_resource_claim_template",
     "render_resource_slice",
+    "requests_and_mappings",
     "resolve_claim",
+    "served_by_dra",
+    "special_claim",
     "taint_rule_applies",
     "tolerates",
     "tolerates_node_taint",
+    "wants_extended_resources",
 ]

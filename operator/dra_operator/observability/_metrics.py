@@ -144,6 +144,13 @@ class Metrics:
             ("status", "admin_access"),
             registry=r,
         )
+        # kube-scheduler's DynamicResources plugin: the claim for extended resources
+        self._scheduler_creates = Counter(
+            "scheduler_resourceclaim_creates_total",
+            "Number of ResourceClaims creation requests within scheduler",
+            ("status",),
+            registry=r,
+        )
         # kube-controller-manager's device taint eviction controller
         self._deletions = Counter(
             "device_taint_eviction_controller_pod_deletions_total",
@@ -332,6 +339,10 @@ class Metrics:
         self._creates_136.labels(status=status, admin_access=admin).inc()
 
     # -- scheduler -------------------------------------------------------------------------
+
+    def extended_claim_created(self, *, ok: bool) -> None:
+        """A create request for a pod's claim for extended resources returned or failed."""
+        self._scheduler_creates.labels(status="success" if ok else "failure").inc()
 
     def allocation_attempted(
         self,

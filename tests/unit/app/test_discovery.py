@@ -96,3 +96,9 @@ def test_taint_rules_are_in_effect_when_served_and_taints_are_on(
 ) -> None:
     info = ServerInfo(f"v1.{minor}.0", minor, versions, features_for(minor))
     assert info.taint_rules_in_effect is expected
+
+
+@pytest.mark.parametrize(("minor", "expected"), [(34, False), (35, False), (36, True), (37, True)])
+def test_extended_resources_are_served_by_dra_from_1_36(minor: int, expected: bool) -> None:
+    info = ServerInfo(f"v1.{minor}.0", minor, {}, features_for(minor))
+    assert info.extended_resources_in_effect is expected

@@ -50,6 +50,7 @@ def exercised() -> Metrics:
     metrics.claim_created(ok=True, admin_access=False)
     metrics.allocation_attempted(AllocationOutcome.ALLOCATED, seconds=0.001, steps=1)
     metrics.pod_bound(seconds_since_creation=1.0)
+    metrics.extended_claim_created(ok=True)
     metrics.pod_evicted(seconds_after_due=1.0)
     metrics.api_conflict("Pod")
     metrics.api_retried("Pod", RetryReason.CONFLICT)

@@ -6,6 +6,7 @@ event mappers, the write bodies and the metric labels of an attempt (`blocking_r
 `Scheduler` drives it: serial decisions against the ledger, concurrent writes through
 `SchedulerWriter` (`KubeSchedulerWriter` over `kube.Client`).
 DeviceTaintRules add their taints to the slices a decision reads (`TaintedSlices`).
+Extended resources backed by DRA get the pod's special claim (`_extended`).
 AllocationPolicies and hooks steer each decision through `Governor` (docs/policies.md).
 See docs/scheduler.md.
 """
@@ -39,6 +40,12 @@ from dra_operator.controllers.scheduler._explain import (
     fit_error,
     prefilter_error,
 )
+from dra_operator.controllers.scheduler._extended import (
+    STALE_CLAIM,
+    ExtendedWrite,
+    create_body,
+    pod_status_patch,
+)
 from dra_operator.controllers.scheduler._kube import KubeSchedulerWriter
 from dra_operator.controllers.scheduler._metrics import (
     SchedulerMetrics,
@@ -63,11 +70,13 @@ __all__ = [
     "MAX_RESERVED_FOR",
     "NOT_AVAILABLE_ON_NODE",
     "NO_NODES",
+    "STALE_CLAIM",
     "CELSelectors",
     "Choice",
     "ClaimWrite",
     "Decision",
     "Event",
+    "ExtendedWrite",
     "Governor",
     "KubeSchedulerWriter",
     "NodeRequests",
@@ -88,6 +97,7 @@ __all__ = [
     "claim_failure",
     "claims_to_allocate",
     "consumer_of",
+    "create_body",
     "decide_claim",
     "decide_pod",
     "finalizer_body",
@@ -99,6 +109,7 @@ __all__ = [
     "keys_for_claim",
     "keys_for_pod",
     "node_problems",
+    "pod_status_patch",
     "prefilter_error",
     "releases_devices",
     "status_body",

@@ -41,6 +41,12 @@ from dra_operator.controllers.scheduler._explain import (
     fit_error,
     prefilter_error,
 )
+from dra_operator.controllers.scheduler._extended import (
+    STALE_CLAIM,
+    ExtendedWrite,
+    Need,
+    need_of,
+)
 from dra_operator.controllers.scheduler._metrics import SchedulerMetrics, record_attempt
 from dra_operator.controllers.scheduler._nodes import node_problems
 from dra_operator.controllers.scheduler._taints import TaintedSlices
@@ -50,9 +56,11 @@ from dra_operator.model import (
     AllocationResult,
     Device,
     DeviceClass,
+    ExtendedClaim,
     Node,
     NodeSelector,
     Pod,
+    Quantity,
     ResourceClaim,
     ResourceClaimConsumerReference,
     ResourceSlice,
@@ -79,6 +87,7 @@ class Settings:
     budget: Budget = field(default_factory=Budget)
     metrics: SchedulerMetrics | None = None
     selection: SelectionMemo = field(default_factory=SelectionMemo)  # across decisions
+    extended_resources: bool = True  # DRAExtendedResource: DRA serves mapped extended resources
 
 
 @dataclass(slots=True, kw_only=True)
@@ -126,6 +135,7 @@ class Placement:
     pod_uid: str = ""
     consumer: ResourceClaimConsumerReference | None = None
     bind: bool = False
+    extended: ExtendedWrite | None = None  # the special claim for extended resources
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +150,7 @@ class Unschedulable:
     """No node fits; `message` is the FailedScheduling text."""
 
     message: str
+    stale: ResourceClaim | None = None  # an earlier attempt's special claim, to be deleted
 
 
 Decision = Placement | Wait | Unschedulable | None  # None: nothing to do
@@ -188,19 +199,31 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
     else:
         candidates = [entry.obj for entry in sorted(state.nodes, key=lambda e: e.key.name)]
     requests = pod.effective_requests
+    need: Need | None = None
+    if not pod.spec.node_name and settings.extended_resources:
+        need = need_of(pod, requests, state.classes, state.claims)
     classes = state.class_map()
     rejected: list[list[str]] = []
-    best: tuple[float, str, tuple[AllocationResult, ...]] | None = None
+    best: tuple[float, str, tuple[AllocationResult, ...], ExtendedClaim | None] | None = None
     for node in candidates:
         problems = []
+        node_requests: Mapping[str, Quantity] = requests
+        extended: ExtendedClaim | None = None
+        if need is not None:
+            node_requests, extended = need.on_node(node, requests)
         if not pod.spec.node_name:
-            problems = node_problems(node, pod, requests, state.usage.on_node(node.name))
+            problems = node_problems(node, pod, node_requests, state.usage.on_node(node.name))
         if any(not node_matches(node.name, node.labels, s) for s in found.selectors):
             problems.append(NOT_AVAILABLE_ON_NODE)
+        if need is not None and need.stale is not None and not problems:
+            problems.append(STALE_CLAIM)
         if problems:
             rejected.append(problems)
             continue
-        outcome = _allocate_on(node, found.unallocated, classes, state, settings)
+        claims = found.unallocated
+        if extended is not None:
+            claims = [*claims, extended.claim]
+        outcome = _allocate_on(node, claims, classes, state, settings, extended)
         if isinstance(outcome, errors.AllocationInputError):
             return Unschedulable(prefilter_error(node_count, str(outcome)))
         if isinstance(outcome, str):
@@ -208,12 +231,19 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
             continue
         results, score = outcome
         if best is None or score > best[0]:
-            best = (score, node.name, results)
+            best = (score, node.name, results, extended)
     if best is None:
         return Unschedulable(
-            fit_error(len(candidates) if pod.spec.node_name else node_count, rejected)
+            fit_error(len(candidates) if pod.spec.node_name else node_count, rejected),
+            stale=need.stale if need is not None else None,
         )
-    _, node_name, results = best
+    _, node_name, results, extended = best
+    special: ExtendedWrite | None = None
+    if extended is not None:
+        special = ExtendedWrite(
+            claim=extended.claim, allocation=results[-1], mappings=extended.mappings
+        )
+        results = results[:-1]
     writes = [
         ClaimWrite(
             key=_key(claim),
@@ -239,6 +269,7 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
         pod_uid=pod.metadata.uid,
         consumer=consumer_of(pod),
         bind=not pod.spec.node_name,
+        extended=special,
     )
 
 
@@ -380,9 +411,11 @@ def _allocate_on(
     classes: Mapping[str, DeviceClass],
     state: State,
     settings: Settings,
+    extended: ExtendedClaim | None = None,
 ) -> tuple[tuple[AllocationResult, ...], float] | str | errors.AllocationInputError:
     """The allocation of `claims` on `node` with the policy's score of it, the node's reason
-    why not, or a fatal input error."""
+    why not, or a fatal input error. `extended`: the special claim among them, whose requests
+    the reason names by their extended resource."""
     if not claims:
         return (), 0.0
     slices = [
@@ -413,5 +446,6 @@ def _allocate_on(
     record_attempt(settings.metrics, started, answer)
     if answer.results is None:
         assert answer.explanation is not None
-        return claim_failure(answer.explanation)
+        resources = {m.request_name: m.resource_name for m in extended.mappings} if extended else {}
+        return claim_failure(answer.explanation, resources)
     return answer.results, answer.score

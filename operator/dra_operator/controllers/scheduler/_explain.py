@@ -10,7 +10,7 @@ event says *what* is missing on how many nodes.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from dra_operator.allocator import Explanation
 
@@ -19,12 +19,18 @@ NOT_AVAILABLE_ON_NODE = "resourceclaim not available on the node"
 """An allocated claim whose node selector does not admit the node (upstream's text)."""
 
 
-def claim_failure(explanation: Explanation) -> str:
-    """One node's reason from the allocator's explanation for that node."""
+def claim_failure(explanation: Explanation, extended: Mapping[str, str] | None = None) -> str:
+    """One node's reason from the allocator's explanation for that node.
+
+    A request of the special claim for extended resources is named by its resource
+    (`extended`: request name -> extended resource name).
+    """
     short = [r for r in explanation.requests if r.is_short]
     if short:
         first = short[0]
         claim = first.claim.rpartition("/")[2]
+        if extended and first.request in extended:
+            return f"cannot allocate extended resource {extended[first.request]} ({first})"
         return f"cannot allocate claim {claim} ({first})"
     return f"cannot allocate all claims ({explanation.summary})"
 

@@ -17,8 +17,10 @@ import structlog
 from dra_operator import errors, names
 from dra_operator.cluster import ObjectKey
 from dra_operator.controllers import APIRecorder, counting_failures
+from dra_operator.controllers.scheduler._extended import create_body
 from dra_operator.controllers.scheduler._writes import Event
-from dra_operator.kube import PODS, Client, Resource, dra, post_event
+from dra_operator.kube import PODS, Client, PatchType, Resource, dra, post_event
+from dra_operator.model import ResourceClaim
 
 _log = structlog.get_logger("dra_operator.controllers.scheduler")
 
@@ -71,6 +73,36 @@ class KubeSchedulerWriter:
                 namespace=metadata["namespace"],
                 name=metadata["name"],
                 subresource="binding",
+                field_manager=names.OPERATOR_FIELD_MANAGER,
+            )
+
+    async def create_claim(self, claim: ResourceClaim) -> Mapping[str, Any]:
+        body = create_body(claim, self._claims.version)
+        with counting_failures(self._metrics, "ResourceClaim"):
+            return await self._client.create(
+                self._claims,
+                body,
+                namespace=claim.metadata.namespace,
+                field_manager=names.OPERATOR_FIELD_MANAGER,
+            )
+
+    async def delete_claim(self, key: ObjectKey, uid: str) -> None:
+        with counting_failures(self._metrics, "ResourceClaim"):
+            try:
+                await self._client.delete(self._claims, key.name, namespace=key.namespace, uid=uid)
+            except errors.APINotFoundError:
+                return  # gone already (upstream ignores NotFound since 1.37)
+
+    async def patch_pod_status(self, pod: ObjectKey, patch: Mapping[str, Any]) -> None:
+        """Strategic merge, as kube-scheduler's `PatchPodStatus` sends it."""
+        with counting_failures(self._metrics, "Pod"):
+            await self._client.patch(
+                PODS,
+                pod.name,
+                patch,
+                namespace=pod.namespace,
+                subresource="status",
+                patch_type=PatchType.STRATEGIC,
                 field_manager=names.OPERATOR_FIELD_MANAGER,
             )
 

@@ -60,6 +60,11 @@ from dra_operator.controllers.scheduler._events import (
     pod_key,
     releases_devices,
 )
+from dra_operator.controllers.scheduler._extended import (
+    ExtendedWrite,
+    owner_of_deleted,
+    pod_status_patch,
+)
 from dra_operator.controllers.scheduler._policies import Choice, Governor
 from dra_operator.controllers.scheduler._writes import (
     Event,
@@ -108,6 +113,18 @@ class SchedulerWriter(Protocol):
 
     async def bind(self, body: Mapping[str, Any]) -> None:
         """POST `pods/binding`."""
+        ...
+
+    async def create_claim(self, claim: ResourceClaim) -> Mapping[str, Any]:
+        """POST the special claim for extended resources (`_extended.create_body`)."""
+        ...
+
+    async def delete_claim(self, key: ObjectKey, uid: str) -> None:
+        """DELETE a claim, only while it still has `uid`; gone already is no error."""
+        ...
+
+    async def patch_pod_status(self, pod: ObjectKey, patch: Mapping[str, Any]) -> None:
+        """Patch `pods/status` (strategic merge, as kube-scheduler)."""
         ...
 
     async def emit(self, event: Event) -> None:
@@ -163,6 +180,11 @@ class Scheduler:
     def claim_changed(self, change: Change[ResourceClaim]) -> None:
         for key in keys_for_claim(change, self.state.pods, self.scheduler_names):
             self.controller.enqueue(key)
+        owner = owner_of_deleted(change)
+        if owner is not None:  # a pod parked on its stale special claim may fit now
+            key = WorkKey("pod", owner.namespace, owner.name)
+            if key in self.unschedulable:
+                self.controller.enqueue(key)
         if releases_devices(change):
             self._wake_unschedulable()
 
@@ -252,6 +274,9 @@ class Scheduler:
         if isinstance(decision, Unschedulable):
             self.unschedulable.add(key)
             self._spawn(self._writer.emit(_failed(key, subject, decision.message)))
+            if decision.stale is not None:  # PostFilter: the claim goes, its deletion wakes us
+                stale = decision.stale.metadata
+                self._spawn(self._delete_special(ObjectKey(stale.namespace, stale.name), stale.uid))
             return Result()
         if isinstance(decision, Wait):
             # Parked without an event: the claim or pod event that ends the wait queues it, and
@@ -282,6 +307,8 @@ class Scheduler:
         for write in placement.claims:
             if write.allocation is not None:
                 self.state.ledger.reserve(write.uid, write.allocation)
+        if placement.extended is not None:
+            self.state.ledger.reserve(placement.extended.uid, placement.extended.allocation)
         if placement.bind and placement.pod is not None:
             pod = self.state.pods.get(placement.pod)
             if pod is not None:
@@ -298,9 +325,12 @@ class Scheduler:
         self, key: WorkKey, subject: tuple[str, str], placement: Placement, points: HookPoints
     ) -> None:
         pending = [w.uid for w in placement.claims if w.allocation is not None]
+        if placement.extended is not None:
+            pending.append(placement.extended.uid)
         written: list[tuple[ObjectKey, AllocationResult]] = []
         retry = False
         current: ObjectKey | None = None
+        created: list[Mapping[str, Any]] = []  # the special claim, once the server has it
         try:
             for write in placement.claims:
                 current = write.key
@@ -310,6 +340,9 @@ class Scheduler:
                 if write.allocation is not None:
                     written.append((write.key, write.allocation))
             current = None
+            if placement.extended is not None:
+                await self._write_special(placement, placement.extended, created)
+                pending.remove(placement.extended.uid)
             if placement.bind and placement.pod is not None:
                 body = binding_body(placement.pod, placement.pod_uid, placement.node)
                 await self._writer.bind(body)
@@ -326,6 +359,8 @@ class Scheduler:
             if current is None and _bind_cannot_succeed(exc):
                 await self._unreserve(placement)
         finally:
+            if retry and created:  # upstream's Unreserve deletes the special claim it created
+                await self._delete_special(ObjectKey.of(created[0]), _uid(created[0]))
             for uid in pending:
                 self.state.ledger.rollback(uid)
             if retry and placement.pod_uid:
@@ -353,6 +388,55 @@ class Scheduler:
         self._remember(answer)
         if write.allocation is not None:
             self.state.ledger.written(write.uid, str(answer["metadata"]["resourceVersion"]))
+
+    async def _write_special(
+        self, placement: Placement, special: ExtendedWrite, created: list[Mapping[str, Any]]
+    ) -> None:
+        """PreBind for the special claim: create it, allocate and reserve it, name it in the pod.
+
+        Once the server returns the allocated claim, the ledger counts its devices under the
+        real UID and the stand-in's in-flight entry is dropped.
+        """
+        metrics = self.settings.metrics
+        try:
+            raw = self._remember(await self._writer.create_claim(special.claim))
+        except Exception:
+            if metrics is not None:
+                metrics.extended_claim_created(ok=False)
+            raise
+        if metrics is not None:
+            metrics.extended_claim_created(ok=True)
+        created.append(raw)
+        answer = await self._writer.update_claim_status(
+            status_body(raw, _version(raw), special.allocation, placement.consumer)
+        )
+        self._remember(answer)
+        self.state.ledger.rollback(special.uid)
+        assert placement.pod is not None
+        name = str(raw["metadata"]["name"])
+        await self._writer.patch_pod_status(placement.pod, pod_status_patch(name, special.mappings))
+
+    async def _delete_special(self, key: ObjectKey, uid: str) -> None:
+        """Remove the finalizer from a special claim, then delete it (upstream `deleteClaim`).
+
+        Only the claim with `uid`: a claim recreated under the name is left alone. Failures are
+        logged; the next attempt finds the claim again and retries.
+        """
+        try:
+            for _ in range(_UNRESERVE_ATTEMPTS):
+                raw = await self._writer.get_claim(key)
+                if raw is None or (raw.get("metadata") or {}).get("uid") != uid:
+                    return
+                if not has_finalizer(raw):
+                    break
+                try:
+                    await self._writer.update_claim(without_finalizer_body(raw, _version(raw)))
+                    break
+                except errors.APIConflictError:
+                    continue
+            await self._writer.delete_claim(key, uid)
+        except errors.APIError as exc:
+            _log.warning("extended_claim.delete_failed", claim=str(key), error=str(exc))
 
     def _remember(self, answer: Mapping[str, Any]) -> Mapping[str, Any]:
         change = self.state.claims.assume(answer)
@@ -425,6 +509,10 @@ class Scheduler:
 
 def _version(raw: Mapping[str, Any]) -> str:
     return str(raw["metadata"]["resourceVersion"])
+
+
+def _uid(raw: Mapping[str, Any]) -> str:
+    return str(raw["metadata"]["uid"])
 
 
 def _bind_cannot_succeed(exc: Exception) -> bool:

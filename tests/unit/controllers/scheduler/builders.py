@@ -30,8 +30,10 @@ from dra_operator.controllers.scheduler import (
     Scheduler,
     Settings,
     State,
+    create_body,
 )
 from dra_operator.model import (
+    ResourceClaim,
     parse_device_class,
     parse_node,
     parse_pod,
@@ -268,6 +270,30 @@ class World:
             raise errors.APIConflictError(409, "Conflict", "pod is already assigned")
         pod["spec"]["nodeName"] = body["target"]["name"]
         self.put("pods", pod)
+
+    async def create_claim(self, claim: ResourceClaim) -> Mapping[str, Any]:
+        """POST with generateName: the server picks the name and the UID."""
+        body = create_body(claim, "v1")
+        serial = next(_uids)
+        body["metadata"]["name"] = f"{body['metadata']['generateName']}x{serial}"
+        body["metadata"]["uid"] = f"created-{serial}"
+        self.calls.append(f"create {ObjectKey.of(body)}")
+        return copy.deepcopy(self.put("claims", body))
+
+    async def delete_claim(self, key: ObjectKey, uid: str) -> None:
+        self.calls.append(f"delete {key}")
+        current = self.objects.get(("claims", key))
+        if current is not None and current["metadata"]["uid"] == uid:
+            self.delete("claims", key.namespace, key.name)
+
+    def delete(self, kind: str, namespace: str, name: str) -> None:
+        del self.objects[(kind, ObjectKey(namespace, name))]
+
+    async def patch_pod_status(self, pod: ObjectKey, patch: Mapping[str, Any]) -> None:
+        self.calls.append(f"pod status {pod}")
+        raw = copy.deepcopy(self.get("pods", pod.namespace, pod.name))
+        raw.setdefault("status", {}).update(patch["status"])
+        self.put("pods", raw)
 
     async def emit(self, event: Event) -> None:
         self.events.append(event)

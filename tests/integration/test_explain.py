@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from tests.support.controlplane import NodeFactory
 from tests.support.dra_objects import consumer_pod, device_class, resource_claim, resource_slice
 
@@ -224,3 +225,41 @@ async def test_allocated_claim_shows_devices_and_node_and_devices_lists_holders(
         "kubectl-dra", control_plane.admin_kubeconfig, "explain", "claim", "nope"
     )
     assert code == 1 and "claim default/nope not found" in out
+
+
+async def test_context_namespace_yaml_and_wide_output(
+    control_plane: controlplane.ControlPlaneState, scene: Scene, tmp_path: Path
+) -> None:
+    """kubectl's conventions: `--context` picks a context, whose namespace replaces `-n`."""
+    await scene.setup([_gpu("gpu-0")])
+    await scene.claim("held", devices=["gpu-0"])
+    doc = yaml.safe_load(control_plane.admin_kubeconfig.read_text())
+    (admin,) = doc["contexts"]
+    in_scene = {**admin["context"], "namespace": scene.namespace}
+    doc["contexts"].append({"name": "scene", "context": in_scene})
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump(doc))
+
+    code, out = await _run("kubectl-dra", kubeconfig, "explain", "claim", "held", "-o", "yaml")
+    assert code == 1 and "claim default/held not found" in out  # the current context: default
+    code, out = await _run(
+        "kubectl-dra", kubeconfig, "explain", "claim", "held", "-o", "yaml", "--context", "scene"
+    )
+    assert code == 0, out
+    (held,) = yaml.safe_load(out)["allocated"]
+    assert (held["claim"], held["node"]) == (f"{scene.namespace}/held", scene.node)
+
+    code, out = await _run("kubectl-dra", kubeconfig, "devices", "--node", scene.node, "-o", "wide")
+    assert code == 0, out
+    header, row = out.splitlines()
+    assert header.split() == ["NODE", "DRIVER", "POOL", "DEVICE", "SLICE", "CLAIMS"]
+    assert row.split() == [
+        scene.node,
+        scene.driver,
+        "pool",
+        "gpu-0",
+        f"{scene.namespace}-slice",
+        f"{scene.namespace}/held",
+    ]
+    code, out = await _run("kubectl-dra", kubeconfig, "devices", "--context", "nope")
+    assert code == 2 and "cannot read the cluster" in out

@@ -55,6 +55,8 @@ class ClusterConfig:
     token_file: Path | None = None
     insecure_skip_tls_verify: bool = False
     tls_server_name: str | None = None
+    namespace: str | None = None
+    """The context's namespace (in-cluster: the pod's), for commands given no `-n`."""
     credentials: Credentials | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def bearer_token(self) -> str | None:
@@ -148,6 +150,7 @@ async def _load_kubeconfig(paths: str, context: str | None) -> ClusterConfig:
         token_file=token_file,
         insecure_skip_tls_verify=not settings.verify_ssl,
         tls_server_name=settings.tls_server_name,
+        namespace=(loader.current_context or {}).get("context", {}).get("namespace"),
         credentials=credentials,
     )
 
@@ -235,7 +238,13 @@ def load_incluster_config() -> ClusterConfig:
         InClusterConfigLoader(str(token), str(ca), try_refresh_token=False).load_and_set(settings)
     except ConfigException as exc:
         raise InvalidObjectError("", f"not in a cluster: {exc}") from exc
-    return ClusterConfig(server=settings.host, ca_pem=ca.read_bytes(), token_file=token)
+    namespace = _SA_DIR / "namespace"
+    return ClusterConfig(
+        server=settings.host,
+        ca_pem=ca.read_bytes(),
+        token_file=token,
+        namespace=namespace.read_text().strip() if namespace.exists() else None,
+    )
 
 
 def load_config(

@@ -8,12 +8,11 @@ exit status 2 (the cluster could not be read).
 
 from __future__ import annotations
 
-import asyncio
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.cli import run_command
 from tests.support.kubeconfigs import exec_kubeconfig
 
 from dra_operator import controlplane
@@ -24,7 +23,6 @@ pytestmark = pytest.mark.controlplane
 
 SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", namespaced=True)
 CLAIMS = dra("resourceclaims")
-BIN = Path(sys.executable).parent
 
 
 async def _service_account_token(api: Client, namespace: str) -> str:
@@ -60,20 +58,6 @@ async def _service_account_token(api: Client, namespace: str) -> str:
     return token
 
 
-async def _kubectl_dra(kubeconfig: Path, *args: str) -> tuple[int, str]:
-    proc = await asyncio.create_subprocess_exec(
-        str(BIN / "kubectl-dra"),
-        *args,
-        "--kubeconfig",
-        str(kubeconfig),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    out, _ = await proc.communicate()
-    assert proc.returncode is not None
-    return proc.returncode, out.decode()
-
-
 async def test_explain_with_an_exec_plugin_kubeconfig(
     control_plane: controlplane.ControlPlaneState,
     admin_api: Client,
@@ -98,13 +82,17 @@ async def test_explain_with_an_exec_plugin_kubeconfig(
     }
     await admin_api.create(CLAIMS, claim, namespace=namespace)
     try:
-        code, out = await _kubectl_dra(kubeconfig, "explain", "claim", "wants", "-n", namespace)
+        code, out = await run_command(
+            "kubectl-dra", kubeconfig, "explain", "claim", "wants", "-n", namespace
+        )
         assert code == 3, out  # read and explained: no node publishes devices for it
         assert f"not allocated: {namespace}/wants" in out
         assert calls.read_text().splitlines() == ["run"]
 
         token_file.write_text("not-a-token")
-        code, out = await _kubectl_dra(kubeconfig, "explain", "claim", "wants", "-n", namespace)
+        code, out = await run_command(
+            "kubectl-dra", kubeconfig, "explain", "claim", "wants", "-n", namespace
+        )
         assert code == 2, out
         assert "cannot read the cluster" in out and "401" in out
     finally:

@@ -9,15 +9,14 @@ node; `kubectl-dra devices --node` lists the pool with the holders.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from tests.support.cli import run_command
 from tests.support.controlplane import NodeFactory
 from tests.support.dra_objects import consumer_pod, device_class, resource_claim, resource_slice
 
@@ -29,21 +28,6 @@ pytestmark = pytest.mark.controlplane
 CLAIMS = dra("resourceclaims")
 SLICES = dra("resourceslices")
 CLASSES = dra("deviceclasses")
-BIN = Path(sys.executable).parent
-
-
-async def _run(program: str, kubeconfig: Path, *args: str) -> tuple[int, str]:
-    proc = await asyncio.create_subprocess_exec(
-        str(BIN / program),
-        *args,
-        "--kubeconfig",
-        str(kubeconfig),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    out, _ = await proc.communicate()
-    assert proc.returncode is not None
-    return proc.returncode, out.decode()
 
 
 class Scene:
@@ -108,7 +92,7 @@ class Scene:
         self, kubeconfig: Path, kind: str, name: str
     ) -> tuple[int, dict[str, Any], dict[str, Any] | None]:
         """Exit code, the whole answer, and the verdict for this scene's node."""
-        code, out = await _run(
+        code, out = await run_command(
             "dra-operator", kubeconfig, "explain", kind, name, "-n", self.namespace, "-o", "json"
         )
         assert code in (0, 3), out
@@ -202,7 +186,7 @@ async def test_allocated_claim_shows_devices_and_node_and_devices_lists_holders(
 ) -> None:
     await scene.setup([_gpu("gpu-0"), _gpu("gpu-1")])
     await scene.claim("held", devices=["gpu-1"])
-    code, out = await _run(
+    code, out = await run_command(
         "dra-operator",
         control_plane.admin_kubeconfig,
         "explain",
@@ -215,13 +199,13 @@ async def test_allocated_claim_shows_devices_and_node_and_devices_lists_holders(
     assert f"claim {scene.namespace}/held: allocated on node {scene.node}" in out
     assert f"gpu: {scene.driver}/pool/gpu-1" in out
 
-    code, out = await _run(
+    code, out = await run_command(
         "kubectl-dra", control_plane.admin_kubeconfig, "devices", "--node", scene.node, "-o", "json"
     )
     assert code == 0, out
     rows = [(r["device"], r["claims"]) for r in json.loads(out)["devices"]]
     assert rows == [("gpu-0", []), ("gpu-1", [f"{scene.namespace}/held"])]
-    code, out = await _run(
+    code, out = await run_command(
         "kubectl-dra", control_plane.admin_kubeconfig, "explain", "claim", "nope"
     )
     assert code == 1 and "claim default/nope not found" in out
@@ -240,16 +224,20 @@ async def test_context_namespace_yaml_and_wide_output(
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(yaml.safe_dump(doc))
 
-    code, out = await _run("kubectl-dra", kubeconfig, "explain", "claim", "held", "-o", "yaml")
+    code, out = await run_command(
+        "kubectl-dra", kubeconfig, "explain", "claim", "held", "-o", "yaml"
+    )
     assert code == 1 and "claim default/held not found" in out  # the current context: default
-    code, out = await _run(
+    code, out = await run_command(
         "kubectl-dra", kubeconfig, "explain", "claim", "held", "-o", "yaml", "--context", "scene"
     )
     assert code == 0, out
     (held,) = yaml.safe_load(out)["allocated"]
     assert (held["claim"], held["node"]) == (f"{scene.namespace}/held", scene.node)
 
-    code, out = await _run("kubectl-dra", kubeconfig, "devices", "--node", scene.node, "-o", "wide")
+    code, out = await run_command(
+        "kubectl-dra", kubeconfig, "devices", "--node", scene.node, "-o", "wide"
+    )
     assert code == 0, out
     header, row = out.splitlines()
     assert header.split() == ["NODE", "DRIVER", "POOL", "DEVICE", "SLICE", "CLAIMS"]
@@ -261,5 +249,5 @@ async def test_context_namespace_yaml_and_wide_output(
         f"{scene.namespace}-slice",
         f"{scene.namespace}/held",
     ]
-    code, out = await _run("kubectl-dra", kubeconfig, "devices", "--context", "nope")
+    code, out = await run_command("kubectl-dra", kubeconfig, "devices", "--context", "nope")
     assert code == 2 and "cannot read the cluster" in out

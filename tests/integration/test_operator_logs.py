@@ -11,7 +11,6 @@ one `allocation.node` verdict per node tried. Lines are JSON (stderr is not a te
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -38,17 +37,6 @@ from dra_operator.kube import PODS, Client
 pytestmark = pytest.mark.controlplane
 
 
-def events(spawned: Spawned, name: str) -> list[dict[str, Any]]:
-    """The JSON log lines of the process whose event is `name`."""
-    found = []
-    for line in spawned.output().splitlines():
-        if line.startswith("{"):
-            record = json.loads(line)
-            if record.get("event") == name:
-                found.append(record)
-    return found
-
-
 async def test_the_log_tells_the_story(
     admin_api: Client,
     namespace: str,
@@ -68,7 +56,7 @@ async def test_the_log_tells_the_story(
     def logged(name: str, **keys: Any) -> Callable[[], dict[str, Any] | None]:
         def probe() -> dict[str, Any] | None:
             return next(
-                (e for e in events(operator, name) if keys.items() <= e.items()),
+                (e for e in operator.events(name) if keys.items() <= e.items()),
                 None,
             )
 

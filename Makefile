@@ -46,6 +46,11 @@ fmt: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+# The image from the Dockerfile, without a Docker engine (buildah; as root): e2e/image/build.sh.
+.PHONY: image
+image:
+	bash e2e/image/build.sh
+
 # The wheel: python -m build, twine check, a clean venv's dra-operator and kubectl-dra.
 wheel: $(STAMP)
 	bash .ci/check-wheel.sh

@@ -13,7 +13,7 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PYTHONDONTWRITEBYTECODE=1
 WORKDIR /src
 # The package's metadata and source: .dockerignore keeps everything else out of the context.
-COPY pyproject.toml constraints.txt README.md ./
+COPY pyproject.toml constraints.txt README.md LICENSE ./
 COPY operator/ operator/
 RUN python -m venv /opt/dra-operator \
  && python -m pip wheel --no-cache-dir --no-deps --wheel-dir /tmp/wheels . \

@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint fmt demo controlplane helm unit clean
+.PHONY: test lint fmt demo controlplane helm unit wheel clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -50,9 +50,18 @@ fmt: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+# The image from the Dockerfile, without a Docker engine (buildah; as root): e2e/image/build.sh.
+.PHONY: image
+image:
+	bash e2e/image/build.sh
+
+# The wheel: python -m build, twine check, a clean venv's dra-operator and kubectl-dra.
+wheel: $(STAMP)
+	bash .ci/check-wheel.sh
+
 # pytest exits 5 when it collected no test: that is a failure here, never a pass.
 # Everything on the primary release, then the control-plane suites again on $(K8S_OTHER).
-test: $(STAMP) controlplane oracle helm lint
+test: $(STAMP) controlplane oracle helm lint wheel
 	$(BIN)/pytest -q -p no:cacheprovider $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; \
 	  [ $$rc -eq 0 ] || exit $$rc

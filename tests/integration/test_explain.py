@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from tests.support.cli import run_command
 from tests.support.controlplane import NodeFactory
 from tests.support.dra_objects import consumer_pod, device_class, resource_claim, resource_slice
-from tests.support.operator import run_cli
 
 from dra_operator import controlplane
 from dra_operator.kube import PODS, Client, dra
@@ -91,7 +92,7 @@ class Scene:
         self, kubeconfig: Path, kind: str, name: str
     ) -> tuple[int, dict[str, Any], dict[str, Any] | None]:
         """Exit code, the whole answer, and the verdict for this scene's node."""
-        code, out = await run_cli(
+        code, out = await run_command(
             "dra-operator", kubeconfig, "explain", kind, name, "-n", self.namespace, "-o", "json"
         )
         assert code in (0, 3), out
@@ -185,7 +186,7 @@ async def test_allocated_claim_shows_devices_and_node_and_devices_lists_holders(
 ) -> None:
     await scene.setup([_gpu("gpu-0"), _gpu("gpu-1")])
     await scene.claim("held", devices=["gpu-1"])
-    code, out = await run_cli(
+    code, out = await run_command(
         "dra-operator",
         control_plane.admin_kubeconfig,
         "explain",
@@ -198,13 +199,55 @@ async def test_allocated_claim_shows_devices_and_node_and_devices_lists_holders(
     assert f"claim {scene.namespace}/held: allocated on node {scene.node}" in out
     assert f"gpu: {scene.driver}/pool/gpu-1" in out
 
-    code, out = await run_cli(
+    code, out = await run_command(
         "kubectl-dra", control_plane.admin_kubeconfig, "devices", "--node", scene.node, "-o", "json"
     )
     assert code == 0, out
     rows = [(r["device"], r["claims"]) for r in json.loads(out)["devices"]]
     assert rows == [("gpu-0", []), ("gpu-1", [f"{scene.namespace}/held"])]
-    code, out = await run_cli(
+    code, out = await run_command(
         "kubectl-dra", control_plane.admin_kubeconfig, "explain", "claim", "nope"
     )
     assert code == 1 and "claim default/nope not found" in out
+
+
+async def test_context_namespace_yaml_and_wide_output(
+    control_plane: controlplane.ControlPlaneState, scene: Scene, tmp_path: Path
+) -> None:
+    """kubectl's conventions: `--context` picks a context, whose namespace replaces `-n`."""
+    await scene.setup([_gpu("gpu-0")])
+    await scene.claim("held", devices=["gpu-0"])
+    doc = yaml.safe_load(control_plane.admin_kubeconfig.read_text())
+    (admin,) = doc["contexts"]
+    in_scene = {**admin["context"], "namespace": scene.namespace}
+    doc["contexts"].append({"name": "scene", "context": in_scene})
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump(doc))
+
+    code, out = await run_command(
+        "kubectl-dra", kubeconfig, "explain", "claim", "held", "-o", "yaml"
+    )
+    assert code == 1 and "claim default/held not found" in out  # the current context: default
+    code, out = await run_command(
+        "kubectl-dra", kubeconfig, "explain", "claim", "held", "-o", "yaml", "--context", "scene"
+    )
+    assert code == 0, out
+    (held,) = yaml.safe_load(out)["allocated"]
+    assert (held["claim"], held["node"]) == (f"{scene.namespace}/held", scene.node)
+
+    code, out = await run_command(
+        "kubectl-dra", kubeconfig, "devices", "--node", scene.node, "-o", "wide"
+    )
+    assert code == 0, out
+    header, row = out.splitlines()
+    assert header.split() == ["NODE", "DRIVER", "POOL", "DEVICE", "SLICE", "CLAIMS"]
+    assert row.split() == [
+        scene.node,
+        scene.driver,
+        "pool",
+        "gpu-0",
+        f"{scene.namespace}-slice",
+        f"{scene.namespace}/held",
+    ]
+    code, out = await run_command("kubectl-dra", kubeconfig, "devices", "--context", "nope")
+    assert code == 2 and "cannot read the cluster" in out

@@ -19,13 +19,13 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
+from tests.support.cli import run_command
 from tests.support.controlplane import NodeFactory
 from tests.support.dra_objects import device_class, driver_of, gpus, resource_slice, unique_name
 from tests.support.kubelet_standin import KubeletStandIn
 from tests.support.operator import (
     InProcessOperator,
     failed_scheduling,
-    run_cli,
     verify_clean,
     wait_for,
 )
@@ -242,7 +242,7 @@ async def test_a_pod_that_does_not_fit_is_explained(
             in (messages[0])
         )
         assert await special_claims(admin_api, namespace) == []
-        code, text = await run_cli(
+        code, text = await run_command(
             "dra-operator", control_plane.admin_kubeconfig, "explain", "pod", "p", "-n", namespace
         )
         assert code == 3, text

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -39,6 +40,7 @@ from tests.support.kubelet_standin import KubeletStandIn
 from tests.support.operator import verify_clean, wait_for
 
 from dra_operator import controlplane, names, verify
+from dra_operator.cli._cluster_options import Target
 from dra_operator.cli._taint import change_taint
 from dra_operator.errors import APINotFoundError
 from dra_operator.kube import CORE_EVENTS, PODS, Client, PatchType, Resource, dra
@@ -128,7 +130,7 @@ class Scene:
 
     async def taint(self, *, add: bool = True, **options: Any) -> str:
         base = {
-            "kubeconfig": self.kubeconfig,
+            "target": Target(Path(self.kubeconfig)),
             "driver": DRIVER,
             "pool": self.pool,
             "device": None,

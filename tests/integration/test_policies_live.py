@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 import subprocess
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -222,17 +221,6 @@ async def _scrape(port: int) -> str:
         return await resp.text()
 
 
-def _logged(spawned: Spawned, event: str) -> list[dict[str, Any]]:
-    """The operator's JSON log lines with this `event`."""
-    found = []
-    for line in spawned.output().splitlines():
-        if line.startswith("{"):
-            entry = json.loads(line)
-            if entry.get("event") == event:
-                found.append(entry)
-    return found
-
-
 async def test_failing_hooks_are_contained_per_failure_mode(
     admin_api: Client,
     namespace: str,
@@ -261,7 +249,7 @@ async def test_failing_hooks_are_contained_per_failure_mode(
         env={"PYTHONPATH": str(EXAMPLES)},
     )
     serving = await wait_for(
-        lambda: _logged(operator, "probes.serving"), timeout=DEADLINE, what="the probes"
+        lambda: operator.events("probes.serving"), timeout=DEADLINE, what="the probes"
     )
     port = int(serving[0]["metrics_port"])
 
@@ -283,7 +271,7 @@ async def test_failing_hooks_are_contained_per_failure_mode(
     timeouts = _sample(
         metrics, failures, hook="failing:Slow", point="before_allocate", reason="timeout"
     )
-    logged = {(e["hook"], e["point"], e["reason"]) for e in _logged(operator, "hook.failed")}
+    logged = {(e["hook"], e["point"], e["reason"]) for e in operator.events("hook.failed")}
     refused = await admin_api.get(PODS, "refused", namespace=namespace)
     claim = await admin_api.get(CLAIMS, "refused", namespace=namespace)
 

@@ -14,16 +14,15 @@ allocation, more than 256 entries), so those are left to the unit tests.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
-import sys
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.cli import run_command
 from tests.support.controlplane import NodeFactory
 from tests.support.dra_objects import (
     claim_spec,
@@ -42,22 +41,10 @@ pytestmark = pytest.mark.controlplane
 CLAIMS = dra("resourceclaims")
 SLICES = dra("resourceslices")
 DELETE_PROTECTION = "resource.kubernetes.io/delete-protection"
-VERIFY = Path(sys.executable).with_name("dra-operator")
 
 
 async def _verify(kubeconfig: Path, *args: str) -> tuple[int, str]:
-    proc = await asyncio.create_subprocess_exec(
-        str(VERIFY),
-        "verify",
-        "--kubeconfig",
-        str(kubeconfig),
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    out, _ = await proc.communicate()
-    assert proc.returncode is not None
-    return proc.returncode, out.decode()
+    return await run_command("dra-operator", kubeconfig, "verify", *args)
 
 
 async def _verify_json(kubeconfig: Path, *args: str) -> tuple[int, list[dict[str, str]]]:

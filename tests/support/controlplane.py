@@ -26,6 +26,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -220,6 +221,16 @@ class Spawned:
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
+
+    def events(self, event: str) -> list[dict[str, Any]]:
+        """The JSON log lines (as the operator writes them off a terminal) of this `event`."""
+        found = []
+        for line in self.output().splitlines():
+            if line.startswith("{"):
+                entry = json.loads(line)
+                if entry.get("event") == event:
+                    found.append(entry)
+        return found
 
 
 @pytest.fixture

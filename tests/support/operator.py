@@ -25,13 +25,12 @@ import inspect
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from tests.support.cli import run_command
 from tests.support.controlplane import Spawned
 
 from dra_operator import app, controlplane, kube
@@ -62,21 +61,6 @@ async def wait_for(
         delay = min(delay * 2, 0.5)
 
 
-async def run_cli(program: str, kubeconfig: Path, *args: str) -> tuple[int, str]:
-    """Run `program` of this venv (`dra-operator`, `kubectl-dra`) with `args` as the user of
-    `kubeconfig`: its exit status and its output (stdout and stderr)."""
-    proc = await asyncio.create_subprocess_exec(
-        str(Path(sys.executable).with_name(program)),
-        *args,
-        f"--kubeconfig={kubeconfig}",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    out, _ = await proc.communicate()
-    assert proc.returncode is not None
-    return proc.returncode, out.decode()
-
-
 async def verify_clean(control_plane: controlplane.ControlPlaneState, namespace: str) -> None:
     """`dra-operator verify -n <namespace>` as the admin: exit 0, no violation."""
     code, out = await run_verify(control_plane, namespace)
@@ -87,7 +71,7 @@ async def run_verify(
     control_plane: controlplane.ControlPlaneState, namespace: str
 ) -> tuple[int, str]:
     """`dra-operator verify -n <namespace>` as the admin: its exit status and output."""
-    return await run_cli(
+    return await run_command(
         "dra-operator", control_plane.admin_kubeconfig, "verify", f"--namespace={namespace}"
     )
 

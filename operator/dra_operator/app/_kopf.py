@@ -65,14 +65,17 @@ def kopf_settings() -> kopf.OperatorSettings:
     return settings
 
 
-def connection_info(config: kube.ClusterConfig) -> kopf.ConnectionInfo:
-    """kopf's credentials from ours: same server, CA, client certificate or token."""
+async def connection_info(config: kube.ClusterConfig) -> kopf.ConnectionInfo:
+    """kopf's credentials from ours: same server, CA, client certificate or token.
+
+    kopf calls its login handler again after a 401, so an expired exec token is renewed."""
+    scheme, _, token = (await config.authorization() or "").partition(" ")
     return kopf.ConnectionInfo(
         server=config.server,
         ca_data=config.ca_pem,
         insecure=config.insecure_skip_tls_verify or None,
-        scheme="Bearer" if config.bearer_token() else None,
-        token=config.bearer_token(),
+        scheme=scheme or None,
+        token=token or None,
         certificate_data=config.client_cert_pem,
         private_key_data=config.client_key_pem,
     )
@@ -90,8 +93,8 @@ def kopf_registry(operator: Operator, config: kube.ClusterConfig) -> kopf.Operat
     """A private registry (several operators may share a process in tests)."""
     registry = kopf.OperatorRegistry()
 
-    def login(**_: Any) -> kopf.ConnectionInfo:
-        return connection_info(config)
+    async def login(**_: Any) -> kopf.ConnectionInfo:
+        return await connection_info(config)
 
     kopf.on.login(registry=registry)(login)
     for kind in operator.caches.kinds:

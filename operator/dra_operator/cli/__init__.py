@@ -13,12 +13,13 @@ import click
 
 from dra_operator.cli._logging import log_options
 
-__all__ = ["kubectl_main", "main"]
+__all__ = ["kubectl_complete_main", "kubectl_main", "main"]
 
 # name -> module under dra_operator.cli that defines `command`
 _SUBCOMMANDS: dict[str, str] = {
     "allocate": "_allocate",
     "cel": "_cel",
+    "completion": "_completion",
     "controlplane": "_controlplane",
     "demo": "_demo",
     "explain": "_explain",
@@ -27,7 +28,11 @@ _SUBCOMMANDS: dict[str, str] = {
     "untaint": "_untaint",
     "verify": "_verify",
 }
-_KUBECTL_SUBCOMMANDS: dict[str, str] = {"devices": "_devices", "explain": "_explain"}
+_KUBECTL_SUBCOMMANDS: dict[str, str] = {
+    "completion": "_completion",
+    "devices": "_devices",
+    "explain": "_explain",
+}
 
 
 class _LazyGroup(click.Group):
@@ -56,3 +61,12 @@ def main() -> None:
 @click.group(cls=_LazyGroup, lazy=_KUBECTL_SUBCOMMANDS)
 def kubectl_main() -> None:
     """kubectl dra: look into Dynamic Resource Allocation."""
+
+
+def kubectl_complete_main() -> None:
+    """`kubectl_complete-dra`: the candidates kubectl asks a plugin for on <TAB>."""
+    import sys
+
+    from dra_operator.cli._completion import kubectl_complete
+
+    kubectl_complete(kubectl_main, "kubectl-dra", sys.argv[1:])

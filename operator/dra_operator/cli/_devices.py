@@ -1,19 +1,19 @@
 """`kubectl dra devices [--node N]`: every published device, its pool and which claims hold it.
 
 Reads the cluster as `verify` does. Only the newest generation of each pool is shown (older
-slices are being replaced); a device without a holder is free.
+slices are being replaced); a device without a holder is free. `-o wide` adds the slice.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
-from pathlib import Path
 
 import click
 
 from dra_operator import verify
+from dra_operator.cli._cluster_options import Target, cluster_options
+from dra_operator.cli._output import output_option, print_document
 from dra_operator.errors import APIError, InvalidObjectError
 from dra_operator.kube import Client
 from dra_operator.model import DeviceID, ResourceSlice
@@ -23,8 +23,8 @@ __all__ = ["command"]
 _UNREADABLE = 2
 
 
-async def _read(kubeconfig: Path | None) -> verify.ClusterState:
-    async with Client.from_kubeconfig(kubeconfig) as api:
+async def _read(target: Target) -> verify.ClusterState:
+    async with Client(target.config()) as api:
         return await verify.read_cluster(api)
 
 
@@ -79,37 +79,25 @@ def device_rows(state: verify.ClusterState, node: str | None) -> list[dict[str, 
 
 @click.command("devices")
 @click.option("--node", default=None, help="Only the devices of this node.")
-@click.option(
-    "-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True
-)
-@click.option(
-    "--kubeconfig",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="Kubeconfig to use [default: $KUBECONFIG, in-cluster, ~/.kube/config].",
-)
-def command(node: str | None, output: str, kubeconfig: Path | None) -> None:
+@output_option
+@cluster_options
+def command(node: str | None, output: str, target: Target) -> None:
     """List every device, its pool and the claims holding it."""
     try:
-        state = asyncio.run(_read(kubeconfig))
+        state = asyncio.run(_read(target))
     except (APIError, InvalidObjectError, OSError) as exc:
         click.echo(f"cannot read the cluster: {exc}", err=True)
         sys.exit(_UNREADABLE)
     rows = device_rows(state, node)
-    if output == "json":
-        click.echo(json.dumps({"devices": rows}, indent=2))
+    if output in ("json", "yaml"):
+        print_document({"devices": rows}, output)
         return
-    header = ("NODE", "DRIVER", "POOL", "DEVICE", "CLAIMS")
-    table = [header] + [
-        (
-            str(r["node"]),
-            str(r["driver"]),
-            str(r["pool"]),
-            str(r["device"]),
-            ", ".join(r["claims"]) or "-",  # type: ignore[arg-type]
-        )
+    keys = ["node", "driver", "pool", "device"] + (["slice"] if output == "wide" else [])
+    table = [[key.upper() for key in keys] + ["CLAIMS"]] + [
+        [str(r[key]) for key in keys] + [", ".join(r["claims"]) or "-"]  # type: ignore[arg-type]
         for r in rows
     ]
-    widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
-    for row in table:
-        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + row[-1])
+    widths = [max(len(row[i]) for row in table) for i in range(len(keys))]
+    for cells in table:
+        padded = [c.ljust(w) for c, w in zip(cells, widths, strict=False)]
+        click.echo("  ".join([*padded, cells[-1]]))

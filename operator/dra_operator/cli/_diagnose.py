@@ -13,7 +13,9 @@ As the scheduler would: the devices carry the taints of the DeviceTaintRules tha
 (when device taints are on), and the claims are allocated with the strategy and search budget
 of the AllocationPolicy that governs them (`Policies`; the scheduler's `Governor` choice).
 Hooks are not loaded here, so a policy's hooks neither run nor make it invalid; the diagnosis
-names them.
+names them. An unbound pod's candidate nodes first pass the scheduler's node filters (ready,
+unschedulable, node taints, node affinity, resources): a node that fails one is reported with
+the scheduler's own reason text (the one its FailedScheduling event counts) and not tried.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from dra_operator.allocator import (
     RequestExplanation,
     allocate,
 )
+from dra_operator.controllers.scheduler import NodeUsage, node_problems
 from dra_operator.errors import AllocationInputError
 from dra_operator.hooks import AllocationPolicy, allocator_policy, decision_policy
 from dra_operator.model import (
@@ -95,6 +98,7 @@ class NodeVerdict:
     summary: str
     requests: tuple[RequestFunnel, ...] = ()
     pools: tuple[str, ...] = ()
+    node_problems: tuple[str, ...] = ()  # the scheduler's node filters that reject it
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -221,6 +225,18 @@ def _verdict(node: str, explanation: Explanation) -> NodeVerdict:
     )
 
 
+def _blocked_nodes(state: ClusterState, pod: Pod | None) -> dict[str, list[str]]:
+    """The scheduler's node filter verdicts for an unbound pod: node -> reasons."""
+    if pod is None or pod.spec.node_name:
+        return {}
+    usage = NodeUsage()
+    for placed in state.pods:  # the pod itself is unbound: it counts nowhere
+        usage.pod_changed(placed)
+    requests = pod.effective_requests
+    found = {n.name: node_problems(n, pod, requests, usage.on_node(n.name)) for n in state.nodes}
+    return {name: problems for name, problems in found.items() if problems}
+
+
 @dataclass(frozen=True, slots=True)
 class _Tried:
     nodes: tuple[NodeVerdict, ...]
@@ -252,7 +268,15 @@ def _try_nodes(
     if governing is not None and governing.search_timeout is not None:
         budget = replace(budget, timeout=governing.search_timeout)
     verdicts: list[NodeVerdict] = []
+    blocked = _blocked_nodes(state, pod)
     for node in _candidate_nodes(state, pod):
+        if node.name in blocked:
+            problems = tuple(blocked[node.name])
+            summary = "; ".join(problems)
+            verdicts.append(
+                NodeVerdict(node=node.name, fits=False, summary=summary, node_problems=problems)
+            )
+            continue
         extra = special(node.name) if special is not None else None
         if not claims and extra is None:
             verdicts.append(

@@ -12,26 +12,26 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import sys
-from pathlib import Path
 
 import click
 
 from dra_operator import verify
 from dra_operator.allocator import Features
+from dra_operator.cli._cluster_options import Target, cluster_options
 from dra_operator.cli._diagnose import Diagnosis, Policies, diagnose_claim, diagnose_pod
+from dra_operator.cli._output import output_option, print_document
 from dra_operator.errors import APIError, APINotFoundError, InvalidObjectError
 from dra_operator.hooks import parse_allocation_policy
-from dra_operator.kube import ALLOCATION_POLICIES, NAMESPACES, Client
+from dra_operator.kube import ALLOCATION_POLICIES, NAMESPACES, Client, ClusterConfig
 
 __all__ = ["command"]
 
 _OK, _MISSING, _UNREADABLE, _UNALLOCATED = 0, 1, 2, 3
 
 
-async def _read(kubeconfig: Path | None, namespace: str) -> tuple[verify.ClusterState, Policies]:
-    async with Client.from_kubeconfig(kubeconfig) as api:
+async def _read(config: ClusterConfig, namespace: str) -> tuple[verify.ClusterState, Policies]:
+    async with Client(config) as api:
         state = await verify.read_cluster(api, namespace=namespace, with_classes=True)
         return state, await _policies(api, namespace)
 
@@ -68,7 +68,7 @@ def _policy_line(found: Diagnosis) -> list[str]:
     return [line]
 
 
-def _table(found: Diagnosis) -> str:
+def _table(found: Diagnosis, *, wide: bool = False) -> str:
     lines = [f"extended resource {line}" for line in found.extended]
     for claim in found.allocated:
         lines.append(f"claim {claim.claim}: allocated on node {claim.node}")
@@ -94,6 +94,12 @@ def _table(found: Diagnosis) -> str:
             )
             if request.blocking:
                 lines.append(f"      blocked at {request.blocking}")
+            if wide:
+                lines += [
+                    f"      {stage.name}: {dropped}"
+                    for stage in request.stages
+                    for dropped in stage.dropped
+                ]
         lines += [f"    {pool}" for pool in verdict.pools]
     if found.is_allocated:
         lines.append(f"{found.subject}: every claim is allocated")
@@ -103,16 +109,11 @@ def _table(found: Diagnosis) -> str:
 @click.command("explain")
 @click.argument("kind", type=click.Choice(["pod", "claim"]))
 @click.argument("name")
-@click.option("-n", "--namespace", default="default", show_default=True)
 @click.option(
-    "-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True
+    "-n", "--namespace", default=None, help="[default: the context's namespace, else default]"
 )
-@click.option(
-    "--kubeconfig",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="Kubeconfig to use [default: $KUBECONFIG, in-cluster, ~/.kube/config].",
-)
+@output_option
+@cluster_options
 @click.option(
     "--kubernetes-version",
     default="1.36",
@@ -122,15 +123,17 @@ def _table(found: Diagnosis) -> str:
 def command(
     kind: str,
     name: str,
-    namespace: str,
+    namespace: str | None,
     output: str,
-    kubeconfig: Path | None,
+    target: Target,
     kubernetes_version: str,
 ) -> None:
     """Explain why a pod's or claim's devices are (not) allocated."""
     try:
         features = Features.for_kubernetes(kubernetes_version)
-        state, policies = asyncio.run(_read(kubeconfig, namespace))
+        config = target.config()
+        namespace = namespace or config.namespace or "default"
+        state, policies = asyncio.run(_read(config, namespace))
     except (APIError, InvalidObjectError, OSError) as exc:
         click.echo(f"cannot read the cluster: {exc}", err=True)
         sys.exit(_UNREADABLE)
@@ -139,9 +142,8 @@ def command(
     if found is None:
         click.echo(f"{kind} {namespace}/{name} not found", err=True)
         sys.exit(_MISSING)
-    if output == "json":
-        body = dataclasses.asdict(found) | {"is_allocated": found.is_allocated}
-        click.echo(json.dumps(body, indent=2))
+    if output in ("json", "yaml"):
+        print_document(dataclasses.asdict(found) | {"is_allocated": found.is_allocated}, output)
     else:
-        click.echo(_table(found))
+        click.echo(_table(found, wide=output == "wide"))
     sys.exit(_OK if found.is_allocated else _UNALLOCATED)

@@ -12,11 +12,11 @@ import asyncio
 import signal
 import socket
 import uuid
-from pathlib import Path
 
 import click
 
 from dra_operator import app, errors, hooks, kube, names
+from dra_operator.cli._cluster_options import Target, cluster_options
 from dra_operator.cli._logging import log_options
 from dra_operator.observability import parse_bind_address
 
@@ -48,12 +48,7 @@ def _lease(value: str) -> str:
 
 @click.command("run")
 @log_options
-@click.option(
-    "--kubeconfig",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="Kubeconfig file [default: $KUBECONFIG, else the in-cluster service account].",
-)
+@cluster_options
 @click.option(
     "--controllers",
     default=None,
@@ -130,7 +125,7 @@ def _lease(value: str) -> str:
     "dra_operator.hooks.",
 )
 def command(
-    kubeconfig: Path | None,
+    target: Target,
     controllers: str | None,
     scheduler_names: tuple[str, ...],
     namespaces: tuple[str, ...],
@@ -183,7 +178,7 @@ def command(
             raise click.BadParameter(str(exc), param_hint=flag) from exc
     try:
         hooks.load_hooks(hook_specs)  # a typo stops us here, before connecting
-        config = kube.load_config(kubeconfig)
+        config = target.config()
         asyncio.run(_main(settings, config))
     except errors.DRAOperatorError as exc:
         raise click.ClickException(str(exc)) from exc

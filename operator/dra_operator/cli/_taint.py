@@ -14,14 +14,14 @@ import copy
 import datetime
 import hashlib
 import sys
-from collections.abc import Mapping
-from pathlib import Path
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import click
 
 from dra_operator import names
-from dra_operator.errors import APIError
+from dra_operator.cli._cluster_options import cluster_options
+from dra_operator.errors import APIError, InvalidObjectError
 from dra_operator.kube import RESOURCE_GROUP, Client, Resource, dra
 
 _VERSIONS = ("v1", "v1beta2", "v1alpha3")
@@ -117,7 +117,7 @@ async def _pool_slices(api: Client, slices: Resource, driver: str, pool: str) ->
 
 async def change_taint(options: Mapping[str, Any], *, add: bool) -> str:
     """Put the taint on (`add`) or off as `options` (the command line's) say; what was done."""
-    async with Client.from_kubeconfig(options["kubeconfig"]) as api:
+    async with Client(options["target"].config()) as api:
         rules = await _served(api, "devicetaintrules")
         via = options["via"]
         if via == "auto":
@@ -161,30 +161,22 @@ async def change_taint(options: Mapping[str, Any], *, add: bool) -> str:
 
 
 def _common(func: Any) -> Any:
-    for option in reversed(
-        [
-            click.option(
-                "--kubeconfig",
-                type=click.Path(exists=True, dir_okay=False, path_type=Path),
-                default=None,
-                help="Kubeconfig to use [default: $KUBECONFIG, in-cluster, ~/.kube/config].",
-            ),
-            click.option("--driver", required=True, help="The device's driver."),
-            click.option("--pool", required=True, help="The device's pool."),
-            click.option("--device", default=None, help="The device; all of the pool if not set."),
-            click.option("--key", required=True, help="The taint's key."),
-            click.option(
-                "--via",
-                type=click.Choice(["auto", "slice", "rule"]),
-                default="auto",
-                show_default=True,
-                help="auto: a DeviceTaintRule when the server serves them, else the slice.",
-            ),
-            click.option(
-                "--name", default=None, help="The DeviceTaintRule's name [default: derived]."
-            ),
-        ]
-    ):
+    options: list[Callable[[Any], Any]] = [
+        cluster_options,
+        click.option("--driver", required=True, help="The device's driver."),
+        click.option("--pool", required=True, help="The device's pool."),
+        click.option("--device", default=None, help="The device; all of the pool if not set."),
+        click.option("--key", required=True, help="The taint's key."),
+        click.option(
+            "--via",
+            type=click.Choice(["auto", "slice", "rule"]),
+            default="auto",
+            show_default=True,
+            help="auto: a DeviceTaintRule when the server serves them, else the slice.",
+        ),
+        click.option("--name", default=None, help="The DeviceTaintRule's name [default: derived]."),
+    ]
+    for option in reversed(options):
         func = option(func)
     return func
 
@@ -192,7 +184,7 @@ def _common(func: Any) -> Any:
 def _finish(coro: Any) -> None:
     try:
         click.echo(asyncio.run(coro))
-    except APIError as exc:
+    except (APIError, InvalidObjectError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
 

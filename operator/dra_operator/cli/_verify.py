@@ -9,15 +9,15 @@ lists of claims and pods (the lists are not one atomic snapshot) does not count.
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
-from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from dra_operator import verify
+from dra_operator.cli._cluster_options import Target, cluster_options
+from dra_operator.cli._output import output_option, print_document
 from dra_operator.errors import APIError, InvalidObjectError
 from dra_operator.kube import Client
 
@@ -28,12 +28,7 @@ _PIPE_WIDTH = 160  # columns when printing to a file or pipe, where rich would a
 
 
 @click.command("verify")
-@click.option(
-    "--kubeconfig",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="Kubeconfig to use [default: $KUBECONFIG, in-cluster, ~/.kube/config].",
-)
+@cluster_options
 @click.option(
     "-n",
     "--namespace",
@@ -42,22 +37,21 @@ _PIPE_WIDTH = 160  # columns when printing to a file or pipe, where rich would a
     "whole); a device double-allocated across namespaces then goes unseen.",
 )
 @click.option(
-    "-o",
-    "--output",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-    help="How to print the violations.",
+    "-A",
+    "--all-namespaces",
+    is_flag=True,
+    help="Check every namespace (the default; wins over -n, as in kubectl).",
 )
-def command(kubeconfig: Path | None, namespace: str | None, output: str) -> None:
+@output_option
+def command(target: Target, namespace: str | None, all_namespaces: bool, output: str) -> None:
     """Check that no device is over-allocated and every claim and pod is consistent."""
     try:
-        state, violations = asyncio.run(_verify(kubeconfig, namespace))
+        state, violations = asyncio.run(_verify(target, None if all_namespaces else namespace))
     except (APIError, InvalidObjectError, OSError) as exc:
         Console(stderr=True, soft_wrap=True).print(f"[red]cannot read the cluster:[/] {exc}")
         sys.exit(_UNREADABLE)
-    if output == "json":
-        click.echo(json.dumps(_as_json(state, violations), indent=2))
+    if output in ("json", "yaml"):
+        print_document(_as_json(state, violations), output)
     else:
         _print_table(state, violations)
     failed = any(v.severity == verify.Severity.ERROR for v in violations)
@@ -65,9 +59,9 @@ def command(kubeconfig: Path | None, namespace: str | None, output: str) -> None
 
 
 async def _verify(
-    kubeconfig: Path | None, namespace: str | None
+    target: Target, namespace: str | None
 ) -> tuple[verify.ClusterState, list[verify.Violation]]:
-    async with Client.from_kubeconfig(kubeconfig) as api:
+    async with Client(target.config()) as api:
         state = await verify.read_cluster(api, namespace=namespace)
         violations = verify.check(state)
         if not violations:

@@ -116,11 +116,11 @@ class Client:
 
     # -- plumbing -------------------------------------------------------------------------
 
-    def _headers(self, content_type: str | None = None) -> dict[str, str]:
+    async def _headers(self, content_type: str | None = None) -> dict[str, str]:
         headers = {"Accept": "application/json"}
-        token = self.config.bearer_token()
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
+        authorization = await self.config.authorization()
+        if authorization:
+            headers["Authorization"] = authorization
         if content_type:
             headers["Content-Type"] = content_type
         return headers
@@ -139,12 +139,13 @@ class Client:
         what = f"{method} {path}"
         data = None if body is None else json.dumps(body).encode()
         try:
+            headers = await self._headers(content_type if data is not None else None)
             async with self._open().request(
                 method,
                 self.config.server + path,
                 params=params,
                 data=data,
-                headers=self._headers(content_type if data is not None else None),
+                headers=headers,
                 timeout=aiohttp.ClientTimeout(total=timeout or self.timeout),
                 server_hostname=self.config.tls_server_name,
             ) as resp:
@@ -153,6 +154,8 @@ class Client:
         except _TRANSPORT_ERRORS as exc:
             raise error_from_transport(exc, what) from exc
         if status >= 300:
+            if status == 401:
+                self.config.rejected()
             raise error_from_response(status, phrase, raw)
         try:
             decoded: JSONObject = json.loads(raw) if raw else {}
@@ -354,14 +357,17 @@ class Client:
             total=None, sock_connect=self.timeout, sock_read=timeout_seconds + _WATCH_GRACE
         )
         try:
+            headers = await self._headers()
             async with self._open().get(
                 self.config.server + path,
                 params=params,
-                headers=self._headers(),
+                headers=headers,
                 timeout=timeout,
                 server_hostname=self.config.tls_server_name,
             ) as resp:
                 if resp.status >= 300:
+                    if resp.status == 401:
+                        self.config.rejected()
                     raise error_from_response(resp.status, resp.reason or "", await resp.read())
                 async for event in _json_lines(resp):
                     if event.get("type") == "ERROR":

@@ -1,27 +1,39 @@
 """Where the API server is and who we are to it: kubeconfig files and in-cluster config.
 
-Supports what our own deployments and the local control plane use: client certificates, bearer
-tokens (inline or from a file, re-read on every connection so projected tokens may rotate) and
-a CA bundle, each given as a file path or as base64 `*-data`. Exec plugins and auth-provider
-entries are refused with a clear message rather than half-supported.
+kubernetes-asyncio reads them (we use its config loaders only, never its typed client): merged
+$KUBECONFIG lists, contexts, CA bundles and client certificates as files or `*-data`, tokens,
+`exec` credential plugins (token or client certificate) and the `oidc` and `gcp`
+auth providers, and the pod's service account. Its answer becomes a `ClusterConfig` for our
+raw-JSON client and kopf. Two of its habits are corrected here: a `tokenFile` is read once
+(we re-read it on every request, so projected tokens may rotate), and an exec token without
+`expirationTimestamp` would be fetched again for every request (`Credentials` keeps it until
+a 401). Loading is synchronous: the library's coroutines run on a private event loop, so that
+commands may load before starting theirs and tests may load inside theirs.
 """
 
 from __future__ import annotations
 
-import base64
+import asyncio
+import concurrent.futures
 import dataclasses
 import os
 import ssl
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dra_operator.errors import InvalidObjectError
+from dra_operator.kube._credentials import Credentials, Token
+
+if TYPE_CHECKING:
+    from kubernetes_asyncio.client import Configuration
+    from kubernetes_asyncio.config.kube_config import KubeConfigLoader
 
 __all__ = ["ClusterConfig", "load_config", "load_incluster_config", "load_kubeconfig"]
+
+T = TypeVar("T")
+_Fetch = Callable[[], Awaitable[Token]]
 
 _SA_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 
@@ -31,6 +43,8 @@ class ClusterConfig:
     """Connection settings for one API server and one identity.
 
     PEM material is held as bytes so a config built from `*-data` fields needs no files.
+    `credentials`, when set, supplies the Authorization header (exec plugins, auth providers);
+    otherwise `token` or `token_file` does.
     """
 
     server: str
@@ -41,12 +55,27 @@ class ClusterConfig:
     token_file: Path | None = None
     insecure_skip_tls_verify: bool = False
     tls_server_name: str | None = None
+    namespace: str | None = None
+    """The context's namespace (in-cluster: the pod's), for commands given no `-n`."""
+    credentials: Credentials | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def bearer_token(self) -> str | None:
-        """The token to send now; a token file is re-read so rotated tokens take effect."""
+        """The static token; a token file is re-read so rotated tokens take effect."""
         if self.token_file is not None:
             return self.token_file.read_text().strip()
         return self.token
+
+    async def authorization(self) -> str | None:
+        """The Authorization header value to send now, if any."""
+        if self.credentials is not None:
+            return await self.credentials.authorization()
+        token = self.bearer_token()
+        return f"Bearer {token}" if token else None
+
+    def rejected(self) -> None:
+        """The server answered 401: refreshable credentials are fetched anew next time."""
+        if self.credentials is not None:
+            self.credentials.invalidate()
 
     def ssl_context(self) -> ssl.SSLContext | bool:
         """A TLS context trusting the configured CA and presenting the client certificate."""
@@ -72,87 +101,161 @@ def _load_client_pair(ctx: ssl.SSLContext, cert_pem: bytes, key_pem: bytes) -> N
         ctx.load_cert_chain(cert, key)
 
 
+def _run(coroutine: Coroutine[Any, Any, T]) -> T:
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="kubeconfig") as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def load_kubeconfig(path: str | os.PathLike[str], *, context: str | None = None) -> ClusterConfig:
-    """Read one context of a kubeconfig file (its current context by default)."""
+    """One context (the current one by default) of a kubeconfig, or of a `:`-separated list
+    merged as kubectl merges $KUBECONFIG."""
+    from kubernetes_asyncio.config import ConfigException
+
     source = str(path)
     try:
-        doc = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise InvalidObjectError("", f"cannot read kubeconfig: {exc}", source=source) from exc
-    if not isinstance(doc, dict):
-        raise InvalidObjectError("", "kubeconfig is not a mapping", source=source)
-    base = Path(path).resolve().parent
-    name = context or doc.get("current-context")
-    if not name:
-        raise InvalidObjectError("current-context", "no context selected", source=source)
-    ctx = _named(doc, "contexts", "context", name, source)
-    cluster = _named(doc, "clusters", "cluster", ctx.get("cluster"), source)
-    user = _named(doc, "users", "user", ctx.get("user"), source) if ctx.get("user") else {}
-    for unsupported in ("exec", "auth-provider"):
-        if unsupported in user:
-            raise InvalidObjectError(
-                f"users[{ctx.get('user')}].{unsupported}", "not supported", source=source
-            )
-    server = cluster.get("server")
-    if not isinstance(server, str) or not server:
-        where = f"clusters[{ctx.get('cluster')}].server"
-        raise InvalidObjectError(where, "required", source=source)
-    token_file = user.get("tokenFile")
+        return _run(_load_kubeconfig(source, context))
+    except (ConfigException, OSError, ValueError, KeyError, TypeError, AssertionError) as exc:
+        # The library asserts that the chosen context and its cluster exist.
+        message = str(exc) or f"context {context!r} or its cluster not found"
+        raise InvalidObjectError("", message, source=source) from exc
+
+
+async def _load_kubeconfig(paths: str, context: str | None) -> ClusterConfig:
+    from kubernetes_asyncio.config.kube_config import KubeConfigLoader, KubeConfigMerger
+
+    merged = KubeConfigMerger(paths).config
+    if merged is None:
+        raise FileNotFoundError(f"no kubeconfig at {paths}")
+    if not (context or merged.value.get("current-context")):
+        raise ValueError("no context selected: current-context is empty and none was given")
+    loader = KubeConfigLoader(config_dict=merged, config_base_path=None, active_context=context)
+    settings = await _settings(loader)
+    user = _user(merged.value, loader)
+    credentials, token, token_file = None, user.get("token"), None
+    if "exec" in user or "auth-provider" in user:
+        credentials = Credentials(_refresher(loader, user), _token(loader, settings))
+    elif user.get("tokenFile") and not token:
+        token_file = Path(_base(merged.value, loader)) / user["tokenFile"]
+    elif "username" in user:  # basic authentication, as the library encoded it
+        credentials = Credentials(_static(settings), _token(loader, settings))
+    server = settings.host
+    if not server:
+        raise ValueError("the cluster has no server")
     return ClusterConfig(
         server=server.rstrip("/"),
-        ca_pem=_pem(cluster, "certificate-authority", base),
-        client_cert_pem=_pem(user, "client-certificate", base),
-        client_key_pem=_pem(user, "client-key", base),
-        token=user.get("token"),
-        token_file=base / token_file if token_file else None,
-        insecure_skip_tls_verify=bool(cluster.get("insecure-skip-tls-verify", False)),
-        tls_server_name=cluster.get("tls-server-name"),
+        ca_pem=_read(settings.ssl_ca_cert),
+        client_cert_pem=_read(settings.cert_file),
+        client_key_pem=_read(settings.key_file),
+        token=token,
+        token_file=token_file,
+        insecure_skip_tls_verify=not settings.verify_ssl,
+        tls_server_name=settings.tls_server_name,
+        namespace=(loader.current_context or {}).get("context", {}).get("namespace"),
+        credentials=credentials,
     )
 
 
-def _named(doc: Mapping[str, Any], key: str, inner: str, name: object, source: str) -> Any:
-    for entry in doc.get(key) or ():
-        if isinstance(entry, dict) and entry.get("name") == name:
-            value = entry.get(inner)
-            if isinstance(value, dict):
-                return value
-    raise InvalidObjectError(key, f"no entry named {name!r}", source=source)
+async def _settings(loader: KubeConfigLoader) -> Configuration:
+    from kubernetes_asyncio.client import Configuration
+
+    settings: Configuration = type.__call__(Configuration)  # not the process-wide default
+    await loader.load_and_set(settings)
+    return settings
 
 
-def _pem(section: Mapping[str, Any], field: str, base: Path) -> bytes | None:
-    data = section.get(f"{field}-data")
-    if data:
-        return base64.b64decode(str(data))
-    path = section.get(field)
-    if path:
-        return (base / str(path)).read_bytes()
-    return None
+def _token(loader: KubeConfigLoader, settings: Configuration) -> Token:
+    header = settings.api_key.get("BearerToken")
+    return Token(header, getattr(loader, "exec_plugin_expiry", None))
+
+
+def _refresher(loader: KubeConfigLoader, user: Mapping[str, Any]) -> _Fetch:
+    """How to fetch a fresh token: run the exec plugin again, or ask the auth provider
+    (which refreshes an expired OIDC id-token with its refresh token)."""
+    from kubernetes_asyncio.config import ConfigException
+    from kubernetes_asyncio.config.dateutil import parse_rfc3339
+    from kubernetes_asyncio.config.exec_provider import ExecProvider
+    from kubernetes_asyncio.config.kube_config import ConfigNode
+
+    async def run_plugin() -> Token:
+        try:
+            status = await ExecProvider(ConfigNode("exec", user["exec"])).run()
+        except ConfigException as exc:  # the client reports OSErrors as transport errors
+            raise OSError(f"exec credential plugin: {exc}") from exc
+        expiry = status.get("expirationTimestamp")
+        token = status.get("token")
+        return Token(
+            f"Bearer {token}" if token else None, parse_rfc3339(expiry) if expiry else None
+        )
+
+    async def ask_provider() -> Token:
+        return _token(loader, await _settings(loader))
+
+    return run_plugin if "exec" in user else ask_provider
+
+
+def _static(settings: Configuration) -> _Fetch:
+    header = settings.api_key.get("BearerToken")
+
+    async def same() -> Token:
+        return Token(header)
+
+    return same
+
+
+def _user(doc: Mapping[str, Any], loader: KubeConfigLoader) -> dict[str, Any]:
+    name = (loader.current_context or {}).get("context", {}).get("user")
+    for entry in doc.get("users") or ():
+        value = getattr(entry, "value", entry)
+        if value.get("name") == name:
+            user: dict[str, Any] = value.get("user") or {}
+            return user
+    return {}
+
+
+def _base(doc: Mapping[str, Any], loader: KubeConfigLoader) -> str:
+    """The folder of the kubeconfig that defines the current user (relative paths)."""
+    name = (loader.current_context or {}).get("context", {}).get("user")
+    for entry in doc.get("users") or ():
+        if getattr(entry, "value", entry).get("name") == name and getattr(entry, "path", None):
+            return os.path.dirname(os.path.abspath(str(entry.path)))
+    return os.getcwd()
+
+
+def _read(path: str | None) -> bytes | None:
+    return Path(path).read_bytes() if path else None
 
 
 def load_incluster_config() -> ClusterConfig:
-    """The pod's service account, as client-go's rest.InClusterConfig reads it."""
-    host = os.environ.get("KUBERNETES_SERVICE_HOST")
-    port = os.environ.get("KUBERNETES_SERVICE_PORT")
-    if not host or not port:
-        raise InvalidObjectError(
-            "", "not in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT unset"
-        )
-    if ":" in host:
-        host = f"[{host}]"
+    """The pod's service account, as client-go's rest.InClusterConfig reads it; the token
+    file is re-read on every request (kubelet rotates projected tokens)."""
+    from kubernetes_asyncio.client import Configuration
+    from kubernetes_asyncio.config import ConfigException
+    from kubernetes_asyncio.config.incluster_config import InClusterConfigLoader
+
+    settings = type.__call__(Configuration)
+    token, ca = _SA_DIR / "token", _SA_DIR / "ca.crt"
+    try:
+        InClusterConfigLoader(str(token), str(ca), try_refresh_token=False).load_and_set(settings)
+    except ConfigException as exc:
+        raise InvalidObjectError("", f"not in a cluster: {exc}") from exc
+    namespace = _SA_DIR / "namespace"
     return ClusterConfig(
-        server=f"https://{host}:{port}",
-        ca_pem=(_SA_DIR / "ca.crt").read_bytes(),
-        token_file=_SA_DIR / "token",
+        server=settings.host,
+        ca_pem=ca.read_bytes(),
+        token_file=token,
+        namespace=namespace.read_text().strip() if namespace.exists() else None,
     )
 
 
-def load_config(kubeconfig: str | os.PathLike[str] | None = None) -> ClusterConfig:
-    """An explicit kubeconfig, else $KUBECONFIG (first entry), else in-cluster, else ~/.kube."""
+def load_config(
+    kubeconfig: str | os.PathLike[str] | None = None, *, context: str | None = None
+) -> ClusterConfig:
+    """An explicit kubeconfig, else $KUBECONFIG (merged), else in-cluster, else ~/.kube."""
     if kubeconfig:
-        return load_kubeconfig(kubeconfig)
+        return load_kubeconfig(kubeconfig, context=context)
     env = os.environ.get("KUBECONFIG")
     if env:
-        return load_kubeconfig(env.split(os.pathsep)[0])
-    if os.environ.get("KUBERNETES_SERVICE_HOST"):
+        return load_kubeconfig(env, context=context)
+    if os.environ.get("KUBERNETES_SERVICE_HOST") and context is None:
         return load_incluster_config()
-    return load_kubeconfig(Path.home() / ".kube" / "config")
+    return load_kubeconfig(Path.home() / ".kube" / "config", context=context)

@@ -43,7 +43,12 @@ class LogEvent(enum.StrEnum):
     CLAIM_DELETED = "claim.deleted"
     # scheduler controller
     CLAIM_ALLOCATED = "claim.allocated"
+    ALLOCATION_PLACED = "allocation.placed"
     ALLOCATION_UNSCHEDULABLE = "allocation.unschedulable"
+    ALLOCATION_REFUSED = "allocation.refused"
+    ALLOCATION_WAITING = "allocation.waiting"
+    ALLOCATION_NODE = "allocation.node"
+    ALLOCATION_WRITE_FAILED = "allocation.write_failed"
     ALLOCATION_ABORTED = "allocation.aborted"
     POD_BOUND = "pod.bound"
     # eviction controller

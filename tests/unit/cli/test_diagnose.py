@@ -9,6 +9,7 @@ from tests.unit.hooks.scenario import DRIVER, FEATURES, GPU_CLASS, gpu, gpu_clai
 
 from dra_operator.cli._devices import device_rows
 from dra_operator.cli._diagnose import diagnose_claim, diagnose_pod
+from dra_operator.cli._explain import _table
 from dra_operator.model import (
     AllocationResult,
     Device,
@@ -24,6 +25,7 @@ from dra_operator.model import (
     PodStatus,
     ResourceClaim,
     ResourceClaimStatus,
+    Taint,
 )
 from dra_operator.verify import ClusterState
 
@@ -129,3 +131,23 @@ def test_devices_lists_holders_and_filters_by_node() -> None:
         ("gpu-1", ["default/claim"]),
     ]
     assert device_rows(state, "node-2") == []
+
+
+def test_an_unbound_pod_blocked_by_a_node_taint_names_it() -> None:
+    """The claims would fit on node-1, but its taint keeps the pod off: that is the reason."""
+    pod = Pod(
+        metadata=ObjectMeta(name="p", namespace="default", uid="u1"),
+        spec=PodSpec(resource_claims=(PodResourceClaim(name="g", resource_claim_name="claim"),)),
+    )
+    tainted = Node(
+        metadata=ObjectMeta(name="node-1"),
+        taints=(Taint(key="example.com/maintenance", effect="NoSchedule"),),
+        ready=True,
+    )
+    state = replace(_state(gpu_claim(), pods=(pod,)), nodes=(tainted,))
+    found = diagnose_pod(state, "default", "p", FEATURES)
+    assert found is not None and not found.is_allocated
+    (verdict,) = found.nodes
+    assert not verdict.fits
+    assert verdict.node_problems == ("node(s) had untolerated taint(s)",)
+    assert _table(found).splitlines()[-1] == "  node node-1: node(s) had untolerated taint(s)"

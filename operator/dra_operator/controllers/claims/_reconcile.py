@@ -40,6 +40,9 @@ from dra_operator.controllers.claims._writes import (
     ReserveClaim,
 )
 from dra_operator.model import Pod, ResourceClaim, ResourceClaimTemplate
+from dra_operator.observability import LogEvent, get_logger
+
+_log = get_logger("dra_operator.controllers.claims")
 
 
 class ClaimsWriter(Protocol):
@@ -183,11 +186,14 @@ class ClaimsReconciler:
             elif isinstance(write, ReserveClaim | PruneReservedFor):
                 body = write.status_body(self._base(write.claim, write.resource_version, answers))
                 answers[write.claim] = self._remember(await self._writer.update_claim_status(body))
+                if isinstance(write, PruneReservedFor) and write.deallocate:
+                    _log.info(LogEvent.CLAIM_DEALLOCATED, claim=str(write.claim))
             elif isinstance(write, RemoveFinalizer):
                 body = write.body(self._base(write.claim, write.resource_version, answers))
                 answers[write.claim] = self._remember(await self._writer.update_claim(body))
             elif isinstance(write, DeleteClaim):
                 await self._writer.delete_claim(write.claim, write.uid)
+                _log.info(LogEvent.CLAIM_DELETED, claim=str(write.claim))
             else:
                 await self._writer.emit(write)
 
@@ -225,7 +231,14 @@ class ClaimsReconciler:
         if self._on_created is not None:
             self._on_created(True, write.admin_access)
         self._remember(answer)
-        return str(answer["metadata"]["name"])
+        name = str(answer["metadata"]["name"])
+        _log.info(
+            LogEvent.CLAIM_CREATED,
+            claim=f"{write.namespace}/{name}",
+            pod=f"{write.namespace}/{write.pod_name}",
+            pod_claim=write.pod_claim_name,
+        )
+        return name
 
     def _base(
         self,

@@ -55,6 +55,9 @@ from dra_operator.model import (
     ResourceClaim,
     ResourceSlice,
 )
+from dra_operator.observability import LogEvent, get_logger
+
+_log = get_logger("dra_operator.controllers.eviction")
 
 MARKING_FOR_DELETION = "Marking for deletion"
 CANCELLING_DELETION = "Cancelling deletion"
@@ -190,8 +193,16 @@ class EvictionReconciler:
             if previous is not None:
                 del self.pending[key]
                 if previous.uid == pod.metadata.uid:
+                    _log.info(LogEvent.EVICTION_CANCELLED, pod=str(key))
                     await self._writer.emit(pod, CANCELLING_DELETION)
             return Result()
+        if previous is None or previous.eviction != eviction:
+            _log.info(
+                LogEvent.EVICTION_SCHEDULED,
+                pod=str(key),
+                at=eviction.at.isoformat(),
+                reasons=[_describe(r) for r in eviction.reasons],
+            )
         self.pending[key] = Pending(pod.metadata.uid, eviction)
         # As upstream: a rule's status follows pod changes, but not at once (more may come).
         for rule in eviction.rules:
@@ -222,6 +233,9 @@ class EvictionReconciler:
         self.pending.pop(key, None)
         if not deleted:
             return
+        _log.info(
+            LogEvent.POD_EVICTED, pod=str(key), reasons=[_describe(r) for r in eviction.reasons]
+        )
         if self._on_evicted is not None:
             self._on_evicted(max((self._clock() - eviction.at).total_seconds(), 0.0))
         for rule in eviction.rules:

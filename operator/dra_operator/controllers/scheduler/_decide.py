@@ -13,6 +13,7 @@ call is reported to `Settings.metrics` (an observation, not a change of state).
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -70,6 +71,7 @@ from dra_operator.model import (
     resolve_claim,
     tolerates,
 )
+from dra_operator.observability import LogEvent, get_logger
 
 MAX_RESERVED_FOR = 256
 """`status.reservedFor` holds at most this many consumers (API validation)."""
@@ -155,6 +157,13 @@ class Unschedulable:
 
 Decision = Placement | Wait | Unschedulable | None  # None: nothing to do
 
+_log = get_logger("dra_operator.controllers.scheduler")
+_levels = logging.getLogger("dra_operator.controllers.scheduler")  # stdlib: cached checks
+
+
+def _ref(pod: Pod) -> str:
+    return f"{pod.metadata.namespace}/{pod.metadata.name}"
+
 
 def consumer_of(pod: Pod) -> ResourceClaimConsumerReference:
     """The `reservedFor` entry of a pod (upstream's `BindTo` without PodGroups)."""
@@ -205,6 +214,7 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
     classes = state.class_map()
     rejected: list[list[str]] = []
     best: tuple[float, str, tuple[AllocationResult, ...], ExtendedClaim | None] | None = None
+    verdicts = _levels.isEnabledFor(logging.DEBUG)  # --log-level debug: one line per node
     for node in candidates:
         problems = []
         node_requests: Mapping[str, Quantity] = requests
@@ -219,6 +229,10 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
             problems.append(STALE_CLAIM)
         if problems:
             rejected.append(problems)
+            if verdicts:
+                _log.debug(
+                    LogEvent.ALLOCATION_NODE, pod=_ref(pod), node=node.name, rejected=problems
+                )
             continue
         claims = found.unallocated
         if extended is not None:
@@ -228,8 +242,14 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
             return Unschedulable(prefilter_error(node_count, str(outcome)))
         if isinstance(outcome, str):
             rejected.append([outcome])
+            if verdicts:
+                _log.debug(
+                    LogEvent.ALLOCATION_NODE, pod=_ref(pod), node=node.name, rejected=outcome
+                )
             continue
         results, score = outcome
+        if verdicts:
+            _log.debug(LogEvent.ALLOCATION_NODE, pod=_ref(pod), node=node.name, fits=score)
         if best is None or score > best[0]:
             best = (score, node.name, results, extended)
     if best is None:

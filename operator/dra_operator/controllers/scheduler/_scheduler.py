@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import time
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -52,6 +53,7 @@ from dra_operator.controllers.scheduler._decide import (
     decide_pod,
     handles,
 )
+from dra_operator.controllers.scheduler._decision_log import log_decision, log_refusal
 from dra_operator.controllers.scheduler._events import (
     WorkKey,
     frees_room,
@@ -87,7 +89,7 @@ from dra_operator.model import (
     ResourceClaim,
     ResourceSlice,
 )
-from dra_operator.observability import get_logger
+from dra_operator.observability import LogEvent, get_logger
 
 _log = get_logger(__name__)
 
@@ -267,10 +269,13 @@ class Scheduler:
         for candidate in pending:
             refusal = await choice.points.before_allocate(candidate)
             if refusal is not None:
+                log_refusal(key, choice, refusal.message)
                 self.unschedulable.add(key)
                 self._spawn(self._writer.emit(_failed(key, subject, refusal.message)))
                 return Result()
+        started = time.perf_counter()
         decision = self._decide(key, choice)
+        log_decision(key, choice, decision, time.perf_counter() - started)
         if isinstance(decision, Unschedulable):
             self.unschedulable.add(key)
             self._spawn(self._writer.emit(_failed(key, subject, decision.message)))
@@ -355,6 +360,7 @@ class Scheduler:
                 await self._reread(current)
         except Exception as exc:  # the task boundary: report, roll back, retry with backoff
             retry = True
+            _log.warning(LogEvent.ALLOCATION_WRITE_FAILED, key=str(key), error=str(exc))
             await self._writer.emit(_failed(key, subject, _write_failure(exc)))
             if current is None and _bind_cannot_succeed(exc):
                 await self._unreserve(placement)

@@ -74,8 +74,13 @@ class Checkpoint:
                 f"is {raw.get('version')!r}, want {_VERSION}",
                 source=str(checkpoint.path),
             )
-        for entry in raw.get("claims", ()):
-            claim = _claim(entry)
+        for number, entry in enumerate(raw.get("claims", ())):
+            try:
+                claim = _claim(entry)
+            except (KeyError, TypeError) as exc:
+                raise InvalidObjectError(
+                    f"claims[{number}]", f"malformed entry: {exc!r}", source=str(checkpoint.path)
+                ) from exc
             checkpoint._claims[claim.uid] = claim
         return checkpoint
 

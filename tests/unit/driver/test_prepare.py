@@ -18,7 +18,7 @@ from dra_operator.driver import (
     RefusalReason,
     parse_inventory,
 )
-from dra_operator.errors import APINotFoundError
+from dra_operator.errors import APINotFoundError, InvalidObjectError
 
 DRIVER = "sim.example.com"
 NODE = "node-a"
@@ -215,3 +215,22 @@ async def test_unpreparable_claims_are_refused_with_a_reason(
     assert err.value.reason == reason
     assert preparer.metrics.refusals(reason) == 1
     assert list(preparer.checkpoint) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param("{", "unreadable", id="json"),
+        pytest.param('{"version": 9}', "version: is 9, want 1", id="version"),
+        pytest.param(
+            '{"version": 1, "claims": [{"uid": "u"}]}', r"claims\[0\]: malformed", id="entry"
+        ),
+    ],
+)
+def test_a_damaged_checkpoint_is_an_error_naming_it(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    (tmp_path / "checkpoint.json").write_text(text)
+    with pytest.raises(InvalidObjectError, match=message) as err:
+        Checkpoint.load(tmp_path)
+    assert str(tmp_path / "checkpoint.json") in str(err.value)

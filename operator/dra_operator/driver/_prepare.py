@@ -70,6 +70,7 @@ class RefusalReason(enum.StrEnum):
     FOREIGN_POOL = "foreign_pool"
     UNKNOWN_DEVICE = "unknown_device"
     DEVICE_IN_USE = "device_in_use"
+    WRITE_FAILED = "write_failed"
 
 
 class PrepareError(Exception):
@@ -163,14 +164,22 @@ class Preparer:
             for r, cdi_name in by_device
         ]
         path = spec_path(self.cdi_dir, driver, uid)
-        write_spec(path, driver, cdi_devices, [f"{r.pool}/{r.device}" for r in results])
+        try:
+            write_spec(path, driver, cdi_devices, [f"{r.pool}/{r.device}" for r in results])
+        except OSError as exc:
+            raise PrepareError(
+                RefusalReason.WRITE_FAILED, f"claim {claim_key(claim)}: writing {path}: {exc}"
+            ) from exc
         prepared = PreparedClaim(
             uid=uid,
             namespace=namespace,
             name=name,
             devices=tuple(
                 PreparedDevice(
-                    requests=(r.request,),
+                    # The kubelet matches these against the top-level request names containers
+                    # reference, so a subrequest result "req/sub" serves "req" (as upstream's
+                    # kubelet plugin helper strips it).
+                    requests=(r.request.split("/", 1)[0],),
                     pool=r.pool,
                     device=r.device,
                     cdi_ids=(f"{cdi_kind(driver)}={cdi_name}",),

@@ -96,14 +96,15 @@ async def test_prepare_writes_a_cdi_spec_naming_each_device(tmp_path: Path) -> N
             "opaque": {"driver": DRIVER, "parameters": {"no": 2}},
         },
     ]
-    claim = _claim("c1", [{"device": "gpu-0"}, {"device": "nic-0", "shareID": "s-1"}], config)
+    results = [{"device": "gpu-0"}, {"device": "nic-0", "shareID": "s-1", "request": "req/fast"}]
+    claim = _claim("c1", results, config)
     preparer = _preparer(tmp_path, Claims(claim))
 
     prepared = await preparer.prepare("ns", "c1", "uid-c1")
 
     assert [(d.pool, d.device, d.requests, d.share_id) for d in prepared.devices] == [
         (NODE, "gpu-0", ("req",), None),
-        (NODE, "nic-0", ("req",), "s-1"),
+        (NODE, "nic-0", ("req",), "s-1"),  # the kubelet matches containers' top-level names
     ]
     assert [d.cdi_ids for d in prepared.devices] == [
         (f"{DRIVER}/device=uid-c1-0-gpu-0",),
@@ -122,7 +123,11 @@ async def test_prepare_writes_a_cdi_spec_naming_each_device(tmp_path: Path) -> N
         "DRA_DEVICE_GPU_0_REQUESTS=req",
         f"DRA_DEVICE_GPU_0_CONFIG={parameters}",
     ]
-    assert envs["uid-c1-1-nic-0"][-1] == "DRA_DEVICE_NIC_0_SHARE_ID=s-1"
+    assert envs["uid-c1-1-nic-0"][2:] == [  # a subrequest: the parent's config applies
+        "DRA_DEVICE_NIC_0_REQUESTS=req/fast",
+        f"DRA_DEVICE_NIC_0_CONFIG={parameters}",
+        "DRA_DEVICE_NIC_0_SHARE_ID=s-1",
+    ]
 
 
 async def test_second_claim_for_a_prepared_device_is_refused_and_counted(
@@ -214,6 +219,15 @@ async def test_unpreparable_claims_are_refused_with_a_reason(
         await preparer.prepare("ns", "gone", uid)
     assert err.value.reason == reason
     assert preparer.metrics.refusals(reason) == 1
+    assert list(preparer.checkpoint) == []
+
+
+async def test_a_spec_that_cannot_be_written_is_a_refusal(tmp_path: Path) -> None:
+    (tmp_path / "cdi").write_text("not a directory")
+    preparer = _preparer(tmp_path, Claims(_claim("c1", [{"device": "gpu-0"}])))
+    with pytest.raises(PrepareError, match=r"claim ns/c1: writing .*cdi/") as err:
+        await preparer.prepare("ns", "c1", "uid-c1")
+    assert err.value.reason == RefusalReason.WRITE_FAILED
     assert list(preparer.checkpoint) == []
 
 

@@ -331,6 +331,21 @@ async def test_driver_restores_deleted_slices_and_publishes_inventory_changes(
     assert [s["spec"].get("sharedCounters", [{}])[0].get("name") for s in slices] == ["mem", None]
     assert slices[1]["spec"]["devices"][0]["name"] == "part-0"
 
+    # Shrinking back to one slice: generation 3, and the second slice is deleted.
+    driver.stop()
+    driver.write_inventory([{"spec": {"devices": [{"name": "gpu-0"}]}}])
+    await driver.start()
+
+    async def shrunk() -> list[dict[str, Any]] | None:
+        found = await driver.slices(admin_api)
+        return found if [s["spec"]["pool"]["generation"] for s in found] == [3] else None
+
+    [last] = await wait_for(shrunk, what="one slice of pool generation 3")
+    assert (last["spec"]["pool"]["resourceSliceCount"], last["spec"]["devices"]) == (
+        1,
+        [{"name": "gpu-0"}],
+    )
+
 
 async def test_upstream_go_clients_talk_to_the_driver(
     sim_driver: SimDriver, admin_api: Client, namespace: str

@@ -79,11 +79,12 @@ class SlicePublisher:
         existing = {s["metadata"]["name"]: s for s in listed.get("items", ())}
         names = [self.inventory.slice_name(i) for i in range(len(self.inventory.specs))]
         current = [self._current(i, existing.get(name)) for i, name in enumerate(names)]
-        generations = [int(s["spec"]["pool"].get("generation", 0)) for s in existing.values()]
-        generation = max(generations, default=0)
-        if not generations or not all(
-            c for c, n in zip(current, names, strict=True) if n in existing
-        ):
+        stale = existing.keys() - set(names)
+        changed = any(not c for c, n in zip(current, names, strict=True) if n in existing)
+        # Same content, some slices missing (deleted by someone): recreate them in the same
+        # generation. New content or slices to remove: a new generation for the whole pool.
+        generation = max((_generation(s) for s in existing.values()), default=0)
+        if not existing or changed or stale:
             generation += 1
         owners = await self._owner()
         written = 0
@@ -102,7 +103,7 @@ class SlicePublisher:
                 await self.api.update(SLICES, manifest, field_manager=_FIELD_MANAGER)
                 self.metrics.slice_writes.labels(verb="update").inc()
             written += 1
-        for name in existing.keys() - set(names):
+        for name in stale:
             with contextlib.suppress(APINotFoundError):
                 await self.api.delete(SLICES, name)
                 self.metrics.slice_writes.labels(verb="delete").inc()

@@ -347,6 +347,28 @@ async def test_driver_restores_deleted_slices_and_publishes_inventory_changes(
     )
 
 
+async def test_slices_get_their_node_owner_once_the_node_exists(
+    sim_driver: SimDriver, admin_api: Client, make_node: NodeFactory
+) -> None:
+    driver = sim_driver
+    driver.node = f"late-{uuid.uuid4().hex[:8]}"  # a kubelet may start its plugin first
+    await driver.start()
+    [orphan] = await wait_for(lambda: driver.slices(admin_api), what="the node's slice")
+    assert "ownerReferences" not in orphan["metadata"]
+
+    node = await make_node(driver.node)
+    driver.stop()
+    await driver.start()  # the first pass of a run rewrites a slice that lacks its owner
+
+    async def owned() -> list[dict[str, Any]] | None:
+        found = await driver.slices(admin_api)
+        return found if found and found[0]["metadata"].get("ownerReferences") else None
+
+    [adopted] = await wait_for(owned, what="the slice to name its Node as owner")
+    assert adopted["metadata"]["ownerReferences"][0]["uid"] == node["metadata"]["uid"]
+    assert adopted["spec"]["pool"] == orphan["spec"]["pool"]  # same content, same generation
+
+
 async def test_upstream_go_clients_talk_to_the_driver(
     sim_driver: SimDriver, admin_api: Client, namespace: str
 ) -> None:

@@ -12,7 +12,9 @@ the same).
 `run` repeats the pass whenever the watch shows a slice of ours deleted or changed by someone
 else, and after API errors with a capped backoff: a deleted slice comes back.
 
-Slices are owned by the Node (when it exists), so deleting the node deletes them. On shutdown
+Slices are owned by the Node (when it exists; a driver started before its node registered adds
+the owner at a later pass, at the latest when the watch ends after five minutes), so deleting the
+node deletes them. On shutdown
 they are left in place, as upstream's kubelet plugin helper does: a restarting driver (a
 DaemonSet rollout) must not make its devices vanish and reappear under the allocator, and the
 kubelet itself deletes a driver's slices when the plugin stays unregistered (docs/driver.md).
@@ -90,7 +92,12 @@ class SlicePublisher:
         written = 0
         for i, manifest in enumerate(self.inventory.manifests(generation)):
             old = existing.get(manifest["metadata"]["name"])
-            if current[i] and old is not None and _generation(old) == generation:
+            if (
+                current[i]
+                and old is not None
+                and _generation(old) == generation
+                and (old["metadata"].get("ownerReferences") or not owners)
+            ):
                 continue
             manifest["metadata"]["annotations"] = {CONTENT_ANNOTATION: self._hash(i)}
             if owners:

@@ -32,32 +32,19 @@ from dra_operator.driver._cdi import (
     write_spec,
 )
 from dra_operator.driver._checkpoint import Checkpoint, PreparedClaim, PreparedDevice
+from dra_operator.driver._events import DriverEvent
 from dra_operator.driver._inventory import Inventory
 from dra_operator.driver._metrics import DriverMetrics
 from dra_operator.errors import APIError, APINotFoundError, InvalidObjectError
 from dra_operator.model import DeviceRequestAllocationResult, ResourceClaim, parse_resource_claim
 from dra_operator.observability import get_logger
 
-__all__ = ["ClaimReader", "DriverEvent", "PrepareError", "Preparer", "RefusalReason"]
+__all__ = ["ClaimReader", "PrepareError", "Preparer", "RefusalReason"]
 
 ClaimReader = Callable[[str, str], Awaitable[dict[str, Any]]]
 """Reads a claim's raw JSON by (namespace, name); raises APIError."""
 
 _log = get_logger(__name__)
-
-
-class DriverEvent(enum.StrEnum):
-    """The driver's log events, one per decision; keys carry the details."""
-
-    STARTED = "driver.started"
-    STOPPED = "driver.stopped"
-    REGISTERED = "driver.registered"
-    REGISTRATION_FAILED = "driver.registration_failed"
-    SLICES_PUBLISHED = "driver.slices_published"
-    SLICES_FAILED = "driver.slices_failed"
-    PREPARED = "driver.prepared"
-    PREPARE_REFUSED = "driver.prepare_refused"
-    UNPREPARED = "driver.unprepared"
 
 
 class RefusalReason(enum.StrEnum):

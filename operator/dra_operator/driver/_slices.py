@@ -29,9 +29,9 @@ import json
 from collections.abc import AsyncGenerator
 from typing import Any, cast
 
+from dra_operator.driver._events import DriverEvent
 from dra_operator.driver._inventory import Inventory
 from dra_operator.driver._metrics import DriverMetrics
-from dra_operator.driver._prepare import DriverEvent
 from dra_operator.errors import APIError, APINotFoundError
 from dra_operator.kube import NODES, Client, JSONObject, dra
 from dra_operator.observability import get_logger

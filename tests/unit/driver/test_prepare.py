@@ -102,6 +102,24 @@ async def test_second_claim_for_a_prepared_device_is_refused_and_counted(
     assert preparer.metrics.refusals("device_in_use") == 1
 
 
+async def test_admin_access_shares_a_device_with_its_user(tmp_path: Path) -> None:
+    claims = Claims(
+        allocated_claim("user", [{"device": "gpu-0"}]),
+        allocated_claim("monitor", [{"device": "gpu-0", "adminAccess": True}]),
+        allocated_claim("second-monitor", [{"device": "gpu-1", "adminAccess": True}]),
+        allocated_claim("second-user", [{"device": "gpu-1"}]),
+    )
+    preparer = _preparer(tmp_path, claims)
+    await preparer.prepare("ns", "user", "uid-user")
+    monitor = await preparer.prepare("ns", "monitor", "uid-monitor")
+    assert [d.admin_access for d in monitor.devices] == [True]
+    # Held only with admin access (and the checkpoint remembers it): a user may still have it.
+    restarted = _preparer(tmp_path, claims)
+    await restarted.prepare("ns", "second-monitor", "uid-second-monitor")
+    await _preparer(tmp_path, claims).prepare("ns", "second-user", "uid-second-user")
+    assert preparer.metrics.refusals("device_in_use") == 0
+
+
 async def test_restart_keeps_prepared_claims_and_their_refusals(tmp_path: Path) -> None:
     claims = Claims(
         allocated_claim("c1", [{"device": "gpu-1"}]), allocated_claim("c2", [{"device": "gpu-1"}])
@@ -171,7 +189,7 @@ async def test_unpreparable_claims_are_refused_with_a_reason(
 async def test_a_spec_that_cannot_be_written_is_a_refusal(tmp_path: Path) -> None:
     (tmp_path / "cdi").write_text("not a directory")
     preparer = _preparer(tmp_path, Claims(allocated_claim("c1", [{"device": "gpu-0"}])))
-    with pytest.raises(PrepareError, match=r"claim ns/c1: writing .*cdi/") as err:
+    with pytest.raises(PrepareError, match=r"claim ns/c1: writing state: .*cdi") as err:
         await preparer.prepare("ns", "c1", "uid-c1")
     assert err.value.reason == RefusalReason.WRITE_FAILED
     assert list(preparer.checkpoint) == []

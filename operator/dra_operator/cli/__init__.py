@@ -22,6 +22,7 @@ _SUBCOMMANDS: dict[str, str] = {
     "completion": "_completion",
     "controlplane": "_controlplane",
     "demo": "_demo",
+    "driver": "_driver",
     "explain": "_explain",
     "run": "_run",
     "taint": "_taint",

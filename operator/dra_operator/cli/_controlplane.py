@@ -74,13 +74,26 @@ def command() -> None:
     help="Also start kube-scheduler and kube-controller-manager (with their DRA controllers).",
 )
 @click.option(
-    "--timeout", type=float, default=90.0, show_default=True, help="Seconds to wait for /readyz."
+    "--nodes",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Real nodes to start: each a kubelet with its own containerd (needs root, "
+    "`make node-runtime node-packages`).",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=90.0,
+    show_default=True,
+    help="Seconds to wait for /readyz (and for each node).",
 )
 def up_command(
     state_dir: Path | None,
     bin_dir: Path | None,
     rbac: Path | None,
     with_upstream: bool,
+    nodes: int,
     timeout: float,
 ) -> None:
     """Start the control plane and wait until it is ready."""
@@ -89,6 +102,7 @@ def up_command(
         bin_dir=bin_dir,
         rbac=rbac or find_rbac_dir(),
         with_upstream=with_upstream,
+        nodes=nodes,
         timeout=timeout,
     )
 
@@ -99,6 +113,7 @@ def start(
     bin_dir: Path | None = None,
     rbac: Path | None = None,
     with_upstream: bool = False,
+    nodes: int = 0,
     timeout: float = 90.0,
 ) -> controlplane.ControlPlaneState:
     """Start, bind the operator identity to `rbac`, print a summary; exit 1 on failure."""
@@ -110,6 +125,8 @@ def start(
                 state_dir=state_dir,
                 binaries=binaries,
                 with_upstream=with_upstream,
+                nodes=nodes,
+                node_binaries=controlplane.find_node_binaries() if nodes else None,
                 timeout=timeout,
                 progress=lambda message: status.update(message),
             )
@@ -128,6 +145,8 @@ def start(
     )
     for component in state.components:
         _console.print(f"  {component.name:<24} pid {component.pid}")
+    for node in state.nodes:
+        _console.print(f"  node {node.name:<19} {node.address}, pods in {node.pod_subnet}")
     if rbac is None:
         _console.print(
             f"[yellow]no deploy/base found: {controlplane.OPERATOR_USER} has no RBAC bound[/]"

@@ -54,6 +54,14 @@ lint: $(STAMP)
 	$(BIN)/shellcheck $$(git ls-files -co --exclude-standard '*.sh') .ci/run
 	$(BIN)/hadolint Dockerfile
 
+# The simulated driver's gRPC modules, from our .proto files (tests/unit/driver/test_proto.py
+# fails when they are stale).
+PROTOS := $(wildcard operator/dra_operator/driver/_proto/*.proto)
+.PHONY: proto
+proto: $(STAMP)
+	$(BIN)/python -m grpc_tools.protoc -I operator --python_out=operator --pyi_out=operator \
+	  --grpc_python_out=operator $(PROTOS)
+
 fmt: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .

@@ -21,6 +21,7 @@ _SUBCOMMANDS: dict[str, str] = {
     "cel": "_cel",
     "controlplane": "_controlplane",
     "demo": "_demo",
+    "driver": "_driver",
     "explain": "_explain",
     "run": "_run",
     "taint": "_taint",

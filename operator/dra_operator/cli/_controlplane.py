@@ -82,6 +82,13 @@ def command() -> None:
     "`make node-runtime node-packages`).",
 )
 @click.option(
+    "--devices",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Run the simulated DRA driver (`dra-operator driver`) on every node with this "
+    "device inventory (docs/driver.md); needs --nodes.",
+)
+@click.option(
     "--timeout",
     type=float,
     default=90.0,
@@ -94,15 +101,19 @@ def up_command(
     rbac: Path | None,
     with_upstream: bool,
     nodes: int,
+    devices: Path | None,
     timeout: float,
 ) -> None:
     """Start the control plane and wait until it is ready."""
+    if devices is not None and not nodes:
+        raise click.UsageError("--devices needs real nodes: pass --nodes N")
     start(
         state_dir=_state_dir(state_dir),
         bin_dir=bin_dir,
         rbac=rbac or find_rbac_dir(),
         with_upstream=with_upstream,
         nodes=nodes,
+        devices=devices,
         timeout=timeout,
     )
 
@@ -114,9 +125,11 @@ def start(
     rbac: Path | None = None,
     with_upstream: bool = False,
     nodes: int = 0,
+    devices: Path | None = None,
     timeout: float = 90.0,
 ) -> controlplane.ControlPlaneState:
-    """Start, bind the operator identity to `rbac`, print a summary; exit 1 on failure."""
+    """Start, bind the operator identity to `rbac`, start the simulated driver on every node
+    with inventory `devices`, print a summary; exit 1 on failure."""
     binaries = controlplane.find_binaries(bin_dir)
     started = time.monotonic()
     try:
@@ -135,7 +148,15 @@ def start(
                 status.update(f"binding {controlplane.OPERATOR_USER} to the ClusterRole in {rbac}")
                 roles = controlplane.load_cluster_roles(rbac, binaries.path("kubectl"))
                 asyncio.run(_bind(state.admin_kubeconfig, roles))
+            if devices is not None:
+                state = controlplane.start_drivers(
+                    state_dir,
+                    devices,
+                    timeout=timeout,
+                    progress=lambda message: status.update(message),
+                )
     except ControlPlaneError as exc:
+        controlplane.down(state_dir)
         _fail(exc)
     except DRAOperatorError as exc:
         controlplane.down(state_dir)

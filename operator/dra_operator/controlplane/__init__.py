@@ -40,7 +40,7 @@ from dra_operator.controlplane._pki import (
     new_sa_key,
 )
 from dra_operator.controlplane._rbac import bind_cluster_roles, load_cluster_roles
-from dra_operator.controlplane._realnodes import import_image
+from dra_operator.controlplane._realnodes import import_image, start_drivers
 from dra_operator.controlplane._state import Component, ControlPlaneState, NodeState, read_state
 
 __all__ = [
@@ -79,5 +79,6 @@ __all__ = [
     "node_manifest",
     "read_state",
     "release_flags",
+    "start_drivers",
     "up",
 ]

@@ -26,6 +26,7 @@ import json
 import shutil
 import ssl
 import subprocess
+import sys
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable
@@ -52,7 +53,12 @@ from dra_operator.controlplane._pki import (
     write_kubeconfig,
 )
 from dra_operator.controlplane._processes import log_tail, wait_until
-from dra_operator.controlplane._state import ControlPlaneState, NodeState, start_component
+from dra_operator.controlplane._state import (
+    ControlPlaneState,
+    NodeState,
+    read_state,
+    start_component,
+)
 from dra_operator.errors import ControlPlaneError
 
 __all__ = [
@@ -61,6 +67,7 @@ __all__ = [
     "import_image",
     "node_names",
     "plan_nodes",
+    "start_drivers",
     "start_node",
     "teardown_node",
     "wait_nodes_ready",
@@ -358,6 +365,57 @@ def wait_nodes_ready(state: ControlPlaneState, timeout: float) -> None:
         if not wait_until(functools.partial(ready, node), timeout, interval=0.5):
             seen = json.dumps((last.get(node.name) or {}).get("spec", {}))
             raise ControlPlaneError(f"node {node.name} was not Ready after {timeout:.0f}s: {seen}")
+
+
+_REGISTERED = '"event": "driver.registered"'
+
+
+def start_drivers(
+    state_dir: Path,
+    inventory: Path,
+    *,
+    driver: str | None = None,
+    timeout: float = 60.0,
+    progress: Progress = lambda _: None,
+) -> ControlPlaneState:
+    """Start `dra-operator driver` (the simulated DRA driver, docs/driver.md) on every node
+    of the control plane in `state_dir`, each as one more component that `down` stops.
+
+    Each runs as its node (`system:node:<name>`: the Node authorizer lets it publish its own
+    slices and read the claims of its pods), registers in the node's kubelet root and writes
+    CDI specs where the node's containerd reads them. Returns once every kubelet has accepted
+    its driver (the driver logs `driver.registered`).
+    """
+    state = read_state(state_dir)
+    if state is None or not state.nodes:
+        raise ControlPlaneError(f"no control plane with nodes in {state_dir}")
+    program = Path(sys.executable).with_name("dra-operator")
+    for node in state.nodes:
+        name = f"driver-{node.name}-{driver or inventory.stem}"
+        progress(f"{node.name}: starting the simulated driver ({name})")
+        argv = [
+            str(program),
+            "driver",
+            f"--node={node.name}",
+            f"--devices={inventory.resolve()}",
+            f"--kubelet-root={node.kubelet_dir}",
+            f"--cdi-dir={node.cdi_dir}",
+            f"--state-dir={Path(node.directory) / name}",
+            f"--kubeconfig={Path(node.directory) / 'kubelet.kubeconfig'}",
+            "--log-format=json",
+            *([f"--driver={driver}"] if driver else []),
+        ]
+        state = start_component(state, name, argv)
+        registered = functools.partial(_logged, Path(state.components[-1].log), _REGISTERED)
+        _wait_component(state, name, registered, timeout)
+    return state
+
+
+def _logged(path: Path, text: str) -> bool:
+    try:
+        return text in path.read_text(errors="replace")
+    except OSError:
+        return False
 
 
 def teardown_node(node: NodeState) -> None:

@@ -45,7 +45,7 @@ CLEANUP_TIMEOUT = 60.0
 RUN_TIMEOUT = 120.0  # scheduling, then the kubelet: prepare, sandbox, container
 DEVICES_LINE = "devices="
 # What a container on a real node runs: prints the claim's devices as the driver gave them.
-SHOW_DEVICES = f'echo "{DEVICES_LINE}$DRA_DEVICES"; env | grep ^DRA_DEVICE_ | sort; exec sleep 3600'
+SHOW_DEVICES = f'echo "{DEVICES_LINE}$DRA_DEVICES"; trap "exit 0" TERM; sleep 3600 & wait'
 # The kubelet's event and error when a pod uses a claim not reserved for it
 # (pkg/kubelet/cm/dra/manager.go, pkg/kubelet/events).
 FAILED_PREPARE = "FailedPrepareDynamicResources"

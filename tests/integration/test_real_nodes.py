@@ -1,6 +1,7 @@
 """`dra-operator controlplane up --nodes 1`: a real kubelet runs a pod, and `down` leaves nothing.
 
-The pod is bound by hand (no scheduler runs here; the e2e suite has dra-operator schedule).
+The pod is bound by hand (no scheduler runs here; the e2e suite has dra-operator schedule) and
+runs an image built here and loaded with `controlplane load-image`.
 `kubectl logs` and `exec` go through kube-apiserver to the kubelet's own address with the
 apiserver's client certificate. After `down`: no process mentions the state dir, nothing is
 mounted under it, no cgroup of the node is left in any hierarchy, and the host has exactly the
@@ -89,6 +90,20 @@ def test_a_pod_runs_on_a_real_node_and_down_leaves_nothing(tmp_path: Path) -> No
             assert done.returncode == 0, done.stderr
             return done.stdout
 
+        # A user's own image, loaded into every node (no registry): it says hello by itself.
+        hello = controlplane.Image(
+            "localhost/dra-operator/hello:test",
+            ("/bin/sh", "-c", "echo hello from $(hostname); sleep 3600"),
+        )
+        archive = controlplane.build_image(hello, tmp_path / "hello.tar")
+        load = subprocess.run(
+            [CLI, "controlplane", "load-image", "--state-dir", str(state_dir), str(archive)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert load.returncode == 0, load.stderr
         pod = {
             "apiVersion": "v1",
             "kind": "Pod",
@@ -96,13 +111,7 @@ def test_a_pod_runs_on_a_real_node_and_down_leaves_nothing(tmp_path: Path) -> No
             "spec": {
                 "nodeName": node.name,
                 "terminationGracePeriodSeconds": 1,
-                "containers": [
-                    {
-                        "name": "c",
-                        "image": controlplane.TEST_IMAGE,
-                        "command": ["/bin/sh", "-c", "echo hello from $(hostname); sleep 3600"],
-                    }
-                ],
+                "containers": [{"name": "c", "image": hello.reference}],
             },
         }
         kubectl("create", "-f", "-", stdin=json.dumps(pod))

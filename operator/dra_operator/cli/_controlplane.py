@@ -218,6 +218,31 @@ def status_command(state_dir: Path | None) -> None:
         raise SystemExit(1)
 
 
+@command.command("load-image")
+@_state_dir_option
+@click.argument(
+    "archives",
+    nargs=-1,
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+)
+def load_image_command(state_dir: Path | None, archives: tuple[Path, ...]) -> None:
+    """Import image tarballs (docker-archive or OCI, e.g. `docker save` output) into every
+    real node's containerd: the nodes reach no registry."""
+    state = controlplane.read_state(_state_dir(state_dir))
+    if state is None or not state.nodes:
+        _console.print("no real nodes: run `dra-operator controlplane up --nodes N` first")
+        raise SystemExit(1)
+    node_binaries = controlplane.find_node_binaries()
+    try:
+        for node in state.nodes:
+            for archive in archives:
+                controlplane.import_image(node, node_binaries, archive)
+                _console.print(f"{node.name}: imported {archive}")
+    except ControlPlaneError as exc:
+        _fail(exc)
+
+
 @command.command("env")
 @_state_dir_option
 @click.option("--operator", "as_operator", is_flag=True, help="The RBAC-limited operator identity.")

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from dra_operator.controlplane._binaries import Binaries, NodeBinaries, minor_of
 from dra_operator.controlplane._features import release_flags
+from dra_operator.controlplane._host import host_addresses
 from dra_operator.controlplane._pki import (
     CertifiedKey,
     issue_client_cert,
@@ -185,7 +186,7 @@ def up(
             assert node_binaries is not None
             progress("building the local images")
             images = build_local_images(state_dir / "images")
-            for node in plan_nodes(state_dir, nodes):
+            for node in plan_nodes(state_dir, nodes, host_addresses()):
                 state = start_node(
                     state,
                     node,

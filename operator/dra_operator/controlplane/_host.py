@@ -28,6 +28,7 @@ __all__ = [
     "cgroup_mounts",
     "delete_link",
     "forget_cni_results",
+    "host_addresses",
     "kill_cgroup_tree",
     "kill_processes_mentioning",
     "link_exists",
@@ -49,6 +50,12 @@ def add_bridge(name: str, address: str) -> None:
     _ip("link", "add", name, "type", "bridge")
     _ip("addr", "add", address, "dev", name)
     _ip("link", "set", name, "up")
+
+
+def host_addresses() -> list[str]:
+    """The IPv4 addresses on this host's interfaces."""
+    out = _ip("-o", "-4", "addr", "show").stdout
+    return [line.split()[3].split("/")[0] for line in out.splitlines() if len(line.split()) > 3]
 
 
 def link_exists(name: str) -> bool:

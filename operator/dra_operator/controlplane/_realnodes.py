@@ -85,14 +85,20 @@ def node_names(count: int) -> list[str]:
     return [f"node-{index}" for index in range(1, count + 1)]
 
 
-def plan_nodes(state_dir: Path, count: int) -> list[NodeState]:
+def plan_nodes(state_dir: Path, count: int, taken: Iterable[str] = ()) -> list[NodeState]:
     """Names, addresses, bridges and cgroup roots for `count` nodes of this state dir.
 
     Two bytes of the state dir's hash go into every host-wide name, so two control planes in
-    different state dirs do not collide (their pod subnets may; pods never talk across nodes).
+    different state dirs do not collide; their addresses come from the first 10.x/16 (x in
+    200-249, starting at the hash) that no address in `taken` (the host's) is in.
     """
     digest = hashlib.sha256(str(state_dir.resolve()).encode()).digest()
-    tag, octet = digest[:2].hex(), 200 + digest[0] % 50
+    tag = digest[:2].hex()
+    used = {a.split(".")[1] for a in taken if a.startswith("10.")}
+    octet = next(
+        (x for i in range(50) if str(x := 200 + (digest[0] + i) % 50) not in used),
+        200 + digest[0] % 50,
+    )
     return [
         NodeState(
             name=name,

@@ -22,6 +22,13 @@ def test_nodes_are_distinct_on_the_host(tmp_path: Path) -> None:
     assert all(len(n.bridge) <= 15 for n in nodes)  # IFNAMSIZ
 
 
+def test_addresses_avoid_those_in_use(tmp_path: Path) -> None:
+    (first,) = plan_nodes(tmp_path, 1)
+    (second,) = plan_nodes(tmp_path, 1, taken=[first.address, "192.168.1.2"])
+    assert second.address.split(".")[1] != first.address.split(".")[1]
+    assert second.bridge == first.bridge  # names depend on the state dir only
+
+
 def test_containerd_keeps_everything_under_the_node(tmp_path: Path) -> None:
     (node,) = plan_nodes(tmp_path, 1)
     config = tomllib.loads(containerd_config(node, NodeBinaries(tmp_path / "bin")))

@@ -8,7 +8,9 @@ allocated (CDI specs naming exactly the allocated devices), refuses a third clai
 allocator gave one of those devices (error text and the refusal counter on /metrics); after a
 restart the checkpoint still holds (same answer, same refusal) and NodeUnprepareResources
 removes the spec, freeing the device. A deleted slice is recreated, and a changed inventory is
-published as a new pool generation without leftovers.
+published as a new pool generation without leftovers. Upstream's own Go clients (k8s.io/kubelet's
+generated stubs, built as tests/driverwire) get the answers the Python client gets, so our
+.proto files put the kubelet's bytes on the wire.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from tests.support.dra_objects import (
     selects_driver,
 )
 from tests.support.driver_identity import driver_kubeconfig
+from tests.support.driverwire import driverwire
 from tests.support.operator import wait_for
 
 from dra_operator import controlplane
@@ -327,6 +330,91 @@ async def test_driver_restores_deleted_slices_and_publishes_inventory_changes(
     slices = await wait_for(republished, what="the new inventory as pool generation 2")
     assert [s["spec"].get("sharedCounters", [{}])[0].get("name") for s in slices] == ["mem", None]
     assert slices[1]["spec"]["devices"][0]["name"] == "part-0"
+
+    # Shrinking back to one slice: generation 3, and the second slice is deleted.
+    driver.stop()
+    driver.write_inventory([{"spec": {"devices": [{"name": "gpu-0"}]}}])
+    await driver.start()
+
+    async def shrunk() -> list[dict[str, Any]] | None:
+        found = await driver.slices(admin_api)
+        return found if [s["spec"]["pool"]["generation"] for s in found] == [3] else None
+
+    [last] = await wait_for(shrunk, what="one slice of pool generation 3")
+    assert (last["spec"]["pool"]["resourceSliceCount"], last["spec"]["devices"]) == (
+        1,
+        [{"name": "gpu-0"}],
+    )
+
+
+async def test_slices_get_their_node_owner_once_the_node_exists(
+    sim_driver: SimDriver, admin_api: Client, make_node: NodeFactory
+) -> None:
+    driver = sim_driver
+    driver.node = f"late-{uuid.uuid4().hex[:8]}"  # a kubelet may start its plugin first
+    await driver.start()
+    [orphan] = await wait_for(lambda: driver.slices(admin_api), what="the node's slice")
+    assert "ownerReferences" not in orphan["metadata"]
+
+    node = await make_node(driver.node)
+    driver.stop()
+    await driver.start()  # the first pass of a run rewrites a slice that lacks its owner
+
+    async def owned() -> list[dict[str, Any]] | None:
+        found = await driver.slices(admin_api)
+        return found if found and found[0]["metadata"].get("ownerReferences") else None
+
+    [adopted] = await wait_for(owned, what="the slice to name its Node as owner")
+    assert adopted["metadata"]["ownerReferences"][0]["uid"] == node["metadata"]["uid"]
+    assert adopted["spec"]["pool"] == orphan["spec"]["pool"]  # same content, same generation
+
+
+async def test_upstream_go_clients_talk_to_the_driver(
+    sim_driver: SimDriver, admin_api: Client, namespace: str
+) -> None:
+    wire = driverwire()
+    driver = sim_driver
+    await driver.start()
+
+    def call(*args: str) -> dict[str, Any]:
+        done = subprocess.run(
+            [str(wire), *args], capture_output=True, text=True, timeout=60, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        answer: dict[str, Any] = json.loads(done.stdout)
+        return answer
+
+    assert call("info", str(driver.registration)) == {
+        "type": "DRAPlugin",
+        "name": driver.name,
+        "endpoint": str(driver.endpoint),
+        "supported_versions": ["v1.DRAPlugin"],
+    }
+    claim = await admin_api.create(
+        CLAIMS, resource_claim("wired", claim_spec("any-class")), namespace=namespace
+    )
+    result = {"request": "gpu", "driver": driver.name, "pool": driver.node, "device": "gpu-1"}
+    claim["status"] = {"allocation": {"devices": {"results": [result]}}}
+    claim = await admin_api.update(CLAIMS, claim, namespace=namespace, subresource="status")
+    uid = claim["metadata"]["uid"]
+
+    prepared = call("prepare", str(driver.endpoint), namespace, "wired", uid)
+    assert prepared == {
+        "claims": {
+            uid: {
+                "devices": [
+                    {
+                        "request_names": ["gpu"],
+                        "pool_name": driver.node,
+                        "device_name": "gpu-1",
+                        "cdi_device_ids": [f"{driver.name}/device={uid}-0-gpu-1"],
+                    }
+                ]
+            }
+        }
+    }
+    assert call("unprepare", str(driver.endpoint), namespace, "wired", uid) == {"claims": {uid: {}}}
+    assert not (driver.cdi / f"{driver.name}_{uid}.json").exists()
 
 
 async def test_daemonset_example_passes_a_server_side_dry_run(

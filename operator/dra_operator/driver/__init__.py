@@ -12,6 +12,7 @@ control-plane controllers, the allocator or kopf.
 
 from dra_operator.driver._cdi import CDI_VERSION, cdi_kind, spec_path
 from dra_operator.driver._checkpoint import Checkpoint, PreparedClaim, PreparedDevice
+from dra_operator.driver._events import DriverEvent
 from dra_operator.driver._grpc import DRA_SERVICE, DRAService, RegistrationService
 from dra_operator.driver._inventory import (
     DEFAULT_DRIVER,
@@ -20,7 +21,7 @@ from dra_operator.driver._inventory import (
     parse_inventory,
 )
 from dra_operator.driver._metrics import DriverMetrics
-from dra_operator.driver._prepare import DriverEvent, PrepareError, Preparer, RefusalReason
+from dra_operator.driver._prepare import PrepareError, Preparer, RefusalReason
 from dra_operator.driver._run import Driver, DriverSettings, run_driver, sockets
 from dra_operator.driver._slices import CONTENT_ANNOTATION, SLICES, SlicePublisher
 

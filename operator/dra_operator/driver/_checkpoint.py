@@ -34,6 +34,7 @@ class PreparedDevice:
     device: str
     cdi_ids: tuple[str, ...]
     share_id: str | None = None
+    admin_access: bool = False  # monitoring access: shares the device with any other claim
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -91,10 +92,11 @@ class Checkpoint:
         return self._claims.get(uid)
 
     def holder(self, pool: str, device: str, *, besides: str) -> PreparedClaim | None:
-        """A claim other than `besides` (a UID) that holds the device, if any."""
+        """A claim other than `besides` (a UID) that holds the device for itself (not with admin
+        access), if any."""
         for claim in self._claims.values():
             if claim.uid != besides and any(
-                (d.pool, d.device) == (pool, device) for d in claim.devices
+                (d.pool, d.device) == (pool, device) and not d.admin_access for d in claim.devices
             ):
                 return claim
         return None
@@ -145,6 +147,7 @@ def _claim(entry: Mapping[str, Any]) -> PreparedClaim:
             device=d["device"],
             cdi_ids=tuple(d["cdi_ids"]),
             share_id=d.get("share_id"),
+            admin_access=bool(d.get("admin_access", False)),
         )
         for d in entry["devices"]
     )

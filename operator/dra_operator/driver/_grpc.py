@@ -20,7 +20,8 @@ from typing import Any
 
 import grpc
 
-from dra_operator.driver._prepare import DriverEvent, PrepareError, Preparer
+from dra_operator.driver._events import DriverEvent
+from dra_operator.driver._prepare import PrepareError, Preparer
 from dra_operator.driver._proto import (
     dra_v1_pb2,
     dra_v1_pb2_grpc,

@@ -6,7 +6,8 @@ checkpoint, writes the claim's CDI spec, records the claim in the checkpoint and
 devices with their CDI IDs. Decisions are made one claim at a time under a lock, so two claims
 racing for one device cannot both pass the in-use check.
 
-A device already prepared for another claim is refused unless it allows multiple allocations:
+A device already prepared for another claim is refused unless it allows multiple allocations
+or one of the two has admin access (which upstream lets share any device):
 an allocator (ours, kube-scheduler, or both at once, coexistence.md) may hand one device to two
 claims, and upstream asks drivers to catch that here. Each refusal is counted by reason
 (`DriverMetrics.prepare_errors`) and logged as one `driver.prepare_refused` event.
@@ -18,6 +19,7 @@ already unprepared) is success, as the kubelet retries calls whose answer it mis
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -32,32 +34,19 @@ from dra_operator.driver._cdi import (
     write_spec,
 )
 from dra_operator.driver._checkpoint import Checkpoint, PreparedClaim, PreparedDevice
+from dra_operator.driver._events import DriverEvent
 from dra_operator.driver._inventory import Inventory
 from dra_operator.driver._metrics import DriverMetrics
 from dra_operator.errors import APIError, APINotFoundError, InvalidObjectError
 from dra_operator.model import DeviceRequestAllocationResult, ResourceClaim, parse_resource_claim
 from dra_operator.observability import get_logger
 
-__all__ = ["ClaimReader", "DriverEvent", "PrepareError", "Preparer", "RefusalReason"]
+__all__ = ["ClaimReader", "PrepareError", "Preparer", "RefusalReason"]
 
 ClaimReader = Callable[[str, str], Awaitable[dict[str, Any]]]
 """Reads a claim's raw JSON by (namespace, name); raises APIError."""
 
 _log = get_logger(__name__)
-
-
-class DriverEvent(enum.StrEnum):
-    """The driver's log events, one per decision; keys carry the details."""
-
-    STARTED = "driver.started"
-    STOPPED = "driver.stopped"
-    REGISTERED = "driver.registered"
-    REGISTRATION_FAILED = "driver.registration_failed"
-    SLICES_PUBLISHED = "driver.slices_published"
-    SLICES_FAILED = "driver.slices_failed"
-    PREPARED = "driver.prepared"
-    PREPARE_REFUSED = "driver.prepare_refused"
-    UNPREPARED = "driver.unprepared"
 
 
 class RefusalReason(enum.StrEnum):
@@ -70,6 +59,7 @@ class RefusalReason(enum.StrEnum):
     FOREIGN_POOL = "foreign_pool"
     UNKNOWN_DEVICE = "unknown_device"
     DEVICE_IN_USE = "device_in_use"
+    WRITE_FAILED = "write_failed"
 
 
 class PrepareError(Exception):
@@ -102,8 +92,9 @@ class Preparer:
         """The claim's prepared devices, preparing them now if needed; PrepareError if not."""
         key = f"{namespace}/{name}"
         async with self._lock:
+            known = self.checkpoint.get(uid)
             try:
-                prepared = self.checkpoint.get(uid) or await self._prepare(namespace, name, uid)
+                prepared = known or await self._prepare(namespace, name, uid)
             except PrepareError as exc:
                 self.metrics.prepare_errors.labels(reason=exc.reason).inc()
                 _log.warning(
@@ -120,6 +111,7 @@ class Preparer:
             claim=key,
             uid=uid,
             devices=[f"{d.pool}/{d.device}" for d in prepared.devices],
+            again=known is not None,
         )
         return prepared
 
@@ -163,24 +155,35 @@ class Preparer:
             for r, cdi_name in by_device
         ]
         path = spec_path(self.cdi_dir, driver, uid)
-        write_spec(path, driver, cdi_devices, [f"{r.pool}/{r.device}" for r in results])
         prepared = PreparedClaim(
             uid=uid,
             namespace=namespace,
             name=name,
             devices=tuple(
                 PreparedDevice(
-                    requests=(r.request,),
+                    # The kubelet matches these against the top-level request names containers
+                    # reference, so a subrequest result "req/sub" serves "req" (as upstream's
+                    # kubelet plugin helper strips it).
+                    requests=(r.request.split("/", 1)[0],),
                     pool=r.pool,
                     device=r.device,
                     cdi_ids=(f"{cdi_kind(driver)}={cdi_name}",),
                     share_id=r.share_id,
+                    admin_access=bool(r.admin_access),
                 )
                 for r, cdi_name in by_device
             ),
             cdi_spec=str(path),
         )
-        self.checkpoint.add(prepared)
+        try:
+            write_spec(path, driver, cdi_devices, [f"{r.pool}/{r.device}" for r in results])
+            self.checkpoint.add(prepared)
+        except OSError as exc:
+            with contextlib.suppress(OSError):  # a spec without a checkpoint entry is a leak
+                path.unlink()
+            raise PrepareError(
+                RefusalReason.WRITE_FAILED, f"claim {claim_key(claim)}: writing state: {exc}"
+            ) from exc
         return prepared
 
     async def _read(self, namespace: str, name: str, uid: str) -> ResourceClaim:
@@ -214,7 +217,7 @@ class Preparer:
                 RefusalReason.UNKNOWN_DEVICE,
                 f"{where}: device {result.pool}/{result.device} is not published by this driver",
             )
-        if device.allow_multiple_allocations:
+        if device.allow_multiple_allocations or result.admin_access:
             return
         holder = self.checkpoint.holder(result.pool, result.device, besides=claim.metadata.uid)
         if holder is not None:

@@ -20,10 +20,11 @@ import grpc
 from prometheus_client import start_http_server
 
 from dra_operator.driver._checkpoint import Checkpoint
+from dra_operator.driver._events import DriverEvent
 from dra_operator.driver._grpc import DRAService, RegistrationService, serve
 from dra_operator.driver._inventory import Inventory, load_inventory
 from dra_operator.driver._metrics import DriverMetrics
-from dra_operator.driver._prepare import DriverEvent, Preparer
+from dra_operator.driver._prepare import Preparer
 from dra_operator.driver._slices import SlicePublisher
 from dra_operator.kube import Client, JSONObject, dra
 from dra_operator.observability import get_logger

@@ -12,7 +12,9 @@ the same).
 `run` repeats the pass whenever the watch shows a slice of ours deleted or changed by someone
 else, and after API errors with a capped backoff: a deleted slice comes back.
 
-Slices are owned by the Node (when it exists), so deleting the node deletes them. On shutdown
+Slices are owned by the Node (when it exists; a driver started before its node registered adds
+the owner at a later pass, at the latest when the watch ends after five minutes), so deleting the
+node deletes them. On shutdown
 they are left in place, as upstream's kubelet plugin helper does: a restarting driver (a
 DaemonSet rollout) must not make its devices vanish and reappear under the allocator, and the
 kubelet itself deletes a driver's slices when the plugin stays unregistered (docs/driver.md).
@@ -27,9 +29,9 @@ import json
 from collections.abc import AsyncGenerator
 from typing import Any, cast
 
+from dra_operator.driver._events import DriverEvent
 from dra_operator.driver._inventory import Inventory
 from dra_operator.driver._metrics import DriverMetrics
-from dra_operator.driver._prepare import DriverEvent
 from dra_operator.errors import APIError, APINotFoundError
 from dra_operator.kube import NODES, Client, JSONObject, dra
 from dra_operator.observability import get_logger
@@ -79,17 +81,23 @@ class SlicePublisher:
         existing = {s["metadata"]["name"]: s for s in listed.get("items", ())}
         names = [self.inventory.slice_name(i) for i in range(len(self.inventory.specs))]
         current = [self._current(i, existing.get(name)) for i, name in enumerate(names)]
-        generations = [int(s["spec"]["pool"].get("generation", 0)) for s in existing.values()]
-        generation = max(generations, default=0)
-        if not generations or not all(
-            c for c, n in zip(current, names, strict=True) if n in existing
-        ):
+        stale = existing.keys() - set(names)
+        changed = any(not c for c, n in zip(current, names, strict=True) if n in existing)
+        # Same content, some slices missing (deleted by someone): recreate them in the same
+        # generation. New content or slices to remove: a new generation for the whole pool.
+        generation = max((_generation(s) for s in existing.values()), default=0)
+        if not existing or changed or stale:
             generation += 1
         owners = await self._owner()
         written = 0
         for i, manifest in enumerate(self.inventory.manifests(generation)):
             old = existing.get(manifest["metadata"]["name"])
-            if current[i] and old is not None and _generation(old) == generation:
+            if (
+                current[i]
+                and old is not None
+                and _generation(old) == generation
+                and (old["metadata"].get("ownerReferences") or not owners)
+            ):
                 continue
             manifest["metadata"]["annotations"] = {CONTENT_ANNOTATION: self._hash(i)}
             if owners:
@@ -102,7 +110,7 @@ class SlicePublisher:
                 await self.api.update(SLICES, manifest, field_manager=_FIELD_MANAGER)
                 self.metrics.slice_writes.labels(verb="update").inc()
             written += 1
-        for name in existing.keys() - set(names):
+        for name in stale:
             with contextlib.suppress(APINotFoundError):
                 await self.api.delete(SLICES, name)
                 self.metrics.slice_writes.labels(verb="delete").inc()

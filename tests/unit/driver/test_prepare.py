@@ -8,77 +8,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.unit.driver.builders import DRIVER, NODE, Claims, allocated_claim, inventory
 
 from dra_operator.driver import (
     Checkpoint,
     DriverMetrics,
-    Inventory,
     PrepareError,
     Preparer,
     RefusalReason,
-    parse_inventory,
 )
-from dra_operator.errors import APINotFoundError, InvalidObjectError
-
-DRIVER = "sim.example.com"
-NODE = "node-a"
-
-
-def _inventory() -> Inventory:
-    devices = [
-        {"name": "gpu-0"},
-        {"name": "gpu-1"},
-        {"name": "nic-0", "allowMultipleAllocations": True},
-    ]
-    return parse_inventory(
-        [{"spec": {"driver": DRIVER, "devices": devices}}], node=NODE, driver=DRIVER
-    )
-
-
-def _claim(
-    name: str,
-    results: list[dict[str, Any]],
-    config: list[dict[str, Any]] | None = None,
-    *,
-    allocated: bool = True,
-) -> dict[str, Any]:
-    claim: dict[str, Any] = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}"},
-        "spec": {"devices": {"requests": []}},
-        "status": {},
-    }
-    if allocated:
-        claim["status"]["allocation"] = {
-            "devices": {
-                "results": [
-                    {"request": "req", "driver": DRIVER, "pool": NODE, **r} for r in results
-                ],
-                "config": config or [],
-            }
-        }
-    return claim
-
-
-class Claims:
-    """The claim reader seam: claims by (namespace, name), counting reads."""
-
-    def __init__(self, *claims: dict[str, Any]) -> None:
-        self.claims = {(c["metadata"]["namespace"], c["metadata"]["name"]): c for c in claims}
-        self.reads = 0
-
-    async def __call__(self, namespace: str, name: str) -> dict[str, Any]:
-        self.reads += 1
-        try:
-            return self.claims[namespace, name]
-        except KeyError:
-            raise APINotFoundError(404, "NotFound", f"{name} not found") from None
+from dra_operator.errors import InvalidObjectError
 
 
 def _preparer(tmp_path: Path, claims: Claims) -> Preparer:
     state = tmp_path / "state"
-    return Preparer(_inventory(), Checkpoint.load(state), tmp_path / "cdi", claims, DriverMetrics())
+    return Preparer(inventory(), Checkpoint.load(state), tmp_path / "cdi", claims, DriverMetrics())
 
 
 async def test_prepare_writes_a_cdi_spec_naming_each_device(tmp_path: Path) -> None:
@@ -96,14 +40,15 @@ async def test_prepare_writes_a_cdi_spec_naming_each_device(tmp_path: Path) -> N
             "opaque": {"driver": DRIVER, "parameters": {"no": 2}},
         },
     ]
-    claim = _claim("c1", [{"device": "gpu-0"}, {"device": "nic-0", "shareID": "s-1"}], config)
+    results = [{"device": "gpu-0"}, {"device": "nic-0", "shareID": "s-1", "request": "req/fast"}]
+    claim = allocated_claim("c1", results, config)
     preparer = _preparer(tmp_path, Claims(claim))
 
     prepared = await preparer.prepare("ns", "c1", "uid-c1")
 
     assert [(d.pool, d.device, d.requests, d.share_id) for d in prepared.devices] == [
         (NODE, "gpu-0", ("req",), None),
-        (NODE, "nic-0", ("req",), "s-1"),
+        (NODE, "nic-0", ("req",), "s-1"),  # the kubelet matches containers' top-level names
     ]
     assert [d.cdi_ids for d in prepared.devices] == [
         (f"{DRIVER}/device=uid-c1-0-gpu-0",),
@@ -122,17 +67,21 @@ async def test_prepare_writes_a_cdi_spec_naming_each_device(tmp_path: Path) -> N
         "DRA_DEVICE_GPU_0_REQUESTS=req",
         f"DRA_DEVICE_GPU_0_CONFIG={parameters}",
     ]
-    assert envs["uid-c1-1-nic-0"][-1] == "DRA_DEVICE_NIC_0_SHARE_ID=s-1"
+    assert envs["uid-c1-1-nic-0"][2:] == [  # a subrequest: the parent's config applies
+        "DRA_DEVICE_NIC_0_REQUESTS=req/fast",
+        f"DRA_DEVICE_NIC_0_CONFIG={parameters}",
+        "DRA_DEVICE_NIC_0_SHARE_ID=s-1",
+    ]
 
 
 async def test_second_claim_for_a_prepared_device_is_refused_and_counted(
     tmp_path: Path,
 ) -> None:
     claims = Claims(
-        _claim("first", [{"device": "gpu-0"}]),
-        _claim("second", [{"device": "gpu-0"}]),
-        _claim("nic-a", [{"device": "nic-0", "shareID": "a"}]),
-        _claim("nic-b", [{"device": "nic-0", "shareID": "b"}]),
+        allocated_claim("first", [{"device": "gpu-0"}]),
+        allocated_claim("second", [{"device": "gpu-0"}]),
+        allocated_claim("nic-a", [{"device": "nic-0", "shareID": "a"}]),
+        allocated_claim("nic-b", [{"device": "nic-0", "shareID": "b"}]),
     )
     preparer = _preparer(tmp_path, claims)
     await preparer.prepare("ns", "first", "uid-first")
@@ -153,8 +102,28 @@ async def test_second_claim_for_a_prepared_device_is_refused_and_counted(
     assert preparer.metrics.refusals("device_in_use") == 1
 
 
+async def test_admin_access_shares_a_device_with_its_user(tmp_path: Path) -> None:
+    claims = Claims(
+        allocated_claim("user", [{"device": "gpu-0"}]),
+        allocated_claim("monitor", [{"device": "gpu-0", "adminAccess": True}]),
+        allocated_claim("second-monitor", [{"device": "gpu-1", "adminAccess": True}]),
+        allocated_claim("second-user", [{"device": "gpu-1"}]),
+    )
+    preparer = _preparer(tmp_path, claims)
+    await preparer.prepare("ns", "user", "uid-user")
+    monitor = await preparer.prepare("ns", "monitor", "uid-monitor")
+    assert [d.admin_access for d in monitor.devices] == [True]
+    # Held only with admin access (and the checkpoint remembers it): a user may still have it.
+    restarted = _preparer(tmp_path, claims)
+    await restarted.prepare("ns", "second-monitor", "uid-second-monitor")
+    await _preparer(tmp_path, claims).prepare("ns", "second-user", "uid-second-user")
+    assert preparer.metrics.refusals("device_in_use") == 0
+
+
 async def test_restart_keeps_prepared_claims_and_their_refusals(tmp_path: Path) -> None:
-    claims = Claims(_claim("c1", [{"device": "gpu-1"}]), _claim("c2", [{"device": "gpu-1"}]))
+    claims = Claims(
+        allocated_claim("c1", [{"device": "gpu-1"}]), allocated_claim("c2", [{"device": "gpu-1"}])
+    )
     before = await _preparer(tmp_path, claims).prepare("ns", "c1", "uid-c1")
 
     restarted = _preparer(tmp_path, claims)  # a new process: state read from the checkpoint
@@ -177,28 +146,28 @@ async def test_restart_keeps_prepared_claims_and_their_refusals(tmp_path: Path) 
             None, "uid-gone", RefusalReason.CLAIM_NOT_FOUND, "ns/gone: not found", id="gone"
         ),
         pytest.param(
-            _claim("gone", [{"device": "gpu-0"}]),
+            allocated_claim("gone", [{"device": "gpu-0"}]),
             "uid-recreated",
             RefusalReason.UID_MISMATCH,
             "has UID uid-gone, the kubelet asked for uid-recreated",
             id="uid",
         ),
         pytest.param(
-            _claim("gone", [], allocated=False),
+            allocated_claim("gone", [], allocated=False),
             "uid-gone",
             RefusalReason.NOT_ALLOCATED,
             "not allocated",
             id="unallocated",
         ),
         pytest.param(
-            _claim("gone", [{"device": "gpu-0", "pool": "node-b"}]),
+            allocated_claim("gone", [{"device": "gpu-0", "pool": "node-b"}]),
             "uid-gone",
             RefusalReason.FOREIGN_POOL,
             "node-b/gpu-0 is not in pool node-a",
             id="pool",
         ),
         pytest.param(
-            _claim("gone", [{"device": "tpu-9"}]),
+            allocated_claim("gone", [{"device": "tpu-9"}]),
             "uid-gone",
             RefusalReason.UNKNOWN_DEVICE,
             "tpu-9 is not published",
@@ -214,6 +183,15 @@ async def test_unpreparable_claims_are_refused_with_a_reason(
         await preparer.prepare("ns", "gone", uid)
     assert err.value.reason == reason
     assert preparer.metrics.refusals(reason) == 1
+    assert list(preparer.checkpoint) == []
+
+
+async def test_a_spec_that_cannot_be_written_is_a_refusal(tmp_path: Path) -> None:
+    (tmp_path / "cdi").write_text("not a directory")
+    preparer = _preparer(tmp_path, Claims(allocated_claim("c1", [{"device": "gpu-0"}])))
+    with pytest.raises(PrepareError, match=r"claim ns/c1: writing state: .*cdi") as err:
+        await preparer.prepare("ns", "c1", "uid-c1")
+    assert err.value.reason == RefusalReason.WRITE_FAILED
     assert list(preparer.checkpoint) == []
 
 

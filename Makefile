@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint fmt demo controlplane helm unit wheel clean
+.PHONY: test lint fmt demo controlplane helm unit wheel clean node-runtime node-packages
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,18 @@ controlplane:
 
 helm:
 	bash e2e/helm/build.sh >/dev/null
+
+# Real nodes (`controlplane up --nodes N`): containerd 2.x built from its module, and the Debian
+# packages a node runs with (installed when missing: CI is a fresh machine, run as root).
+node-runtime:
+	bash e2e/node/build.sh
+
+NODE_PACKAGES := runc containernetworking-plugins busybox-static iproute2
+node-packages:
+	@missing=$$(for p in $(NODE_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
 
 .PHONY: oracle
 oracle:
@@ -69,7 +81,7 @@ wheel: $(STAMP)
 
 # pytest exits 5 when it collected no test: that is a failure here, never a pass.
 # Everything on the primary release, then the control-plane suites again on $(K8S_OTHER).
-test: $(STAMP) controlplane oracle helm lint wheel
+test: $(STAMP) controlplane node-runtime node-packages oracle helm lint wheel
 	$(BIN)/pytest -q -p no:cacheprovider $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; \
 	  [ $$rc -eq 0 ] || exit $$rc
@@ -80,7 +92,7 @@ test: $(STAMP) controlplane oracle helm lint wheel
 unit: $(STAMP)
 	$(BIN)/pytest -q -p no:cacheprovider tests/unit $(PYTEST_ARGS)
 
-demo: $(STAMP) controlplane
+demo: $(STAMP) controlplane node-runtime node-packages
 	$(BIN)/dra-operator demo
 
 clean:

@@ -5,8 +5,11 @@ the scheduler and the claims controller see only the published slices. So the su
 one slice per node it uses (pool = the node's name), each with `DEVICES_PER_NODE` devices that
 carry attributes and a capacity, under a driver name unique to the test session, and a
 DeviceClass selecting that driver. Objects of other drivers and sessions are never matched.
-In kind no kubelet plugin answers for this driver, so bound pods wait in ContainerCreating;
-the suite asserts placement and claim status, which do not depend on that.
+On the local real nodes the simulated driver (`dra-operator driver`) publishes the same devices
+from `inventory` on every node and prepares them for the kubelets, so pods run and see their
+devices. In kind no kubelet plugin answers for this driver, so bound pods wait in
+ContainerCreating; the scenarios common to both assert placement and claim status, which do not
+depend on that.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ __all__ = [
     "SLICES",
     "FakeDriver",
     "class_manifest",
+    "inventory",
     "new_driver",
     "schedulable",
     "slice_manifest",
@@ -63,9 +67,10 @@ class FakeDriver:
             f"device.capacity['{self.name}'].memory.compareTo(quantity('8Gi')) >= 0"
         )
 
-    async def publish(self, api: Client) -> None:
+    async def publish(self, api: Client, *, slices: bool = True) -> None:
+        """The DeviceClass and (unless a real driver publishes them) the slices."""
         await api.create(CLASSES, class_manifest(self.name))
-        for node in self.nodes:
+        for node in self.nodes if slices else ():
             await api.create(SLICES, slice_manifest(self.name, node, self.devices_per_node))
 
     async def withdraw(self, api: Client) -> None:
@@ -101,9 +106,9 @@ def _slice_name(driver: str, node: str) -> str:
     return f"{node}-{driver}"
 
 
-def slice_manifest(driver: str, node: str, count: int) -> dict[str, Any]:
-    """One complete pool for `node`: `count` devices gpu-0.. with index, model and memory."""
-    devices = [
+def _devices(count: int) -> list[dict[str, Any]]:
+    """`count` devices gpu-0.. with index, model and memory."""
+    return [
         {
             "name": f"gpu-{i}",
             "attributes": {"index": {"int": i}, "model": {"string": MODEL}},
@@ -111,7 +116,17 @@ def slice_manifest(driver: str, node: str, count: int) -> dict[str, Any]:
         }
         for i in range(count)
     ]
-    return resource_slice(node, driver, devices, name=_slice_name(driver, node))
+
+
+def slice_manifest(driver: str, node: str, count: int) -> dict[str, Any]:
+    """One complete pool for `node` with `count` devices."""
+    return resource_slice(node, driver, _devices(count), name=_slice_name(driver, node))
+
+
+def inventory(driver: str, count: int) -> dict[str, Any]:
+    """The same devices as an inventory for `dra-operator driver` (docs/driver.md), which
+    publishes them as the pool of whichever node it runs on."""
+    return {"spec": {"driver": driver, "devices": _devices(count)}}
 
 
 def class_manifest(driver: str) -> dict[str, Any]:

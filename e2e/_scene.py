@@ -21,6 +21,7 @@ from tests.support.dra_objects import claim_spec, claim_template, resource_claim
 from tests.support.operator import wait_for
 
 from dra_operator import names
+from dra_operator.controlplane import TEST_IMAGE, NodeState, find_binaries
 from dra_operator.errors import APINotFoundError
 from dra_operator.kube import CORE_EVENTS, PODS, Client, JSONObject, PatchType, dra
 from e2e._driver import FakeDriver
@@ -41,17 +42,39 @@ TEMPLATES = dra("resourceclaimtemplates")
 REQUEST = "gpu"  # the one request of every claim, and the pod's name for its claim
 TEMPLATE = "gpu"
 CLEANUP_TIMEOUT = 60.0
+RUN_TIMEOUT = 120.0  # scheduling, then the kubelet: prepare, sandbox, container
+DEVICES_LINE = "devices="
+# What a container on a real node runs: prints the claim's devices as the driver gave them.
+SHOW_DEVICES = f'echo "{DEVICES_LINE}$DRA_DEVICES"; trap "exit 0" TERM; sleep 3600 & wait'
+# The kubelet's event and error when a pod uses a claim not reserved for it
+# (pkg/kubelet/cm/dra/manager.go, pkg/kubelet/events).
+FAILED_PREPARE = "FailedPrepareDynamicResources"
+NOT_RESERVED = "is not allowed to use ResourceClaim"
 TAINT_KEY = "e2e.dra-operator.dev/broken"
 
 
 class Scene:
-    """Acts in `namespace` as the admin of `kubeconfig`; `driver` is the session's driver."""
+    """Acts in `namespace` as the admin of `kubeconfig`; `driver` is the session's driver.
 
-    def __init__(self, api: Client, namespace: str, driver: FakeDriver, kubeconfig: Path) -> None:
+    With `real_nodes` (the local control plane's kubelets) pods run the busybox test image and
+    print the devices they got, and pods are deleted gracefully, so a kubelet stops them and
+    unprepares their claims before the pod object goes.
+    """
+
+    def __init__(
+        self,
+        api: Client,
+        namespace: str,
+        driver: FakeDriver,
+        kubeconfig: Path,
+        *,
+        real_nodes: Sequence[NodeState] = (),
+    ) -> None:
         self.api = api
         self.namespace = namespace
         self.driver = driver
         self.kubeconfig = kubeconfig
+        self.real_nodes = {node.name: node for node in real_nodes}
         self._rules: dict[str, tuple[str, str]] = {}  # DeviceTaintRule -> (pool, device)
 
     # -- what a user creates ----------------------------------------------------------------
@@ -66,36 +89,42 @@ class Scene:
         body = claim_template(TEMPLATE, self._claim_spec())
         await self.api.create(TEMPLATES, body, namespace=self.namespace)
 
-    async def claim(self, name: str) -> None:
-        body = resource_claim(name, self._claim_spec())
-        await self.api.create(CLAIMS, body, namespace=self.namespace)
+    async def claim(self, name: str, *, device_class: str | None = None) -> None:
+        """ResourceClaim `name`: one device of the driver, or of `device_class` instead."""
+        spec = claim_spec(device_class) if device_class else self._claim_spec()
+        await self.api.create(CLAIMS, resource_claim(name, spec), namespace=self.namespace)
 
-    async def pod(self, name: str, *, claim: str | None = None) -> JSONObject:
-        """A pause pod for the operator's scheduler, using ResourceClaim `claim` or, without
-        it, a claim generated from the template."""
+    def _container(self) -> JSONObject:
+        if self.real_nodes:
+            return {"name": "main", "image": TEST_IMAGE, "command": ["/bin/sh", "-c", SHOW_DEVICES]}
+        return {"name": "pause", "image": "registry.k8s.io/pause:3.10"}
+
+    async def pod(
+        self, name: str, *, claim: str | None = None, node: str | None = None
+    ) -> JSONObject:
+        """A pod for the operator's scheduler (or bound to `node` by hand), using ResourceClaim
+        `claim` or, without it, a claim generated from the template."""
         source = {"resourceClaimName": claim} if claim else {"resourceClaimTemplateName": TEMPLATE}
+        placement = {"nodeName": node} if node else {}
         body = {
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": {"name": name},
             "spec": {
                 "schedulerName": names.DEFAULT_SCHEDULER_NAME,
+                **placement,
                 "terminationGracePeriodSeconds": 1,
-                "containers": [
-                    {
-                        "name": "pause",
-                        "image": "registry.k8s.io/pause:3.10",
-                        "resources": {"claims": [{"name": REQUEST}]},
-                    }
-                ],
+                "containers": [{**self._container(), "resources": {"claims": [{"name": REQUEST}]}}],
                 "resourceClaims": [{"name": REQUEST, **source}],
             },
         }
         return await self.api.create(PODS, body, namespace=self.namespace)
 
     async def delete_pod(self, name: str) -> None:
-        """Delete at once (grace period 0): locally no kubelet would finish a graceful one."""
-        await self.api.delete(PODS, name, namespace=self.namespace, grace_period_seconds=0)
+        """Delete as a user does, the kubelet stopping it (on real nodes), or at once (grace
+        period 0) where no kubelet would finish a graceful deletion (kind, without a driver)."""
+        grace = 1 if self.real_nodes else 0
+        await self.api.delete(PODS, name, namespace=self.namespace, grace_period_seconds=grace)
 
     # -- what the suite observes ------------------------------------------------------------
 
@@ -128,6 +157,46 @@ class Scene:
             return node, claim
 
         return await wait_for(done, what=f"pod {pod_name} bound with its claim reserved")
+
+    async def running(self, pod_name: str) -> JSONObject:
+        """Wait until the pod runs (on a real node: its devices were prepared)."""
+
+        async def done() -> JSONObject | None:
+            pod = await self.get_pod(pod_name)
+            return pod if pod and (pod.get("status") or {}).get("phase") == "Running" else None
+
+        return await wait_for(done, timeout=RUN_TIMEOUT, what=f"pod {pod_name} Running")
+
+    async def seen_devices(self, pod_name: str) -> list[tuple[str, str]]:
+        """(pool, device) of each device the container reports it got (`DRA_DEVICES`)."""
+
+        async def printed() -> list[tuple[str, str]] | None:
+            code, out = await self.kubectl("logs", pod_name, f"--namespace={self.namespace}")
+            for line in out.splitlines() if code == 0 else ():
+                if line.startswith(DEVICES_LINE):
+                    listed = line.removeprefix(DEVICES_LINE).split(",")
+                    return [(d.split("/")[0], d.split("/")[1]) for d in listed if d]
+            return None
+
+        return await wait_for(printed, what=f"the devices pod {pod_name} prints")
+
+    def prepared_on_node(self, node: str, claim: JSONObject) -> bool:
+        """Whether the node's driver holds `claim` prepared: its CDI spec (docs/driver.md)."""
+        spec = f"{self.driver.name}_{claim['metadata']['uid']}.json"
+        return (self.real_nodes[node].cdi_dir / spec).exists()
+
+    async def kubectl(self, *args: str) -> tuple[int, str]:
+        """The built kubectl as the admin: (exit status, stdout and stderr)."""
+        proc = await asyncio.create_subprocess_exec(
+            str(find_binaries().path("kubectl")),
+            *args,
+            f"--kubeconfig={self.kubeconfig}",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        out, _ = await proc.communicate()
+        assert proc.returncode is not None
+        return proc.returncode, out.decode(errors="replace")
 
     async def events(self, pod_name: str, reason: str) -> list[str]:
         found = await self.api.list(
@@ -169,8 +238,20 @@ class Scene:
         return proc.returncode, out.decode(errors="replace")
 
     async def verify_clean(self) -> None:
+        """`dra-operator verify` is clean, and no kubelet refused a pod a claim we gave it."""
         code, out = await self.cli("verify", f"--namespace={self.namespace}")
         assert code == 0, out
+        assert await self.refusals() == []
+
+    async def refusals(self) -> list[str]:
+        """Kubelet events of pods refused their claim: not reserved for them."""
+        found = await self.api.list(
+            CORE_EVENTS,
+            namespace=self.namespace,
+            field_selector=f"reason={FAILED_PREPARE}",
+        )
+        messages = [e.get("message") or "" for e in found.get("items") or ()]
+        return [m for m in messages if NOT_RESERVED in m]
 
     async def taint(self, pool: str, device: str, *, effect: str = "NoExecute") -> str:
         """Taint one device of the driver through a DeviceTaintRule (`dra-operator taint`)."""
@@ -207,6 +288,12 @@ class Scene:
         for pod in pods.get("items") or ():
             with contextlib.suppress(APINotFoundError):
                 await self.delete_pod(pod["metadata"]["name"])
+
+        async def no_pods() -> bool:
+            left = await self.api.list(PODS, namespace=self.namespace)
+            return not left.get("items")
+
+        await wait_for(no_pods, timeout=CLEANUP_TIMEOUT, what=f"the pods of {self.namespace} gone")
         claims = await self.api.list(CLAIMS, namespace=self.namespace)
         for claim in claims.get("items") or ():
             with contextlib.suppress(APINotFoundError):

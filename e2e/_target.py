@@ -16,6 +16,7 @@ from pathlib import Path
 
 from tests.support.operator import wait_for
 
+from dra_operator.controlplane import ControlPlaneState, NodeState
 from dra_operator.errors import APINotFoundError
 from dra_operator.kube import LEASES, Client
 
@@ -61,13 +62,20 @@ class Target:
 
     `kubeconfig` is the admin identity the suite acts as (pods, slices, `verify`); an operator
     the suite starts runs as `operator_kubeconfig`: locally the RBAC-limited identity bound to
-    deploy/'s ClusterRole, on a given cluster the kubeconfig's own identity.
+    deploy/'s ClusterRole, on a given cluster the kubeconfig's own identity. Locally,
+    `control_plane` is the session control plane with its real nodes (kubelet + containerd),
+    where pods run and the simulated driver prepares their devices.
     """
 
     kubeconfig: Path
     operator_kubeconfig: Path
     local: bool
     deployed: bool
+    control_plane: ControlPlaneState | None = None
+
+    @property
+    def real_nodes(self) -> tuple[NodeState, ...]:
+        return self.control_plane.nodes if self.control_plane else ()
 
 
 def _renewed(lease: Mapping[str, object]) -> str:

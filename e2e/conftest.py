@@ -1,10 +1,11 @@
 """Fixtures of the e2e suite (the scenarios' world; see e2e/__init__.py for the two modes).
 
-target         session: the chosen cluster (KUBECONFIG, else the local control plane, which
-               fails rather than skips under CI=true without binaries)
+target         session: the chosen cluster (KUBECONFIG, else the local control plane with
+               its real nodes, which fails rather than skips under CI=true without binaries)
 e2e_api        session: a client as the admin of that cluster
-fake_driver    session: the suite's driver, published on the nodes it uses (locally two fake
-               Ready nodes it creates); withdrawn at the end
+fake_driver    session: the suite's driver on the nodes it uses: locally the simulated driver
+               (`dra-operator driver`) on every real node, on a given cluster published
+               slices only; its class (and slices) withdrawn at the end
 namespaces     session: one fresh namespace for each test that uses `scene`, created up front
                so that one operator can be told all of them; deleted at the end
 operator       session: the operator serving them: the deployed one once its leader renews
@@ -19,6 +20,7 @@ test's leftovers being cleaned up while the next test starts.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
@@ -29,17 +31,17 @@ from collections.abc import AsyncIterator, Generator
 from pathlib import Path
 
 import pytest
+import yaml
 from tests.support.controlplane import Spawned
 from tests.support.operator import operator_args
 
 from dra_operator import controlplane
 from dra_operator.errors import APINotFoundError
 from dra_operator.kube import NAMESPACES, NODES, Client, load_kubeconfig
-from e2e._driver import FakeDriver, new_driver, schedulable
+from e2e._driver import FakeDriver, inventory, new_driver, schedulable
 from e2e._scene import Scene
 from e2e._target import DEPLOYED_LEASE, Target, choose, wait_for_leader
 
-LOCAL_NODES = 2
 LEASE = "dra-operator"
 _OPERATOR_LOG = pytest.StashKey[Path]()
 
@@ -65,13 +67,14 @@ def target(request: pytest.FixtureRequest) -> Target:
     except ValueError as exc:
         raise pytest.fail.Exception(str(exc), pytrace=False) from None
     if choice.kubeconfig is None:
-        state = request.getfixturevalue("control_plane")
+        state = request.getfixturevalue("node_control_plane")
         assert isinstance(state, controlplane.ControlPlaneState)
         return Target(
             kubeconfig=state.admin_kubeconfig,
             operator_kubeconfig=state.operator_kubeconfig,
             local=True,
             deployed=False,
+            control_plane=state,
         )
     if not choice.kubeconfig.is_file():
         pytest.fail(f"KUBECONFIG={choice.kubeconfig}: no such file", pytrace=False)
@@ -90,27 +93,27 @@ async def e2e_api(target: Target) -> AsyncIterator[Client]:
 
 
 @pytest.fixture(scope="session")
-async def fake_driver(target: Target, e2e_api: Client) -> AsyncIterator[FakeDriver]:
-    own: list[str] = []
-    if target.local:
-        session = uuid.uuid4().hex[:6]
-        for index in range(LOCAL_NODES):
-            name = f"e2e-{session}-{index}"
-            await controlplane.create_ready_node(e2e_api, name)
-            own.append(name)
-        nodes = own
+async def fake_driver(
+    target: Target, e2e_api: Client, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[FakeDriver]:
+    if target.control_plane is not None:
+        driver = new_driver([n.name for n in target.real_nodes])
+        devices = tmp_path_factory.mktemp("driver") / "inventory.yaml"
+        devices.write_text(yaml.safe_dump(inventory(driver.name, driver.devices_per_node)))
+        # The drivers run until the control plane goes down, like a DaemonSet's pods.
+        await asyncio.to_thread(
+            controlplane.start_drivers, target.control_plane.state_dir, devices, driver=driver.name
+        )
+        await driver.publish(e2e_api, slices=False)
     else:
         listed = (await e2e_api.list(NODES)).get("items") or []
         nodes = sorted(n["metadata"]["name"] for n in listed if schedulable(n))
         if not nodes:
             pytest.fail("no Ready, schedulable, untainted node in the cluster", pytrace=False)
-    driver = new_driver(nodes)
-    await driver.publish(e2e_api)
+        driver = new_driver(nodes)
+        await driver.publish(e2e_api)
     yield driver
     await driver.withdraw(e2e_api)
-    for name in own:
-        with contextlib.suppress(APINotFoundError):
-            await e2e_api.delete(NODES, name)
 
 
 class Namespaces:
@@ -206,7 +209,9 @@ async def scene(
     namespaces: Namespaces,
     operator: str,
 ) -> AsyncIterator[Scene]:
-    world = Scene(e2e_api, namespaces.take(), fake_driver, target.kubeconfig)
+    world = Scene(
+        e2e_api, namespaces.take(), fake_driver, target.kubeconfig, real_nodes=target.real_nodes
+    )
     try:
         yield world
     finally:

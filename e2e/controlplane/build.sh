@@ -23,9 +23,10 @@ declare -A pkg=(
   [kube-scheduler]=k8s.io/kubernetes/cmd/kube-scheduler
   [kube-controller-manager]=k8s.io/kubernetes/cmd/kube-controller-manager
   [kubectl]=k8s.io/kubernetes/cmd/kubectl
+  [kubelet]=k8s.io/kubernetes/cmd/kubelet
 )
 wanted=("$@")
-[ ${#wanted[@]} -gt 0 ] || wanted=(etcd kube-apiserver kubectl kube-scheduler kube-controller-manager)
+[ ${#wanted[@]} -gt 0 ] || wanted=(etcd kube-apiserver kubectl kube-scheduler kube-controller-manager kubelet)
 ldflags="-s -w"
 for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags+=" -X $p.gitVersion=$version -X $p.gitMajor=1 -X $p.gitMinor=$minor"

@@ -20,6 +20,7 @@ TOOLS = (
     "k8s.io/kubernetes/cmd/kube-scheduler",
     "k8s.io/kubernetes/cmd/kube-controller-manager",
     "k8s.io/kubernetes/cmd/kubectl",
+    "k8s.io/kubernetes/cmd/kubelet",
     "go.etcd.io/etcd/server/v3",
 )
 STAGING = re.compile(r"^\s*(k8s\.io/[\w.-]+)\s+=>\s+\./staging/src/", re.MULTILINE)

@@ -3,6 +3,8 @@
 Fixtures:
   control_plane   session-scoped; started once through dra_operator.controlplane, with the
                   operator identity bound to deploy/base's ClusterRole (read from the file)
+  node_control_plane  the same with REAL_NODES real nodes (kubelet + containerd each); needs
+                  root and `make node-runtime node-packages`
   admin_api       raw-JSON client as `admin` (system:masters)
   operator_api    raw-JSON client as the `dra-operator` user: only deploy/'s RBAC
   namespace       a fresh namespace per test (namespaces never finish deleting without KCM,
@@ -71,7 +73,8 @@ def pytest_report_header() -> str:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test that reaches the control plane, so `-m "not controlplane"` is exact."""
     for item in items:
-        if "control_plane" in getattr(item, "fixturenames", ()):
+        names = getattr(item, "fixturenames", ())
+        if "control_plane" in names or "node_control_plane" in names:
             item.add_marker(pytest.mark.controlplane)
 
 
@@ -106,17 +109,40 @@ def _missing_binaries(message: str) -> None:
     pytest.skip(message)
 
 
-@pytest.fixture(scope="session")
-def control_plane(
-    tmp_path_factory: pytest.TempPathFactory,
+REAL_NODES = 2
+"""How many real nodes (kubelet + containerd) `node_control_plane` starts: the e2e suite's."""
+
+
+@contextlib.contextmanager
+def _started(
+    tmp_path_factory: pytest.TempPathFactory, nodes: int = 0
 ) -> Iterator[controlplane.ControlPlaneState]:
     binaries = controlplane.find_binaries()
-    for name in ("etcd", "kube-apiserver", "kubectl"):
+    needed = (
+        "etcd",
+        "kube-apiserver",
+        "kubectl",
+        *(("kubelet", "kube-controller-manager") if nodes else ()),
+    )
+    for name in needed:
         if not binaries.has(name):
             _missing_binaries(f"{name} not in {binaries.directory}: run `make controlplane`")
+    node_binaries = controlplane.find_node_binaries() if nodes else None
+    if node_binaries is not None:
+        missing = node_binaries.missing()
+        if missing:
+            _missing_binaries(f"real nodes need: {', '.join(missing)}")
+        if os.geteuid() != 0:
+            _missing_binaries("real nodes need root (bridges, cgroups, mounts)")
     state_dir = tmp_path_factory.mktemp("controlplane")
     try:
-        state = controlplane.up(state_dir=state_dir, binaries=binaries, timeout=90.0)
+        state = controlplane.up(
+            state_dir=state_dir,
+            binaries=binaries,
+            nodes=nodes,
+            node_binaries=node_binaries,
+            timeout=120.0 if nodes else 90.0,
+        )
     except ControlPlaneError as exc:
         pytest.fail(f"{exc}\n{exc.log_tail}", pytrace=False)
     try:
@@ -124,6 +150,23 @@ def control_plane(
         yield state
     finally:
         controlplane.down(state_dir)
+
+
+@pytest.fixture(scope="session")
+def control_plane(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[controlplane.ControlPlaneState]:
+    with _started(tmp_path_factory) as state:
+        yield state
+
+
+@pytest.fixture(scope="session")
+def node_control_plane(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[controlplane.ControlPlaneState]:
+    """Another control plane, with REAL_NODES real nodes: the kubelets run what is bound."""
+    with _started(tmp_path_factory, REAL_NODES) as state:
+        yield state
 
 
 def bind_operator_rbac(

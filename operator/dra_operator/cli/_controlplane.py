@@ -83,7 +83,26 @@ def command() -> None:
     help="Also start kube-scheduler and kube-controller-manager (with their DRA controllers).",
 )
 @click.option(
-    "--timeout", type=float, default=90.0, show_default=True, help="Seconds to wait for /readyz."
+    "--nodes",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Real nodes to start: each a kubelet with its own containerd (needs root, "
+    "`make node-runtime node-packages`).",
+)
+@click.option(
+    "--devices",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Run the simulated DRA driver (`dra-operator driver`) on every node with this "
+    "device inventory (docs/driver.md); needs --nodes.",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=90.0,
+    show_default=True,
+    help="Seconds to wait for /readyz (and for each node).",
 )
 def up_command(
     state_dir: Path | None,
@@ -91,15 +110,21 @@ def up_command(
     version: str,
     rbac: Path | None,
     with_upstream: bool,
+    nodes: int,
+    devices: Path | None,
     timeout: float,
 ) -> None:
     """Start the control plane and wait until it is ready."""
+    if devices is not None and not nodes:
+        raise click.UsageError("--devices needs real nodes: pass --nodes N")
     start(
         state_dir=_state_dir(state_dir),
         bin_dir=bin_dir,
         version=version,
         rbac=rbac or find_rbac_dir(),
         with_upstream=with_upstream,
+        nodes=nodes,
+        devices=devices,
         timeout=timeout,
     )
 
@@ -111,9 +136,12 @@ def start(
     version: str | None = None,
     rbac: Path | None = None,
     with_upstream: bool = False,
+    nodes: int = 0,
+    devices: Path | None = None,
     timeout: float = 90.0,
 ) -> controlplane.ControlPlaneState:
-    """Start, bind the operator identity to `rbac`, print a summary; exit 1 on failure."""
+    """Start, bind the operator identity to `rbac`, start the simulated driver on every node
+    with inventory `devices`, print a summary; exit 1 on failure."""
     try:
         binaries = controlplane.find_binaries(bin_dir, version)
     except ControlPlaneError as exc:
@@ -125,6 +153,8 @@ def start(
                 state_dir=state_dir,
                 binaries=binaries,
                 with_upstream=with_upstream,
+                nodes=nodes,
+                node_binaries=controlplane.find_node_binaries() if nodes else None,
                 timeout=timeout,
                 progress=lambda message: status.update(message),
             )
@@ -133,7 +163,15 @@ def start(
                 status.update(f"binding {controlplane.OPERATOR_USER} to the ClusterRole in {rbac}")
                 roles = controlplane.load_cluster_roles(rbac, binaries.path("kubectl"))
                 asyncio.run(_bind(state.admin_kubeconfig, roles))
+            if devices is not None:
+                state = controlplane.start_drivers(
+                    state_dir,
+                    devices,
+                    timeout=timeout,
+                    progress=lambda message: status.update(message),
+                )
     except ControlPlaneError as exc:
+        controlplane.down(state_dir)
         _fail(exc)
     except DRAOperatorError as exc:
         controlplane.down(state_dir)
@@ -143,6 +181,8 @@ def start(
     )
     for component in state.components:
         _console.print(f"  {component.name:<24} pid {component.pid}")
+    for node in state.nodes:
+        _console.print(f"  node {node.name:<19} {node.address}, pods in {node.pod_subnet}")
     if rbac is None:
         _console.print(
             f"[yellow]no deploy/base found: {controlplane.OPERATOR_USER} has no RBAC bound[/]"
@@ -191,6 +231,31 @@ def status_command(state_dir: Path | None) -> None:
         _console.print(f"  {component.name:<24} pid {component.pid:<8} {mark}  {component.log}")
     if not healthy:
         raise SystemExit(1)
+
+
+@command.command("load-image")
+@_state_dir_option
+@click.argument(
+    "archives",
+    nargs=-1,
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+)
+def load_image_command(state_dir: Path | None, archives: tuple[Path, ...]) -> None:
+    """Import image tarballs (docker-archive or OCI, e.g. `docker save` output) into every
+    real node's containerd: the nodes reach no registry."""
+    state = controlplane.read_state(_state_dir(state_dir))
+    if state is None or not state.nodes:
+        _console.print("no real nodes: run `dra-operator controlplane up --nodes N` first")
+        raise SystemExit(1)
+    node_binaries = controlplane.find_node_binaries()
+    try:
+        for node in state.nodes:
+            for archive in archives:
+                controlplane.import_image(node, node_binaries, archive)
+                _console.print(f"{node.name}: imported {archive}")
+    except ControlPlaneError as exc:
+        _fail(exc)
 
 
 @command.command("env")

@@ -7,22 +7,22 @@ bound from deploy/, and every DRA API version and feature gate of the release sw
 """
 
 from dra_operator.controlplane._binaries import (
+    CONTAINERD_VERSION,
     K8S_VERSION,
     PINNED,
     Binaries,
+    NodeBinaries,
     cache_root,
     find_binaries,
+    find_node_binaries,
     minor_of,
     pinned_version,
 )
 from dra_operator.controlplane._controlplane import (
     ADMIN_USER,
     OPERATOR_USER,
-    Component,
-    ControlPlaneState,
     default_state_dir,
     down,
-    read_state,
     restart,
     up,
 )
@@ -33,6 +33,7 @@ from dra_operator.controlplane._features import (
     Stage,
     release_flags,
 )
+from dra_operator.controlplane._images import TEST_IMAGE, Image, build_image, local_images
 from dra_operator.controlplane._nodes import create_ready_node, node_manifest
 from dra_operator.controlplane._pki import (
     CertifiedKey,
@@ -42,29 +43,40 @@ from dra_operator.controlplane._pki import (
     new_sa_key,
 )
 from dra_operator.controlplane._rbac import bind_cluster_roles, load_cluster_roles
+from dra_operator.controlplane._realnodes import import_image, start_drivers
+from dra_operator.controlplane._state import Component, ControlPlaneState, NodeState, read_state
 
 __all__ = [
     "ADMIN_USER",
+    "CONTAINERD_VERSION",
     "K8S_VERSION",
     "OPERATOR_USER",
     "PINNED",
     "SUPPORTED_MINORS",
+    "TEST_IMAGE",
     "Binaries",
     "CertifiedKey",
     "Component",
     "ControlPlaneState",
     "Gate",
+    "Image",
+    "NodeBinaries",
+    "NodeState",
     "Release",
     "Stage",
     "bind_cluster_roles",
+    "build_image",
     "cache_root",
     "create_ready_node",
     "default_state_dir",
     "down",
     "find_binaries",
+    "find_node_binaries",
+    "import_image",
     "issue_client_cert",
     "issue_serving_cert",
     "load_cluster_roles",
+    "local_images",
     "minor_of",
     "new_ca",
     "new_sa_key",
@@ -73,5 +85,6 @@ __all__ = [
     "read_state",
     "release_flags",
     "restart",
+    "start_drivers",
     "up",
 ]

@@ -20,11 +20,14 @@ from pathlib import Path
 from dra_operator.errors import ControlPlaneError
 
 __all__ = [
+    "CONTAINERD_VERSION",
     "K8S_VERSION",
     "PINNED",
     "Binaries",
+    "NodeBinaries",
     "cache_root",
     "find_binaries",
+    "find_node_binaries",
     "minor_of",
     "pinned_version",
 ]
@@ -110,3 +113,50 @@ def minor_of(version: str) -> int:
     if not match:
         raise ControlPlaneError(f"not a Kubernetes version: {version!r}")
     return int(match.group(1))
+
+
+CONTAINERD_VERSION = "v2.4.2"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class NodeBinaries:
+    """What a real node runs besides the kubelet: containerd 2.x, its runc shim and ctr (built
+    by e2e/node/build.sh), and runc and the CNI plugins from Debian."""
+
+    directory: Path
+    runc: Path = Path("/usr/sbin/runc")
+    cni_dir: Path = Path("/usr/lib/cni")
+
+    @property
+    def containerd(self) -> Path:
+        return self.directory / "containerd"
+
+    @property
+    def ctr(self) -> Path:
+        return self.directory / "ctr"
+
+    def missing(self) -> list[str]:
+        """What is not there, each with how to get it."""
+        found = []
+        for name in ("containerd", "containerd-shim-runc-v2", "ctr"):
+            if not os.access(self.directory / name, os.X_OK):
+                found.append(f"{self.directory / name} (make node-runtime)")
+        if not os.access(self.runc, os.X_OK):
+            found.append(f"{self.runc} (make node-packages: Debian runc)")
+        if not (self.cni_dir / "bridge").is_file():
+            found.append(f"{self.cni_dir}/bridge (make node-packages: containernetworking-plugins)")
+        return found
+
+    def require(self) -> NodeBinaries:
+        missing = self.missing()
+        if missing:
+            raise ControlPlaneError(f"real nodes need: {', '.join(missing)}")
+        return self
+
+
+def find_node_binaries(directory: str | os.PathLike[str] | None = None) -> NodeBinaries:
+    """containerd's build directory: `directory`, $DRA_OPERATOR_CONTAINERD_BIN, else the cache."""
+    chosen = directory or os.environ.get("DRA_OPERATOR_CONTAINERD_BIN")
+    return NodeBinaries(
+        Path(chosen) if chosen else cache_root() / f"containerd-{CONTAINERD_VERSION}"
+    )

@@ -6,6 +6,9 @@ state directory: PKI, etcd data, logs, the `admin` and `operator` kubeconfigs an
 which is rewritten after every process start so a half-finished `up` can still be taken down.
 A failed `up` stops whatever it started before raising.
 
+With `nodes`, real kubelets join (`_realnodes`): the apiserver authorizes them with the Node
+authorizer and NodeRestriction, and reaches them with a client certificate of its own.
+
 The apiserver runs with RBAC, every resource.k8s.io version and every DRA gate of its release
 on (`_features`), and the flags the upstream integration framework uses for a controller-less
 apiserver (test-infra.md §3.3): no ServiceAccount admission, no endpoint reconciler, and no
@@ -14,46 +17,46 @@ apiserver (test-infra.md §3.3): no ServiceAccount admission, no endpoint reconc
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import json
 import os
 import shutil
 import ssl
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
-import yaml
-
-from dra_operator.controlplane._binaries import Binaries, minor_of
+from dra_operator.controlplane._binaries import Binaries, NodeBinaries, minor_of
 from dra_operator.controlplane._features import release_flags
+from dra_operator.controlplane._host import host_addresses
 from dra_operator.controlplane._pki import (
     CertifiedKey,
     issue_client_cert,
     issue_serving_cert,
     new_ca,
     new_sa_key,
+    write_kubeconfig,
 )
-from dra_operator.controlplane._processes import (
-    free_port,
-    is_running,
-    log_tail,
-    probe_http,
-    start_process,
-    stop_process,
-    wait_until,
+from dra_operator.controlplane._processes import free_port, stop_process
+from dra_operator.controlplane._realnodes import (
+    build_local_images,
+    plan_nodes,
+    start_node,
+    teardown_node,
+    wait_nodes_ready,
+)
+from dra_operator.controlplane._state import (
+    STATE_FILE,
+    ControlPlaneState,
+    read_state,
+    start_component,
+    wait_healthy,
 )
 from dra_operator.errors import ControlPlaneError
 
 __all__ = [
     "ADMIN_USER",
     "OPERATOR_USER",
-    "Component",
-    "ControlPlaneState",
     "default_state_dir",
     "down",
-    "read_state",
     "restart",
     "up",
 ]
@@ -67,84 +70,20 @@ UPSTREAM_USERS = {
     "kube-controller-manager": "system:kube-controller-manager",
 }
 _ETCD_TIMEOUT = 30.0
-_STATE_FILE = "state.json"
+
+# Real nodes without --with-upstream: only KCM's node-lifecycle controller, to lift the
+# not-ready taint as a cluster does. Not leader-elected, so its Lease never tells the operator
+# that a whole KCM (and its claims controller) runs.
+_NODE_LIFECYCLE = ["--controllers=nodelifecycle", "--leader-elect=false"]
 
 Progress = Callable[[str], None]
+_Upstream = Mapping[str, tuple[Path, Sequence[str]]]
 
 
 def default_state_dir() -> Path:
     """$XDG_STATE_HOME/dra-operator/controlplane, defaulting to ~/.local/state/..."""
     root = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(root) / "dra-operator" / "controlplane"
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class Component:
-    """One started process: what it is, its pid, where it logs, and how it was started
-    (`argv`, so `restart` can start it again as it was)."""
-
-    name: str
-    pid: int
-    binary: str
-    log: str
-    argv: tuple[str, ...] = ()
-
-    def is_running(self) -> bool:
-        return is_running(self.pid, self.binary)
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class ControlPlaneState:
-    """What `up` started and where to reach it; persisted as state.json."""
-
-    state_dir: Path
-    version: str = ""
-    server: str = ""
-    etcd_url: str = ""
-    components: tuple[Component, ...] = ()
-
-    @property
-    def admin_kubeconfig(self) -> Path:
-        return self.state_dir / "admin.kubeconfig"
-
-    @property
-    def operator_kubeconfig(self) -> Path:
-        return self.state_dir / "operator.kubeconfig"
-
-    @property
-    def ca_file(self) -> Path:
-        return self.state_dir / "pki" / "ca.crt"
-
-    def with_component(self, component: Component) -> ControlPlaneState:
-        return dataclasses.replace(self, components=(*self.components, component))
-
-    def save(self) -> None:
-        doc = {
-            "version": self.version,
-            "server": self.server,
-            "etcdURL": self.etcd_url,
-            "components": [dataclasses.asdict(c) for c in self.components],
-        }
-        tmp = self.state_dir / f"{_STATE_FILE}.tmp"
-        tmp.write_text(json.dumps(doc, indent=2) + "\n")
-        tmp.replace(self.state_dir / _STATE_FILE)
-
-
-def read_state(state_dir: Path) -> ControlPlaneState | None:
-    """The state `up` left in `state_dir`, or None when nothing was started there."""
-    try:
-        doc: dict[str, Any] = json.loads((state_dir / _STATE_FILE).read_text())
-    except (OSError, ValueError):
-        return None
-    return ControlPlaneState(
-        state_dir=state_dir,
-        version=doc.get("version", ""),
-        server=doc.get("server", ""),
-        etcd_url=doc.get("etcdURL", ""),
-        components=tuple(
-            Component(**{**c, "argv": tuple(c.get("argv", ()))}) for c in doc.get("components", [])
-        ),
-    )
 
 
 def restart(state: ControlPlaneState, name: str, *, start: bool = True) -> ControlPlaneState:
@@ -158,7 +97,7 @@ def restart(state: ControlPlaneState, name: str, *, start: bool = True) -> Contr
     others = tuple(c for c in state.components if c.name != name)
     state = dataclasses.replace(state, components=others)
     if start:
-        state = _start(state, name, list(component.argv))
+        state = start_component(state, name, list(component.argv))
     else:
         state = state.with_component(dataclasses.replace(component, pid=0))
     state.save()
@@ -175,7 +114,10 @@ def down(state_dir: Path, progress: Progress = lambda _: None) -> list[str]:
         progress(f"stopping {component.name} (pid {component.pid})")
         if stop_process(component.pid, component.binary):
             stopped.append(component.name)
-    (state_dir / _STATE_FILE).unlink(missing_ok=True)
+    for node in state.nodes:
+        progress(f"cleaning up {node.name}: containers, mounts, cgroups, {node.bridge}")
+        teardown_node(node)
+    (state_dir / STATE_FILE).unlink(missing_ok=True)
     shutil.rmtree(state_dir / "etcd-data", ignore_errors=True)
     return stopped
 
@@ -185,6 +127,8 @@ def up(
     state_dir: Path,
     binaries: Binaries,
     with_upstream: bool = False,
+    nodes: int = 0,
+    node_binaries: NodeBinaries | None = None,
     apiserver_args: Sequence[str] = (),
     upstream_args: Mapping[str, Sequence[str]] | None = None,
     timeout: float = 90.0,
@@ -194,6 +138,8 @@ def up(
 
     `apiserver_args` are appended to kube-apiserver's flags, `upstream_args[name]` to those of
     kube-scheduler and kube-controller-manager (the benchmarks add an audit log and QPS).
+    `nodes` real nodes (`_realnodes`) need `node_binaries` and kube-controller-manager, run
+    with only its node-lifecycle controller unless `with_upstream` runs all of them.
 
     Raises ControlPlaneError (with the failing process's last log lines) after stopping
     whatever it had started.
@@ -211,6 +157,12 @@ def up(
         if with_upstream
         else None
     )
+    if nodes:
+        binaries.require("kubelet")
+        kcm = binaries.require("kube-controller-manager")
+        if node_binaries is None:
+            raise ControlPlaneError("real nodes need node_binaries (containerd, runc, CNI)")
+        node_binaries.require()
     version = binaries.kubernetes_version()
     release = release_flags(minor_of(version))
     _reset(state_dir)
@@ -226,8 +178,8 @@ def up(
             etcd_url=f"http://127.0.0.1:{etcd_port}",
         )
         progress(f"starting etcd on 127.0.0.1:{etcd_port}")
-        state = _start(state, "etcd", _etcd_args(etcd, state_dir, etcd_port, peer_port))
-        _wait_healthy(state, "etcd", f"{state.etcd_url}/health", None, _ETCD_TIMEOUT)
+        state = start_component(state, "etcd", _etcd_args(etcd, state_dir, etcd_port, peer_port))
+        wait_healthy(state, "etcd", f"{state.etcd_url}/health", None, _ETCD_TIMEOUT)
         progress(f"starting kube-apiserver {version} on {state.server}")
         args = _apiserver_args(apiserver, state_dir, etcd_port, api_port)
         args += [
@@ -235,25 +187,52 @@ def up(
             f"--runtime-config={release.runtime_config_flag()}",
             *apiserver_args,
         ]
-        state = _start(state, "kube-apiserver", args)
+        state = start_component(state, "kube-apiserver", args)
         ca_context = ssl.create_default_context(cafile=str(state.ca_file))
-        _wait_healthy(state, "kube-apiserver", f"{state.server}/readyz", ca_context, timeout)
-        _write_kubeconfig(state.admin_kubeconfig, state.server, pki["ca"], pki["admin"], ADMIN_USER)
-        _write_kubeconfig(
+        wait_healthy(state, "kube-apiserver", f"{state.server}/readyz", ca_context, timeout)
+        write_kubeconfig(state.admin_kubeconfig, state.server, pki["ca"], pki["admin"], ADMIN_USER)
+        write_kubeconfig(
             state.operator_kubeconfig, state.server, pki["ca"], pki["operator"], OPERATOR_USER
         )
         for name, user in UPSTREAM_USERS.items():
             path = state_dir / f"{name}.kubeconfig"
-            _write_kubeconfig(path, state.server, pki["ca"], pki[name], user)
+            write_kubeconfig(path, state.server, pki["ca"], pki[name], user)
         if upstream is not None:
             state = _start_upstream(
                 state,
-                upstream,
+                _all_upstream(state, *upstream),
                 release.feature_gates_flag(),
                 upstream_args or {},
                 timeout,
                 progress,
             )
+        elif nodes:
+            state = _start_upstream(
+                state,
+                {"node-lifecycle": (kcm, _NODE_LIFECYCLE + _kcm_credentials(state))},
+                release.feature_gates_flag(),
+                {},
+                timeout,
+                progress,
+            )
+        if nodes:
+            assert node_binaries is not None
+            progress("building the local images")
+            images = build_local_images(state_dir / "images")
+            for node in plan_nodes(state_dir, nodes, host_addresses()):
+                state = start_node(
+                    state,
+                    node,
+                    binaries=binaries,
+                    node_binaries=node_binaries,
+                    ca=pki["ca"],
+                    feature_gates=release.feature_gates_flag(),
+                    images=images,
+                    timeout=timeout,
+                    progress=progress,
+                )
+            progress("waiting for the nodes to be Ready")
+            wait_nodes_ready(state, timeout)
     except BaseException:
         down(state_dir)
         raise
@@ -262,10 +241,10 @@ def up(
 
 def _reset(state_dir: Path) -> None:
     state_dir.mkdir(parents=True, exist_ok=True)
-    for name in ("pki", "etcd-data", "logs", "upstream-certs"):
+    for name in ("pki", "etcd-data", "logs", "upstream-certs", "images", "nodes"):
         shutil.rmtree(state_dir / name, ignore_errors=True)
     kubeconfigs = [f"{name}.kubeconfig" for name in ("admin", "operator", *UPSTREAM_USERS)]
-    for name in (*kubeconfigs, _STATE_FILE):
+    for name in (*kubeconfigs, STATE_FILE):
         (state_dir / name).unlink(missing_ok=True)
 
 
@@ -278,6 +257,7 @@ def _write_pki(pki: Path) -> dict[str, CertifiedKey]:
         "admin": issue_client_cert(ca, ADMIN_USER, ["system:masters"]),
         "operator": issue_client_cert(ca, OPERATOR_USER),
         **{name: issue_client_cert(ca, user) for name, user in UPSTREAM_USERS.items()},
+        "kubelet-client": issue_client_cert(ca, "kube-apiserver-kubelet-client"),
     }
     for name, pair in pairs.items():
         (pki / f"{name}.crt").write_bytes(pair.cert_pem)
@@ -321,7 +301,13 @@ def _apiserver_args(apiserver: Path, state_dir: Path, etcd_port: int, port: int)
         f"--tls-cert-file={pki / 'serving.crt'}",
         f"--tls-private-key-file={pki / 'serving.key'}",
         f"--client-ca-file={pki / 'ca.crt'}",
-        "--authorization-mode=RBAC",
+        # Node + NodeRestriction: a kubelet sees only its own pods, claims and slices.
+        "--authorization-mode=Node,RBAC",
+        "--enable-admission-plugins=NodeRestriction",
+        f"--kubelet-client-certificate={pki / 'kubelet-client.crt'}",
+        f"--kubelet-client-key={pki / 'kubelet-client.key'}",
+        f"--kubelet-certificate-authority={pki / 'ca.crt'}",
+        "--kubelet-preferred-address-types=InternalIP",
         f"--service-account-issuer=https://127.0.0.1:{port}",
         f"--service-account-key-file={pki / 'sa.pub'}",
         f"--service-account-signing-key-file={pki / 'sa.key'}",
@@ -332,77 +318,7 @@ def _apiserver_args(apiserver: Path, state_dir: Path, etcd_port: int, port: int)
     ]
 
 
-def _start(state: ControlPlaneState, name: str, argv: list[str]) -> ControlPlaneState:
-    log = state.state_dir / "logs" / f"{name}.log"
-    pid = start_process(argv, log)
-    component = Component(name=name, pid=pid, binary=argv[0], log=str(log), argv=tuple(argv))
-    state = state.with_component(component)
-    state.save()
-    return state
-
-
-def _wait_healthy(
-    state: ControlPlaneState,
-    name: str,
-    url: str,
-    context: ssl.SSLContext | None,
-    timeout: float,
-) -> None:
-    component = next(c for c in state.components if c.name == name)
-    exited = False
-
-    def ready() -> bool:
-        nonlocal exited
-        exited = not component.is_running()
-        return exited or probe_http(url, context)
-
-    if wait_until(ready, timeout, interval=0.25) and not exited:
-        return
-    why = "exited" if exited else f"was not ready after {timeout:.0f}s"
-    raise ControlPlaneError(
-        f"{name} {why} (log: {component.log})", log_tail=log_tail(Path(component.log))
-    )
-
-
-def _write_kubeconfig(
-    path: Path, server: str, ca: CertifiedKey, client: CertifiedKey, user: str
-) -> None:
-    def b64(data: bytes) -> str:
-        return base64.b64encode(data).decode()
-
-    doc = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [
-            {
-                "name": "dra-operator-local",
-                "cluster": {"server": server, "certificate-authority-data": b64(ca.cert_pem)},
-            }
-        ],
-        "users": [
-            {
-                "name": user,
-                "user": {
-                    "client-certificate-data": b64(client.cert_pem),
-                    "client-key-data": b64(client.key_pem),
-                },
-            }
-        ],
-        "contexts": [{"name": user, "context": {"cluster": "dra-operator-local", "user": user}}],
-        "current-context": user,
-    }
-    path.touch(mode=0o600)
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-
-
-def _start_upstream(
-    state: ControlPlaneState,
-    binaries: tuple[Path, Path],
-    feature_gates: str,
-    extra_args: Mapping[str, Sequence[str]],
-    timeout: float,
-    progress: Progress,
-) -> ControlPlaneState:
+def _all_upstream(state: ControlPlaneState, scheduler: Path, kcm: Path) -> _Upstream:
     """kube-scheduler and kube-controller-manager (its DRA controllers among all the others).
 
     As kind's kubeadm runs them: leader election on (their Leases in kube-system, which is
@@ -410,25 +326,37 @@ def _start_upstream(
     controllers under per-controller service accounts (`--use-service-account-credentials`),
     so every one of them holds only its bootstrap role.
     """
-    scheduler, kcm = binaries
+    return {
+        "kube-scheduler": (scheduler, []),
+        "kube-controller-manager": (kcm, ["--controllers=*", *_kcm_credentials(state)]),
+    }
+
+
+def _kcm_credentials(state: ControlPlaneState) -> list[str]:
+    pki = state.state_dir / "pki"
+    return [
+        "--use-service-account-credentials=true",
+        f"--service-account-private-key-file={pki / 'sa.key'}",
+        f"--root-ca-file={pki / 'ca.crt'}",
+    ]
+
+
+def _start_upstream(
+    state: ControlPlaneState,
+    components: _Upstream,
+    feature_gates: str,
+    extra_args: Mapping[str, Sequence[str]],
+    timeout: float,
+    progress: Progress,
+) -> ControlPlaneState:
+    """Start each upstream component (name: its binary and own flags) under the identity
+    of its binary (<binary>.kubeconfig) and wait for /healthz."""
     insecure = ssl.create_default_context()
     insecure.check_hostname = False
     insecure.verify_mode = ssl.CERT_NONE  # their serving certs are self-signed in memory
     pki = state.state_dir / "pki"
-    for name, binary, extra in (
-        ("kube-scheduler", scheduler, []),
-        (
-            "kube-controller-manager",
-            kcm,
-            [
-                "--controllers=*",
-                "--use-service-account-credentials=true",
-                f"--service-account-private-key-file={pki / 'sa.key'}",
-                f"--root-ca-file={pki / 'ca.crt'}",
-            ],
-        ),
-    ):
-        kubeconfig = str(state.state_dir / f"{name}.kubeconfig")
+    for name, (binary, extra) in components.items():
+        kubeconfig = str(state.state_dir / f"{binary.name}.kubeconfig")
         port = free_port()
         progress(f"starting {name} on 127.0.0.1:{port}")
         argv = [
@@ -448,6 +376,6 @@ def _start_upstream(
             *extra,
             *extra_args.get(name, ()),
         ]
-        state = _start(state, name, argv)
-        _wait_healthy(state, name, f"https://127.0.0.1:{port}/healthz", insecure, timeout)
+        state = start_component(state, name, argv)
+        wait_healthy(state, name, f"https://127.0.0.1:{port}/healthz", insecure, timeout)
     return state

@@ -9,17 +9,27 @@ is RSA, the one kind every apiserver release accepts.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import datetime
 import ipaddress
 from collections.abc import Iterable
+from pathlib import Path
 
+import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-__all__ = ["CertifiedKey", "issue_client_cert", "issue_serving_cert", "new_ca", "new_sa_key"]
+__all__ = [
+    "CertifiedKey",
+    "issue_client_cert",
+    "issue_serving_cert",
+    "new_ca",
+    "new_sa_key",
+    "write_kubeconfig",
+]
 
 _VALIDITY = datetime.timedelta(days=365)
 _CLOCK_SKEW = datetime.timedelta(hours=1)
@@ -154,3 +164,36 @@ def new_sa_key() -> tuple[bytes, bytes]:
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     )
     return _key_pem(key), public
+
+
+def write_kubeconfig(
+    path: Path, server: str, ca: CertifiedKey, client: CertifiedKey, user: str
+) -> None:
+    """A kubeconfig (mode 0600) that authenticates as `client` to `server`, trusting `ca`."""
+
+    def b64(data: bytes) -> str:
+        return base64.b64encode(data).decode()
+
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": "dra-operator-local",
+                "cluster": {"server": server, "certificate-authority-data": b64(ca.cert_pem)},
+            }
+        ],
+        "users": [
+            {
+                "name": user,
+                "user": {
+                    "client-certificate-data": b64(client.cert_pem),
+                    "client-key-data": b64(client.key_pem),
+                },
+            }
+        ],
+        "contexts": [{"name": user, "context": {"cluster": "dra-operator-local", "user": user}}],
+        "current-context": user,
+    }
+    path.touch(mode=0o600)
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))

@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 
 from dra_operator.controlplane import (
+    CONTAINERD_VERSION,
     K8S_VERSION,
     PINNED,
+    NodeBinaries,
     cache_root,
     find_binaries,
     minor_of,
@@ -94,3 +96,18 @@ def test_missing_binary_says_how_to_build(clean_env: Path) -> None:
 )
 def test_minor_of(version: str, minor: int) -> None:
     assert minor_of(version) == minor
+
+
+def test_containerd_version_is_the_node_go_mod_pin() -> None:
+    node_mod = MODULES.parent / "node" / "go.mod"
+    pin = re.search(r"^\tgithub\.com/containerd/containerd/v2 (v\S+)", node_mod.read_text(), re.M)
+    assert pin is not None
+    assert pin.group(1) == CONTAINERD_VERSION
+
+
+def test_node_binaries_say_what_is_missing(tmp_path: Path) -> None:
+    binaries = NodeBinaries(tmp_path, runc=tmp_path / "runc", cni_dir=tmp_path / "cni")
+    with pytest.raises(ControlPlaneError) as caught:
+        binaries.require()
+    for wanted in ("containerd (make node-runtime)", "runc (make node-packages", "cni/bridge"):
+        assert wanted in str(caught.value)

@@ -1,0 +1,441 @@
+"""Real nodes: a kubelet and a containerd of its own per node, on this host.
+
+Each node gets a directory (containerd root/state/socket, kubelet root, CNI config and IPAM
+state, CDI specs, pod logs), a bridge carrying its address and its pods' subnet, a cgroup root,
+and credentials from the control plane's CA: a client certificate `system:node:<name>` in
+`system:nodes` (the Node authorizer and NodeRestriction apply to it as in a cluster) and a
+serving certificate for its address, which kube-apiserver verifies when it proxies `logs` and
+`exec`; the kubelet accepts only clients with a certificate of that CA.
+
+containerd 2.x (CDI always on) reads CDI specs from the node's `cdi/` directory, so a DRA
+driver on the node writes there. Images come from `_images` (no registry is reachable); the
+sandbox image is pinned to the local pause image.
+
+`node.kubernetes.io/not-ready` is lifted the way a cluster lifts it: `up` runs
+kube-controller-manager with only its node-lifecycle controller, which removes the taint once a
+kubelet reports Ready (and puts it back, with `unreachable`, when a kubelet stops reporting).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import hashlib
+import json
+import shutil
+import ssl
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dra_operator.controlplane._binaries import Binaries, NodeBinaries
+from dra_operator.controlplane._host import (
+    add_bridge,
+    delete_link,
+    forget_cni_results,
+    kill_cgroup_tree,
+    kill_processes_mentioning,
+    make_cgroup,
+    unmount_under,
+)
+from dra_operator.controlplane._images import PAUSE_IMAGE, build_image, local_images
+from dra_operator.controlplane._pki import (
+    CertifiedKey,
+    issue_client_cert,
+    issue_serving_cert,
+    write_kubeconfig,
+)
+from dra_operator.controlplane._processes import log_tail, wait_until
+from dra_operator.controlplane._state import (
+    ControlPlaneState,
+    NodeState,
+    read_state,
+    start_component,
+)
+from dra_operator.errors import ControlPlaneError
+
+__all__ = [
+    "NOT_READY_TAINT",
+    "build_local_images",
+    "import_image",
+    "node_names",
+    "plan_nodes",
+    "start_drivers",
+    "start_node",
+    "teardown_node",
+    "wait_nodes_ready",
+]
+
+NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+RUN_ROOT = Path("/run/dra-operator")
+_KUBELET_PORT = 10250
+_KUBELET_HEALTHZ_PORT = 10248
+
+Progress = Callable[[str], None]
+
+
+def node_names(count: int) -> list[str]:
+    return [f"node-{index}" for index in range(1, count + 1)]
+
+
+def plan_nodes(state_dir: Path, count: int, taken: Iterable[str] = ()) -> list[NodeState]:
+    """Names, addresses, bridges and cgroup roots for `count` nodes of this state dir.
+
+    Two bytes of the state dir's hash go into every host-wide name, so two control planes in
+    different state dirs do not collide; their addresses come from the first 10.x/16 (x in
+    200-249, starting at the hash) that no address in `taken` (the host's) is in.
+    """
+    digest = hashlib.sha256(str(state_dir.resolve()).encode()).digest()
+    tag = digest[:2].hex()
+    used = {a.split(".")[1] for a in taken if a.startswith("10.")}
+    octet = next(
+        (x for i in range(50) if str(x := 200 + (digest[0] + i) % 50) not in used),
+        200 + digest[0] % 50,
+    )
+    return [
+        NodeState(
+            name=name,
+            directory=str(state_dir / "nodes" / name),
+            run_dir=str(RUN_ROOT / f"{tag}-{name}"),
+            address=f"10.{octet}.{index}.1",
+            pod_subnet=f"10.{octet}.{index}.0/24",
+            bridge=f"dra{tag}br{index}",
+            cgroup_root=f"/dra-operator-{tag}-{name}",
+        )
+        for index, name in enumerate(node_names(count), start=1)
+    ]
+
+
+def _toml(value: object) -> str:
+    """A TOML value: JSON strings, lists and booleans are valid TOML."""
+    return json.dumps(value)
+
+
+def containerd_config(node: NodeState, binaries: NodeBinaries) -> str:
+    root = Path(node.directory) / "containerd"
+    runtime = "plugins.'io.containerd.cri.v1.runtime'"
+    lines = [
+        "version = 3",
+        f"root = {_toml(str(root / 'root'))}",
+        f"state = {_toml(str(root / 'state'))}",
+        "[grpc]",
+        f"  address = {_toml(str(node.containerd_socket))}",
+        f"[{runtime}]",
+        f"  cdi_spec_dirs = {_toml([str(node.cdi_dir)])}",
+        # This VM's root lacks CAP_SYS_RESOURCE: a negative oom_score_adj would fail in runc.
+        "  restrict_oom_score_adj = true",
+        "  netns_mounts_under_state_dir = true",
+        f"[{runtime}.containerd.runtimes.runc]",
+        "  runtime_type = 'io.containerd.runc.v2'",
+        f"[{runtime}.containerd.runtimes.runc.options]",
+        f"  BinaryName = {_toml(str(binaries.runc))}",
+        f"  Root = {_toml(str(root / 'runc'))}",
+        f"[{runtime}.cni]",
+        f"  bin_dirs = {_toml([str(binaries.cni_dir)])}",
+        f"  conf_dir = {_toml(str(Path(node.directory) / 'cni'))}",
+        "[plugins.'io.containerd.cri.v1.images'.pinned_images]",
+        f"  sandbox = {_toml(PAUSE_IMAGE)}",
+        "[plugins.'io.containerd.internal.v1.opt']",
+        f"  path = {_toml(str(root / 'opt'))}",
+        "[plugins.'io.containerd.nri.v1.nri']",
+        "  disable = true",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def cni_config(node: NodeState) -> dict[str, Any]:
+    """A bridge + host-local network; no masquerading, so no iptables rules to clean up."""
+    return {
+        "cniVersion": "1.0.0",
+        "name": node.bridge,
+        "plugins": [
+            {
+                "type": "bridge",
+                "bridge": node.bridge,
+                "isGateway": True,
+                "ipMasq": False,
+                "hairpinMode": True,
+                "ipam": {
+                    "type": "host-local",
+                    "ranges": [[{"subnet": node.pod_subnet, "gateway": node.address}]],
+                    "dataDir": str(Path(node.directory) / "cni-ipam"),
+                },
+            }
+        ],
+    }
+
+
+def kubelet_config(node: NodeState, ca_file: Path, feature_gates: str) -> dict[str, Any]:
+    pki = Path(node.directory) / "pki"
+    gates = dict(g.split("=") for g in feature_gates.split(",") if g)
+    return {
+        "apiVersion": "kubelet.config.k8s.io/v1beta1",
+        "kind": "KubeletConfiguration",
+        "address": node.address,
+        "port": _KUBELET_PORT,
+        "readOnlyPort": 0,
+        "healthzBindAddress": node.address,
+        "healthzPort": _KUBELET_HEALTHZ_PORT,
+        "tlsCertFile": str(pki / "kubelet-serving.crt"),
+        "tlsPrivateKeyFile": str(pki / "kubelet-serving.key"),
+        "authentication": {
+            "anonymous": {"enabled": False},
+            "webhook": {"enabled": False},
+            "x509": {"clientCAFile": str(ca_file)},
+        },
+        "authorization": {"mode": "AlwaysAllow"},
+        "containerRuntimeEndpoint": f"unix://{node.containerd_socket}",
+        "cgroupDriver": "cgroupfs",
+        "cgroupRoot": node.cgroup_root,
+        # This host mounts cgroup v1 controllers (plus an empty v2 hierarchy).
+        "failCgroupV1": False,
+        "failSwapOn": False,
+        "makeIPTablesUtilChains": False,
+        # A small test disk must not evict test pods or collect their images.
+        "evictionHard": {},
+        "imageGCHighThresholdPercent": 100,
+        "imageGCLowThresholdPercent": 99,
+        "podLogsDir": str(Path(node.directory) / "pod-logs"),
+        "serializeImagePulls": False,
+        "featureGates": {name: value == "true" for name, value in gates.items()},
+    }
+
+
+def _write_node_files(
+    node: NodeState, ca: CertifiedKey, server: str, ca_file: Path, feature_gates: str
+) -> None:
+    directory = Path(node.directory)
+    for fresh in (directory, Path(node.run_dir)):
+        shutil.rmtree(fresh, ignore_errors=True)
+    for sub in ("pki", "cni", "cdi", "pod-logs", "containerd"):
+        (directory / sub).mkdir(parents=True, exist_ok=True)
+    node.kubelet_dir.mkdir(parents=True)
+    pki = directory / "pki"
+    client = issue_client_cert(ca, f"system:node:{node.name}", ["system:nodes"])
+    serving = issue_serving_cert(ca, dns_names=(node.name,), ip_addresses=(node.address,))
+    (pki / "kubelet-serving.crt").write_bytes(serving.cert_pem)
+    (pki / "kubelet-serving.key").touch(mode=0o600)
+    (pki / "kubelet-serving.key").write_bytes(serving.key_pem)
+    write_kubeconfig(
+        directory / "kubelet.kubeconfig", server, ca, client, f"system:node:{node.name}"
+    )
+    (directory / "cni" / "10-dra-operator.conflist").write_text(json.dumps(cni_config(node)))
+    config = kubelet_config(node, ca_file, feature_gates)
+    (directory / "kubelet.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+
+
+def import_image(node: NodeState, binaries: NodeBinaries, tarball: Path) -> None:
+    """`ctr images import` `tarball` into the node's containerd (namespace k8s.io, CRI's)."""
+    done = subprocess.run(
+        [
+            str(binaries.ctr),
+            f"--address={node.containerd_socket}",
+            "--namespace=k8s.io",
+            "images",
+            "import",
+            str(tarball),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    if done.returncode != 0:
+        raise ControlPlaneError(f"importing {tarball} into {node.name}: {done.stderr.strip()}")
+
+
+def _containerd_answers(node: NodeState, binaries: NodeBinaries) -> bool:
+    if not node.containerd_socket.exists():
+        return False
+    done = subprocess.run(
+        [str(binaries.ctr), f"--address={node.containerd_socket}", "version"],
+        capture_output=True,
+        check=False,
+        timeout=30,
+    )
+    return done.returncode == 0
+
+
+def _kubelet_healthy(node: NodeState) -> bool:
+    url = f"http://{node.address}:{_KUBELET_HEALTHZ_PORT}/healthz"
+    try:
+        with urllib.request.urlopen(url, timeout=2) as resp:
+            return bool(resp.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def _wait_component(
+    state: ControlPlaneState, name: str, ready: Callable[[], bool], timeout: float
+) -> None:
+    component = next(c for c in state.components if c.name == name)
+    if wait_until(lambda: not component.is_running() or ready(), timeout, interval=0.25):
+        if component.is_running():
+            return
+        why = "exited"
+    else:
+        why = f"was not ready after {timeout:.0f}s"
+    raise ControlPlaneError(
+        f"{name} {why} (log: {component.log})", log_tail=log_tail(Path(component.log))
+    )
+
+
+def start_node(
+    state: ControlPlaneState,
+    node: NodeState,
+    *,
+    binaries: Binaries,
+    node_binaries: NodeBinaries,
+    ca: CertifiedKey,
+    feature_gates: str,
+    images: Iterable[Path],
+    timeout: float,
+    progress: Progress,
+) -> ControlPlaneState:
+    """Start `node`'s containerd, load the images, start its kubelet; the state with both.
+
+    The node is recorded in the state before anything is created on the host, so a failure
+    part-way is still undone by `down`.
+    """
+    state = dataclasses.replace(state, nodes=(*state.nodes, node))
+    state.save()
+    progress(f"{node.name}: bridge {node.bridge} ({node.address}), cgroup {node.cgroup_root}")
+    _write_node_files(node, ca, state.server, state.ca_file, feature_gates)
+    add_bridge(node.bridge, f"{node.address}/24")
+    make_cgroup(node.cgroup_root)
+    config = Path(node.directory) / "containerd" / "config.toml"
+    config.write_text(containerd_config(node, node_binaries))
+    progress(f"{node.name}: starting containerd")
+    name = f"containerd-{node.name}"
+    state = start_component(
+        state, name, [str(node_binaries.containerd), f"--config={config}", "--log-level=warn"]
+    )
+    _wait_component(state, name, lambda: _containerd_answers(node, node_binaries), timeout)
+    for tarball in images:
+        import_image(node, node_binaries, tarball)
+    progress(f"{node.name}: starting kubelet")
+    name = f"kubelet-{node.name}"
+    argv = [
+        str(binaries.require("kubelet")),
+        f"--config={Path(node.directory) / 'kubelet.yaml'}",
+        f"--kubeconfig={Path(node.directory) / 'kubelet.kubeconfig'}",
+        f"--root-dir={node.kubelet_dir}",
+        f"--hostname-override={node.name}",
+        f"--node-ip={node.address}",
+        "--v=1",
+    ]
+    state = start_component(state, name, argv)
+    _wait_component(state, name, lambda: _kubelet_healthy(node), timeout)
+    return state
+
+
+def build_local_images(directory: Path) -> list[Path]:
+    """The test and pause image tarballs, written into `directory`."""
+    return [
+        build_image(image, directory / f"{image.reference.split('/')[-1].split(':')[0]}.tar")
+        for image in local_images()
+    ]
+
+
+def _node_is_ready(doc: dict[str, Any]) -> bool:
+    conditions = (doc.get("status") or {}).get("conditions") or []
+    ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+    taints = (doc.get("spec") or {}).get("taints") or []
+    return ready and not any(t.get("key") == NOT_READY_TAINT for t in taints)
+
+
+def wait_nodes_ready(state: ControlPlaneState, timeout: float) -> None:
+    """Until every node reports Ready and node-lifecycle has lifted its not-ready taint."""
+    context = ssl.create_default_context(cafile=str(state.ca_file))
+    pki = state.state_dir / "pki"
+    context.load_cert_chain(str(pki / "admin.crt"), str(pki / "admin.key"))
+    last: dict[str, Any] = {}
+
+    def ready(node: NodeState) -> bool:
+        url = f"{state.server}/api/v1/nodes/{node.name}"
+        try:
+            with urllib.request.urlopen(url, context=context, timeout=5) as resp:
+                last[node.name] = json.load(resp)
+        except (urllib.error.URLError, OSError, ValueError):
+            return False
+        return _node_is_ready(last[node.name])
+
+    for node in state.nodes:
+        if not wait_until(functools.partial(ready, node), timeout, interval=0.5):
+            seen = json.dumps((last.get(node.name) or {}).get("spec", {}))
+            raise ControlPlaneError(f"node {node.name} was not Ready after {timeout:.0f}s: {seen}")
+
+
+_REGISTERED = '"event": "driver.registered"'
+
+
+def start_drivers(
+    state_dir: Path,
+    inventory: Path,
+    *,
+    driver: str | None = None,
+    timeout: float = 60.0,
+    progress: Progress = lambda _: None,
+) -> ControlPlaneState:
+    """Start `dra-operator driver` (the simulated DRA driver, docs/driver.md) on every node
+    of the control plane in `state_dir`, each as one more component that `down` stops.
+
+    Each runs as its node (`system:node:<name>`: the Node authorizer lets it publish its own
+    slices and read the claims of its pods), registers in the node's kubelet root and writes
+    CDI specs where the node's containerd reads them. Returns once every kubelet has accepted
+    its driver (the driver logs `driver.registered`).
+    """
+    state = read_state(state_dir)
+    if state is None or not state.nodes:
+        raise ControlPlaneError(f"no control plane with nodes in {state_dir}")
+    program = Path(sys.executable).with_name("dra-operator")
+    for node in state.nodes:
+        name = f"driver-{node.name}-{driver or inventory.stem}"
+        progress(f"{node.name}: starting the simulated driver ({name})")
+        argv = [
+            str(program),
+            "driver",
+            f"--node={node.name}",
+            f"--devices={inventory.resolve()}",
+            f"--kubelet-root={node.kubelet_dir}",
+            f"--cdi-dir={node.cdi_dir}",
+            f"--state-dir={Path(node.directory) / name}",
+            f"--kubeconfig={Path(node.directory) / 'kubelet.kubeconfig'}",
+            "--log-format=json",
+            *([f"--driver={driver}"] if driver else []),
+        ]
+        state = start_component(state, name, argv)
+        registered = functools.partial(_logged, Path(state.components[-1].log), _REGISTERED)
+        _wait_component(state, name, registered, timeout)
+    return state
+
+
+def _logged(path: Path, text: str) -> bool:
+    try:
+        return text in path.read_text(errors="replace")
+    except OSError:
+        return False
+
+
+def teardown_node(node: NodeState) -> None:
+    """Give back what `start_node` took from the host (its processes are already stopped):
+    leftover containers, runtime shims, mounts, cgroups, the bridge, libcni's cache and the
+    directory."""
+    kill_cgroup_tree(node.cgroup_root)
+    kill_processes_mentioning(str(node.containerd_socket))
+    for directory in (Path(node.run_dir), Path(node.directory)):
+        if directory.exists():
+            unmount_under(directory)
+    delete_link(node.bridge)
+    forget_cni_results(node.bridge)
+    for directory in (Path(node.run_dir), Path(node.directory)):
+        shutil.rmtree(directory, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        RUN_ROOT.rmdir()  # only when no other control plane's node is left there

@@ -1,0 +1,143 @@
+"""`dra-operator controlplane up --nodes 1`: a real kubelet runs a pod, and `down` leaves nothing.
+
+The pod is bound by hand (no scheduler runs here; the e2e suite has dra-operator schedule) and
+runs an image built here and loaded with `controlplane load-image`.
+`kubectl logs` and `exec` go through kube-apiserver to the kubelet's own address with the
+apiserver's client certificate. After `down`: no process mentions the state dir, nothing is
+mounted under it, no cgroup of the node is left in any hierarchy, and the host has exactly the
+network interfaces it had before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dra_operator import controlplane
+from dra_operator.controlplane._host import cgroup_mounts, mounts_under
+from dra_operator.controlplane._processes import wait_until
+
+pytestmark = pytest.mark.controlplane
+
+CLI = str(Path(sys.executable).with_name("dra-operator"))
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _need(condition: bool, why: str) -> None:
+    if condition:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{why} (CI=true: failing instead of skipping)", pytrace=False)
+    pytest.skip(why)
+
+
+def _interfaces() -> set[str]:
+    return set(os.listdir("/sys/class/net"))
+
+
+def _processes_mentioning(text: str) -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if text in cmdline:
+                found.append(f"{entry.name}: {cmdline.replace(chr(0), ' ')}")
+    return found
+
+
+def test_a_pod_runs_on_a_real_node_and_down_leaves_nothing(tmp_path: Path) -> None:
+    binaries = controlplane.find_binaries()
+    for name in ("etcd", "kube-apiserver", "kubectl", "kubelet", "kube-controller-manager"):
+        _need(binaries.has(name), f"{name} missing in {binaries.directory}: make controlplane")
+    missing = controlplane.find_node_binaries().missing()
+    _need(not missing, f"real nodes need: {', '.join(missing)}")
+    _need(os.geteuid() == 0, "real nodes need root")
+    interfaces_before = _interfaces()
+    state_dir = tmp_path / "state"
+    up = subprocess.run(
+        [CLI, "controlplane", "up", "--nodes", "1", "--state-dir", str(state_dir)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+        check=False,
+    )
+    state = controlplane.read_state(state_dir)
+    try:
+        assert up.returncode == 0, up.stderr
+        assert state is not None
+        (node,) = state.nodes
+        env = {**os.environ, "KUBECONFIG": str(state.admin_kubeconfig)}
+
+        def kubectl(*args: str, stdin: str | None = None) -> str:
+            done = subprocess.run(
+                [str(binaries.path("kubectl")), *args],
+                input=stdin,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                env=env,
+                check=False,
+            )
+            assert done.returncode == 0, done.stderr
+            return done.stdout
+
+        # A user's own image, loaded into every node (no registry): it says hello by itself.
+        hello = controlplane.Image(
+            "localhost/dra-operator/hello:test",
+            ("/bin/sh", "-c", "echo hello from $(hostname); sleep 3600"),
+        )
+        archive = controlplane.build_image(hello, tmp_path / "hello.tar")
+        load = subprocess.run(
+            [CLI, "controlplane", "load-image", "--state-dir", str(state_dir), str(archive)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert load.returncode == 0, load.stderr
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "hello", "namespace": "default"},
+            "spec": {
+                "nodeName": node.name,
+                "terminationGracePeriodSeconds": 1,
+                "containers": [{"name": "c", "image": hello.reference}],
+            },
+        }
+        kubectl("create", "-f", "-", stdin=json.dumps(pod))
+
+        def running() -> bool:
+            phase = kubectl("get", "pod", "hello", "-o", "jsonpath={.status.phase}")
+            return phase == "Running"
+
+        assert wait_until(running, 120, interval=1), kubectl("describe", "pod", "hello")
+        assert wait_until(lambda: "hello from hello" in kubectl("logs", "hello"), 30)
+        assert kubectl("exec", "hello", "--", "cat", "/etc/hostname").strip() == "hello"
+        assert mounts_under(state_dir)  # the pod's rootfs and netns are mounted there
+        assert node.bridge in _interfaces()
+    finally:
+        down = subprocess.run(
+            [CLI, "controlplane", "down", "--state-dir", str(state_dir)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert down.returncode == 0, down.stderr
+    assert _processes_mentioning(str(state_dir)) == []
+    assert mounts_under(state_dir) == []
+    assert _interfaces() == interfaces_before
+    assert state is not None
+    for node in state.nodes:
+        left = [m / node.cgroup_root.lstrip("/") for m in cgroup_mounts()]
+        assert not any(p.exists() for p in left), left

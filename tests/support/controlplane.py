@@ -27,7 +27,7 @@ import os
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,13 +76,24 @@ def _missing_binaries(message: str) -> None:
 def control_plane(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[controlplane.ControlPlaneState]:
+    with running_control_plane(tmp_path_factory.mktemp("controlplane")) as state:
+        yield state
+
+
+@contextlib.contextmanager
+def running_control_plane(
+    state_dir: Path, apiserver_args: Sequence[str] = ()
+) -> Iterator[controlplane.ControlPlaneState]:
+    """A control plane of its own in `state_dir`, the operator identity bound to deploy/'s
+    ClusterRole; taken down on exit. The chaos tests start private ones to restart."""
     binaries = controlplane.find_binaries()
     for name in ("etcd", "kube-apiserver", "kubectl"):
         if not binaries.has(name):
             _missing_binaries(f"{name} not in {binaries.directory}: run `make controlplane`")
-    state_dir = tmp_path_factory.mktemp("controlplane")
     try:
-        state = controlplane.up(state_dir=state_dir, binaries=binaries, timeout=90.0)
+        state = controlplane.up(
+            state_dir=state_dir, binaries=binaries, apiserver_args=apiserver_args, timeout=90.0
+        )
     except ControlPlaneError as exc:
         pytest.fail(f"{exc}\n{exc.log_tail}", pytrace=False)
     try:

@@ -39,6 +39,7 @@ from dra_operator.controlplane._pki import (
     new_sa_key,
 )
 from dra_operator.controlplane._rbac import bind_cluster_roles, load_cluster_roles
+from dra_operator.controlplane._restart import health_url, start_component, stop_component
 
 __all__ = [
     "ADMIN_USER",
@@ -58,6 +59,7 @@ __all__ = [
     "default_state_dir",
     "down",
     "find_binaries",
+    "health_url",
     "issue_client_cert",
     "issue_serving_cert",
     "load_cluster_roles",
@@ -67,5 +69,7 @@ __all__ = [
     "node_manifest",
     "read_state",
     "release_flags",
+    "start_component",
+    "stop_component",
     "up",
 ]

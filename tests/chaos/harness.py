@@ -17,6 +17,7 @@ transport errors until a deadline. Nothing here asserts a timing.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import os
@@ -24,6 +25,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -195,7 +197,7 @@ class Burst:
     async def bound(self) -> int:
         return sum(1 for p in await self.pods() if p["spec"].get("nodeName"))
 
-    async def wait_bound(self, count: int, *, timeout: float = 300.0) -> None:
+    async def wait_bound(self, count: int, *, timeout: float = 150.0) -> None:
         async def enough() -> bool:
             return await self.bound() >= count
 
@@ -211,7 +213,7 @@ class Burst:
             return claims if len(claims) == len(live) else None
 
         claims = await wait_for(
-            claims_settled, timeout=300, what="one generated claim per live pod, no more"
+            claims_settled, timeout=150, what="one generated claim per live pod, no more"
         )
         owners = Counter(c["metadata"]["ownerReferences"][0]["uid"] for c in claims)
         assert set(owners) == set(live.values())
@@ -228,3 +230,21 @@ class Burst:
             assert reserved == [c["metadata"]["ownerReferences"][0]["uid"]]
         await verify_clean(plane, self.namespace)
         return {"pods": len(self.created), "claims": len(claims), "violations": 0}
+
+
+def compact_etcd(etcd_url: str) -> int:
+    """Compact etcd's history up to its current revision (the revision it compacted at):
+    every watch resumed from an older resourceVersion then gets "410 Gone"."""
+
+    def post(path: str, body: dict[str, Any]) -> dict[str, Any]:
+        request = urllib.request.Request(
+            f"{etcd_url}{path}", data=json.dumps(body).encode(), method="POST"
+        )
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            result: dict[str, Any] = json.load(answer)
+            return result
+
+    key = base64.b64encode(b"/").decode()
+    revision = int(post("/v3/kv/range", {"key": key})["header"]["revision"])
+    post("/v3/kv/compaction", {"revision": revision, "physical": True})
+    return revision

@@ -26,7 +26,7 @@ from dra_operator.app._leader import LeaseElector
 from dra_operator.app._plugin import Builder, Context, Plugin
 from dra_operator.app._registry import BUILDERS
 from dra_operator.app._settings import Settings
-from dra_operator.cluster import Change
+from dra_operator.cluster import Change, version_number
 from dra_operator.controllers import Observer
 from dra_operator.observability import (
     Health,
@@ -39,6 +39,9 @@ from dra_operator.observability import (
 )
 
 _log = get_logger(__name__)
+
+_RELIST_SETTLE = 1.0
+"""Seconds a relist's objects are given to arrive before the stale ones are pruned."""
 
 
 class Operator:
@@ -81,6 +84,8 @@ class Operator:
         self.elector: LeaseElector | None = None
         self.probes: ProbeServer | None = None  # serving /metrics, /healthz, /readyz
         self._invalid_events: list[asyncio.Task[Any]] = []
+        self._relisting: set[Kind] = set()
+        self._background: set[asyncio.Task[None]] = set()
 
     @property
     def controllers(self) -> list[str]:
@@ -100,12 +105,55 @@ class Operator:
     # -- watch events -------------------------------------------------------------------------
 
     def handle(self, kind: Kind, event_type: str | None, raw: Mapping[str, Any]) -> None:
-        """One watch event: into the caches, then to the running controllers as keys."""
+        """One watch event: into the caches, then to the running controllers as keys.
+
+        kopf delivers a LIST's objects as events of type None; after the initial sync they
+        mean the watch listed again (410 Gone, or a stream that broke off).
+        """
+        if event_type is None and self.caches.synced():
+            self._relisted(kind)
         change = self.caches.apply(kind, event_type, raw)
         if change is None:
             return
         for plugin in self.plugins:
             plugin.on_change(kind, change)
+
+    def _relisted(self, kind: Kind) -> None:
+        if kind in self._relisting:
+            return
+        self._relisting.add(kind)
+        _log.info(LogEvent.WATCH_RELISTED, resource=str(kind))
+        self.metrics.watch_relisted(str(kind))
+        task = asyncio.get_running_loop().create_task(self._after_relist(kind))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _after_relist(self, kind: Kind) -> None:
+        """Prune what the relist no longer holds, from a LIST of our own (kopf does not say
+        when its listing ends or what it lacked); retried until the server answers."""
+        try:
+            while True:
+                await asyncio.sleep(_RELIST_SETTLE)
+                try:
+                    items, snapshot = await self.list_snapshot(kind)
+                except errors.APIError as exc:
+                    _log.warning("cache.prune_failed", resource=str(kind), error=str(exc))
+                    continue
+                break
+        finally:
+            self._relisting.discard(kind)
+        if snapshot is None:
+            return  # resourceVersions we cannot order: nothing is pruned
+        changes = self.caches.prune(kind, items, snapshot)
+        if changes:
+            _log.info(
+                LogEvent.CACHE_PRUNED,
+                resource=str(kind),
+                deleted=sorted(str(change.key) for change in changes),
+            )
+        for change in changes:
+            for plugin in self.plugins:
+                plugin.on_change(kind, change)
 
     def _assumed(self, kind: Kind, change: Change[Any]) -> None:
         """A controller's own write, taken into a store before the watch shows it."""
@@ -148,7 +196,14 @@ class Operator:
 
     async def list_kind(self, kind: Kind) -> list[Mapping[str, Any]]:
         """The objects of one kind in the namespaces we serve (for the synced check)."""
+        items, _ = await self.list_snapshot(kind)
+        return items
+
+    async def list_snapshot(self, kind: Kind) -> tuple[list[Mapping[str, Any]], int | None]:
+        """The objects of one kind in the namespaces we serve, and the oldest resourceVersion
+        of the LISTs (one per namespace) that returned them (None when not an integer)."""
         items: list[Mapping[str, Any]] = []
+        versions: list[int | None] = []
         resource = self.resource(kind)
         scopes: tuple[str | None, ...] = (None,)
         if resource.namespaced and self.settings.namespaces:
@@ -160,10 +215,14 @@ class Operator:
                     resource, namespace=namespace, limit=500, continue_token=token
                 )
                 items.extend(page.get("items") or ())
-                token = (page.get("metadata") or {}).get("continue") or None
+                metadata = page.get("metadata") or {}
+                if token is None:
+                    versions.append(version_number(metadata.get("resourceVersion")))
+                token = metadata.get("continue") or None
                 if token is None:
                     break
-        return items
+        known = [v for v in versions if v is not None]
+        return items, (min(known) if known and len(known) == len(versions) else None)
 
     async def wait_synced(self) -> None:
         """client-go's WaitForCacheSync: every kind listed once (see `Caches`)."""

@@ -1,12 +1,16 @@
-"""Fixtures of the chaos suite: operator processes, and private control planes to break."""
+"""Fixtures of the chaos suite: operator processes, and clients of the private control plane
+(`plane`) that a module defines when it breaks the control plane itself."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
 from tests.chaos.harness import OperatorProcess
+
+from dra_operator import controlplane
+from dra_operator.kube import Client
 
 Operators = Callable[[Path, str], OperatorProcess]
 
@@ -23,3 +27,10 @@ def operators(tmp_path: Path) -> Iterator[Operators]:
     yield make
     for group in made:
         group.stop_all()
+
+
+@pytest.fixture(scope="module")
+async def admin(plane: controlplane.ControlPlaneState) -> AsyncIterator[Client]:
+    """`admin` of the module's own control plane (exempt from API priority and fairness)."""
+    async with Client.from_kubeconfig(plane.admin_kubeconfig, timeout=10.0) as api:
+        yield api

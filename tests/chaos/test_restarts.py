@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from tests.chaos.conftest import Operators
@@ -34,12 +34,6 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[controlplane.Con
     args = ["--shutdown-watch-termination-grace-period=5s"]
     with running_control_plane(tmp_path_factory.mktemp("restarts"), args) as state:
         yield state
-
-
-@pytest.fixture(scope="module")
-async def admin(plane: controlplane.ControlPlaneState) -> AsyncIterator[Client]:
-    async with Client.from_kubeconfig(plane.admin_kubeconfig, timeout=10.0) as api:
-        yield api
 
 
 async def progress(burst: Burst) -> int:

@@ -36,12 +36,6 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[controlplane.Con
         yield state
 
 
-@pytest.fixture(scope="module")
-async def admin(plane: controlplane.ControlPlaneState) -> AsyncIterator[Client]:
-    async with Client.from_kubeconfig(plane.admin_kubeconfig, timeout=10.0) as api:
-        yield api
-
-
 @pytest.fixture
 async def proxy(plane: controlplane.ControlPlaneState) -> AsyncIterator[FaultProxy]:
     host, port = plane.server.removeprefix("https://").rsplit(":", 1)

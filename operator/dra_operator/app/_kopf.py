@@ -26,6 +26,7 @@ from dra_operator import cel, kube
 from dra_operator.app._caches import Kind
 from dra_operator.app._discovery import discover, upstream_controllers_running
 from dra_operator.app._operator import Operator
+from dra_operator.app._retry import until_answered
 from dra_operator.app._settings import (
     KCM_LEASE_NAME,
     KCM_LEASE_NAMESPACE,
@@ -138,7 +139,7 @@ async def serve(
     parser = asyncio.create_task(asyncio.to_thread(cel.warm_up), name="cel-parser")
     async with kube.Client(config, user_agent="dra-operator") as api:
         try:
-            operator = await build_operator(settings, api)
+            operator = await until_answered(lambda: build_operator(settings, api), "discovery")
         finally:
             await parser
         if started is not None:

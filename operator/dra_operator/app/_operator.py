@@ -25,6 +25,7 @@ from dra_operator.app._discovery import ServerInfo
 from dra_operator.app._leader import LeaseElector
 from dra_operator.app._plugin import Builder, Context, Plugin
 from dra_operator.app._registry import BUILDERS
+from dra_operator.app._retry import until_answered
 from dra_operator.app._settings import Settings
 from dra_operator.cluster import Change, version_number
 from dra_operator.controllers import Observer
@@ -130,18 +131,14 @@ class Operator:
 
     async def _after_relist(self, kind: Kind) -> None:
         """Prune what the relist no longer holds, from a LIST of our own (kopf does not say
-        when its listing ends or what it lacked); retried until the server answers."""
+        when its listing ends or what it lacked)."""
+        await asyncio.sleep(_RELIST_SETTLE)
+        self._relisting.discard(kind)
         try:
-            while True:
-                await asyncio.sleep(_RELIST_SETTLE)
-                try:
-                    items, snapshot = await self.list_snapshot(kind)
-                except errors.APIError as exc:
-                    _log.warning("cache.prune_failed", resource=str(kind), error=str(exc))
-                    continue
-                break
-        finally:
-            self._relisting.discard(kind)
+            items, snapshot = await self.list_snapshot(kind)
+        except errors.APIError as exc:
+            _log.warning("cache.prune_failed", resource=str(kind), error=str(exc))
+            return
         if snapshot is None:
             return  # resourceVersions we cannot order: nothing is pruned
         changes = self.caches.prune(kind, items, snapshot)
@@ -211,8 +208,15 @@ class Operator:
         for namespace in scopes:
             token: str | None = None
             while True:
-                page = await self.api.list(
-                    resource, namespace=namespace, limit=500, continue_token=token
+                page = await until_answered(
+                    functools.partial(
+                        self.api.list,
+                        resource,
+                        namespace=namespace,
+                        limit=500,
+                        continue_token=token,
+                    ),
+                    f"list {kind}",
                 )
                 items.extend(page.get("items") or ())
                 metadata = page.get("metadata") or {}

@@ -3,16 +3,18 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
-from tests.chaos.harness import OperatorProcess
+from tests.chaos.harness import Burst, OperatorProcess
+from tests.chaos.proxy import FaultProxy
 
 from dra_operator import controlplane
 from dra_operator.kube import Client
 
 Operators = Callable[[Path, str], OperatorProcess]
+Proxies = Callable[[str], Awaitable[FaultProxy]]
 
 
 @pytest.fixture
@@ -34,3 +36,32 @@ async def admin(plane: controlplane.ControlPlaneState) -> AsyncIterator[Client]:
     """`admin` of the module's own control plane (exempt from API priority and fairness)."""
     async with Client.from_kubeconfig(plane.admin_kubeconfig, timeout=10.0) as api:
         yield api
+
+
+@pytest.fixture
+async def shared_burst(admin_api: Client) -> AsyncIterator[Callable[..., Awaitable[Burst]]]:
+    """`Burst.prepare` on the session's control plane; the burst's objects are deleted after."""
+    made: list[Burst] = []
+
+    async def prepare(*, nodes: int, devices_per_node: int) -> Burst:
+        made.append(await Burst.prepare(admin_api, nodes=nodes, devices_per_node=devices_per_node))
+        return made[-1]
+
+    yield prepare
+    for burst in made:
+        await burst.cleanup()
+
+
+@pytest.fixture
+async def proxies() -> AsyncIterator[Proxies]:
+    """`await proxies(server_url)`: a started `FaultProxy` to that API server; closed after."""
+    made: list[FaultProxy] = []
+
+    async def start(server: str) -> FaultProxy:
+        host, port = server.removeprefix("https://").rsplit(":", 1)
+        made.append(await FaultProxy((host, int(port))).start())
+        return made[-1]
+
+    yield start
+    for proxy in made:
+        await proxy.close()

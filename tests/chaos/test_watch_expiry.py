@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from tests.chaos.conftest import Operators
+from tests.chaos.conftest import Operators, Proxies
 from tests.chaos.harness import Burst, compact_etcd, record, scale
-from tests.chaos.proxy import FaultProxy
 from tests.support.controlplane import running_control_plane
 from tests.support.operator import wait_for
 
@@ -36,18 +35,10 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[controlplane.Con
         yield state
 
 
-@pytest.fixture
-async def proxy(plane: controlplane.ControlPlaneState) -> AsyncIterator[FaultProxy]:
-    host, port = plane.server.removeprefix("https://").rsplit(":", 1)
-    relay = await FaultProxy((host, int(port))).start()
-    yield relay
-    await relay.close()
-
-
 async def test_watches_resumed_after_compaction_relist_and_miss_nothing(
     plane: controlplane.ControlPlaneState,
     admin: Client,
-    proxy: FaultProxy,
+    proxies: Proxies,
     operators: Operators,
     tmp_path: Path,
     record_property: Callable[[str, object], None],
@@ -55,6 +46,7 @@ async def test_watches_resumed_after_compaction_relist_and_miss_nothing(
     pods = scale(30, 200)
     rounds = scale(2, 10)
     burst = await Burst.prepare(admin, nodes=3, devices_per_node=pods // 3 + 2)
+    proxy = await proxies(plane.server)
     kubeconfig = proxy.kubeconfig(plane.operator_kubeconfig, tmp_path / "proxied.kubeconfig")
     operator = operators(kubeconfig, burst.namespace)
     operator.start("chaos")

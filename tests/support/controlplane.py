@@ -33,7 +33,7 @@ import os
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -114,9 +114,12 @@ REAL_NODES = 2
 
 
 @contextlib.contextmanager
-def _started(
-    tmp_path_factory: pytest.TempPathFactory, nodes: int = 0
+def running_control_plane(
+    state_dir: Path, apiserver_args: Sequence[str] = (), *, nodes: int = 0
 ) -> Iterator[controlplane.ControlPlaneState]:
+    """A control plane of its own in `state_dir` (with `nodes` real nodes), the operator
+    identity bound to deploy/'s ClusterRole; taken down on exit. The chaos tests start
+    private ones to restart."""
     binaries = controlplane.find_binaries()
     needed = (
         "etcd",
@@ -134,11 +137,11 @@ def _started(
             _missing_binaries(f"real nodes need: {', '.join(missing)}")
         if os.geteuid() != 0:
             _missing_binaries("real nodes need root (bridges, cgroups, mounts)")
-    state_dir = tmp_path_factory.mktemp("controlplane")
     try:
         state = controlplane.up(
             state_dir=state_dir,
             binaries=binaries,
+            apiserver_args=apiserver_args,
             nodes=nodes,
             node_binaries=node_binaries,
             timeout=120.0 if nodes else 90.0,
@@ -156,7 +159,7 @@ def _started(
 def control_plane(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[controlplane.ControlPlaneState]:
-    with _started(tmp_path_factory) as state:
+    with running_control_plane(tmp_path_factory.mktemp("controlplane")) as state:
         yield state
 
 
@@ -165,7 +168,7 @@ def node_control_plane(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[controlplane.ControlPlaneState]:
     """Another control plane, with REAL_NODES real nodes: the kubelets run what is bound."""
-    with _started(tmp_path_factory, REAL_NODES) as state:
+    with running_control_plane(tmp_path_factory.mktemp("controlplane"), nodes=REAL_NODES) as state:
         yield state
 
 

@@ -33,6 +33,7 @@ from dra_operator.cluster import (
     ObjectKey,
     RecentlyDeleted,
     Store,
+    version_number,
 )
 
 
@@ -141,6 +142,27 @@ class Caches:
             if uid:
                 self.deleted_pods.add(uid)
         return change
+
+    def prune(
+        self, kind: Kind, listed: list[Mapping[str, Any]], snapshot: int
+    ) -> list[Change[Any]]:
+        """Forget the objects a fresh LIST (at resourceVersion `snapshot`) no longer holds.
+
+        client-go's Replace after a relist: a kopf relist only adds and updates, so objects
+        deleted while the watch was down would otherwise stay in the stores forever (a pod's
+        claims never released, a claim's devices never freed). An object seen at or after
+        `snapshot` is newer than the LIST and kept. Each removal is applied as a deletion.
+        """
+        present = {ObjectKey.of(raw) for raw in listed}
+        changes = []
+        for entry in self.stores[kind]:
+            seen = version_number(entry.resource_version)
+            if entry.key in present or seen is None or seen >= snapshot:
+                continue
+            change = self.apply(kind, DELETED, entry.raw)
+            if change is not None:
+                changes.append(change)
+        return changes
 
     def _report(
         self, kind: Kind, key: ObjectKey, raw: Mapping[str, Any], exc: errors.InvalidObjectError

@@ -26,6 +26,7 @@ from dra_operator import cel, kube
 from dra_operator.app._caches import Kind
 from dra_operator.app._discovery import discover
 from dra_operator.app._operator import Operator
+from dra_operator.app._retry import until_answered
 from dra_operator.app._settings import UPSTREAM_CONTROLLERS, Settings, choose_controllers
 from dra_operator.app._upstream import LeaseName, UpstreamWatch
 from dra_operator.observability import ProbeServer, get_logger, parse_bind_address
@@ -171,7 +172,9 @@ async def serve(
     async with kube.Client(config, user_agent="dra-operator") as api:
         upstream = upstream_watch(settings, api)
         try:
-            operator = await build_operator(settings, api, upstream)
+            operator = await until_answered(
+                lambda: build_operator(settings, api, upstream), "discovery"
+            )
         finally:
             await parser
         if started is not None:

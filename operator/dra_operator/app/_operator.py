@@ -33,9 +33,10 @@ from dra_operator.app._foreign import allocated_pools, is_foreign_allocation
 from dra_operator.app._leader import LeaseElector
 from dra_operator.app._plugin import Builder, Context, Plugin
 from dra_operator.app._registry import BUILDERS
+from dra_operator.app._retry import until_answered
 from dra_operator.app._settings import SCHEDULER, Settings
 from dra_operator.app._upstream import Upstream
-from dra_operator.cluster import Change
+from dra_operator.cluster import Change, version_number
 from dra_operator.controllers import Observer
 from dra_operator.observability import (
     Health,
@@ -57,6 +58,8 @@ UNSAFE_MESSAGE: Final = (
     "with resource claims to one of them, so a device can be allocated twice. Install "
     "deploy/components/route-claims (or require-scheduler), see docs/coexistence.md."
 )
+_RELIST_SETTLE = 1.0
+"""Seconds a relist's objects are given to arrive before the stale ones are pruned."""
 
 
 class Operator:
@@ -108,6 +111,8 @@ class Operator:
         self.elector: LeaseElector | None = None
         self.probes: ProbeServer | None = None  # serving /metrics, /healthz, /readyz
         self._invalid_events: list[asyncio.Task[Any]] = []
+        self._relisting: set[Kind] = set()
+        self._background: set[asyncio.Task[None]] = set()
 
     @property
     def controllers(self) -> list[str]:
@@ -178,7 +183,13 @@ class Operator:
     # -- watch events -------------------------------------------------------------------------
 
     def handle(self, kind: Kind, event_type: str | None, raw: Mapping[str, Any]) -> None:
-        """One watch event: into the caches, then to the running controllers as keys."""
+        """One watch event: into the caches, then to the running controllers as keys.
+
+        kopf delivers a LIST's objects as events of type None; after the initial sync they
+        mean the watch listed again (410 Gone, or a stream that broke off).
+        """
+        if event_type is None and self.caches.synced():
+            self._relisted(kind)
         change = self.caches.apply(kind, event_type, raw)
         if change is None:
             return
@@ -216,6 +227,39 @@ class Operator:
             "claims to one scheduler (deploy/components/route-claims), see docs/coexistence.md."
         )
         self._post(regarding, reason=EVENT_FOREIGN_ALLOCATION, message=message)
+
+    def _relisted(self, kind: Kind) -> None:
+        if kind in self._relisting:
+            return
+        self._relisting.add(kind)
+        _log.info(LogEvent.WATCH_RELISTED, resource=str(kind))
+        self.metrics.watch_relisted(str(kind))
+        task = asyncio.get_running_loop().create_task(self._after_relist(kind))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _after_relist(self, kind: Kind) -> None:
+        """Prune what the relist no longer holds, from a LIST of our own (kopf does not say
+        when its listing ends or what it lacked)."""
+        await asyncio.sleep(_RELIST_SETTLE)
+        self._relisting.discard(kind)
+        try:
+            items, snapshot = await self.list_snapshot(kind)
+        except errors.APIError as exc:
+            _log.warning("cache.prune_failed", resource=str(kind), error=str(exc))
+            return
+        if snapshot is None:
+            return  # resourceVersions we cannot order: nothing is pruned
+        changes = self.caches.prune(kind, items, snapshot)
+        if changes:
+            _log.info(
+                LogEvent.CACHE_PRUNED,
+                resource=str(kind),
+                deleted=sorted(str(change.key) for change in changes),
+            )
+        for change in changes:
+            for plugin in self.plugins:
+                plugin.on_change(kind, change)
 
     def _assumed(self, kind: Kind, change: Change[Any]) -> None:
         """A controller's own write, taken into a store before the watch shows it."""
@@ -266,7 +310,14 @@ class Operator:
 
     async def list_kind(self, kind: Kind) -> list[Mapping[str, Any]]:
         """The objects of one kind in the namespaces we serve (for the synced check)."""
+        items, _ = await self.list_snapshot(kind)
+        return items
+
+    async def list_snapshot(self, kind: Kind) -> tuple[list[Mapping[str, Any]], int | None]:
+        """The objects of one kind in the namespaces we serve, and the oldest resourceVersion
+        of the LISTs (one per namespace) that returned them (None when not an integer)."""
         items: list[Mapping[str, Any]] = []
+        versions: list[int | None] = []
         resource = self.resource(kind)
         scopes: tuple[str | None, ...] = (None,)
         if resource.namespaced and self.settings.namespaces:
@@ -274,14 +325,25 @@ class Operator:
         for namespace in scopes:
             token: str | None = None
             while True:
-                page = await self.api.list(
-                    resource, namespace=namespace, limit=500, continue_token=token
+                page = await until_answered(
+                    functools.partial(
+                        self.api.list,
+                        resource,
+                        namespace=namespace,
+                        limit=500,
+                        continue_token=token,
+                    ),
+                    f"list {kind}",
                 )
                 items.extend(page.get("items") or ())
-                token = (page.get("metadata") or {}).get("continue") or None
+                metadata = page.get("metadata") or {}
+                if token is None:
+                    versions.append(version_number(metadata.get("resourceVersion")))
+                token = metadata.get("continue") or None
                 if token is None:
                     break
-        return items
+        known = [v for v in versions if v is not None]
+        return items, (min(known) if known and len(known) == len(versions) else None)
 
     async def wait_synced(self) -> None:
         """client-go's WaitForCacheSync: every kind listed once (see `Caches`)."""

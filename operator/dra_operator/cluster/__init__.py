@@ -33,6 +33,7 @@ from dra_operator.cluster._store import (
     ObjectKey,
     Parser,
     Store,
+    version_number,
 )
 
 __all__ = [
@@ -62,4 +63,5 @@ __all__ = [
     "pools_on_node",
     "slice_node",
     "slice_pool",
+    "version_number",
 ]

@@ -113,7 +113,7 @@ class Store(Generic[T]):
             return None
         assumed = self._assumed.get(key)
         if assumed is not None:
-            seen = _version(version)
+            seen = version_number(version)
             if seen is not None and seen < assumed:
                 return None  # older than what we wrote ourselves
             del self._assumed[key]
@@ -131,11 +131,11 @@ class Store(Generic[T]):
         from being generated twice when the pod status write after its creation fails and the
         pod is retried before the watch has shown the claim.
         """
-        version = _version(str((raw.get("metadata") or {}).get("resourceVersion") or ""))
+        version = version_number(str((raw.get("metadata") or {}).get("resourceVersion") or ""))
         key = ObjectKey.of(raw)
         old = self._entries.get(key)
         if old is not None and version is not None:
-            current = _version(old.resource_version)
+            current = version_number(old.resource_version)
             if current is not None and current >= version:
                 return None  # the watch was faster
         change = self.apply("MODIFIED", raw)
@@ -185,9 +185,9 @@ class Store(Generic[T]):
                     del index[value]
 
 
-def _version(resource_version: str) -> int | None:
+def version_number(resource_version: object) -> int | None:
     """A resourceVersion as an integer, as upstream's assume cache compares them."""
     try:
-        return int(resource_version)
+        return int(str(resource_version))
     except ValueError:
         return None

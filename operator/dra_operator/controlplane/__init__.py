@@ -44,6 +44,7 @@ from dra_operator.controlplane._pki import (
 )
 from dra_operator.controlplane._rbac import bind_cluster_roles, load_cluster_roles
 from dra_operator.controlplane._realnodes import import_image, start_drivers
+from dra_operator.controlplane._restart import health_url, resume_component, stop_component
 from dra_operator.controlplane._state import Component, ControlPlaneState, NodeState, read_state
 
 __all__ = [
@@ -72,6 +73,7 @@ __all__ = [
     "down",
     "find_binaries",
     "find_node_binaries",
+    "health_url",
     "import_image",
     "issue_client_cert",
     "issue_serving_cert",
@@ -85,6 +87,8 @@ __all__ = [
     "read_state",
     "release_flags",
     "restart",
+    "resume_component",
     "start_drivers",
+    "stop_component",
     "up",
 ]

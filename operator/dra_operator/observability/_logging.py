@@ -62,6 +62,8 @@ class LogEvent(enum.StrEnum):
     WRITE_RETRIED = "write.retried"
     HOOK_FAILED = "hook.failed"
     CACHE_SYNCED = "cache.synced"
+    WATCH_RELISTED = "watch.relisted"
+    CACHE_PRUNED = "cache.pruned"
     LEADER_ACQUIRED = "leader.acquired"
     LEADER_LOST = "leader.lost"
     METRICS_SOURCE_FAILED = "metrics.source_failed"

@@ -203,6 +203,13 @@ class Metrics:
             ("kind", "reason"),
             registry=r,
         )
+        self._relists = Counter(
+            "dra_operator_watch_relists_total",
+            "Times a watch listed its resource again after the initial sync (after 410 Gone "
+            "or a broken stream), by resource.",
+            ("resource",),
+            registry=r,
+        )
         self._cel_compilations = Counter(
             "dra_operator_cel_compilations_total", "CEL expressions compiled.", registry=r
         )
@@ -381,6 +388,9 @@ class Metrics:
 
     def api_retried(self, kind: str, reason: RetryReason) -> None:
         self._retries.labels(kind=kind, reason=reason.value).inc()
+
+    def watch_relisted(self, resource: str) -> None:
+        self._relists.labels(resource=resource).inc()
 
     # -- CEL, hooks, controllers -----------------------------------------------------------
 

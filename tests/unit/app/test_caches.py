@@ -4,7 +4,8 @@ Covers: a claim event moves the ledger (allocation in, deletion out); a pod dele
 remembered by UID; an object that does not parse is reported once per resourceVersion and
 changes nothing; DeviceTaintRules have a store only when served, AllocationPolicies and namespace
 labels only when the CRD is; the synced check waits for every listed object and re-lists a kind
-that still misses objects (one deleted meanwhile).
+that still misses objects (one deleted meanwhile); a relist's prune forgets what the fresh
+LIST lacks unless seen after it.
 """
 
 from __future__ import annotations
@@ -141,3 +142,29 @@ async def test_synced_waits_for_listed_objects_and_relists_missing_ones() -> Non
     await asyncio.wait_for(waiting, timeout=30)
     assert caches.synced()
     assert listed.count(Kind.PODS) == 2
+
+
+def test_prune_forgets_what_a_relist_lacks_and_keeps_what_is_newer() -> None:
+    """A claim deleted while the watch was down leaves the store and frees its device; a pod
+    seen after the LIST's resourceVersion stays (it was created after the LIST)."""
+    caches = Caches(VERSIONS)
+    caches.apply(Kind.CLAIMS, None, claim("5"))
+    caches.apply(Kind.PODS, "ADDED", pod("12"))
+
+    pruned = caches.prune(Kind.CLAIMS, [], 10)
+    kept = caches.prune(Kind.PODS, [], 10)
+
+    assert [str(change.key) for change in pruned] == ["ns/c"]
+    assert pruned[0].new is None
+    assert not caches.ledger.is_in_use(DEVICE)
+    assert kept == [] and len(caches.pods) == 1
+
+
+def test_prune_keeps_listed_objects_and_remembers_pruned_pods() -> None:
+    caches = Caches(VERSIONS)
+    caches.apply(Kind.CLAIMS, None, claim("5"))
+    caches.apply(Kind.PODS, "ADDED", pod("6"))
+
+    assert caches.prune(Kind.CLAIMS, [claim("5")], 10) == []
+    assert len(caches.prune(Kind.PODS, [], 10)) == 1
+    assert "pod-uid" in caches.deleted_pods

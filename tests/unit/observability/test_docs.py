@@ -54,6 +54,7 @@ def exercised() -> Metrics:
     metrics.pod_evicted(seconds_after_due=1.0)
     metrics.api_conflict("Pod")
     metrics.api_retried("Pod", RetryReason.CONFLICT)
+    metrics.watch_relisted("pods")
     metrics.record_cel(CELStats(compilations=1))
     metrics.hook_called("h", "score_node")
     metrics.hook_failed("h", "score_node", HookFailure.ERROR)

@@ -334,3 +334,51 @@ async def test_immediate_claim_is_allocated_without_a_consumer() -> None:
     async with running(world):
         await eventually(lambda: bool(_allocated_devices(world)))
     assert "reservedFor" not in _status(world, "c")
+
+
+class LostAnswerWorld(WatchedWorld):
+    """The first status write lands, but its answer is lost (the connection broke) and the
+    watch is down: only a read shows the server's state."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lose_next_answer = True
+        self.watch_down = False
+
+    def put(self, kind: str, raw: dict[str, Any]) -> dict[str, Any]:
+        stored = World.put(self, kind, raw)
+        if self.scheduler is not None:
+            asyncio.get_running_loop().call_soon(self._watch)
+        return stored
+
+    def _watch(self) -> None:
+        if not self.watch_down and self.scheduler is not None:
+            deliver(self, self.scheduler)
+
+    async def update_claim_status(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        if not self.lose_next_answer:
+            return await super().update_claim_status(body)
+        self.lose_next_answer = False
+        self.watch_down = True
+        await super().update_claim_status(body)
+        raise errors.APIServerError(0, "Unreachable", "connection reset by peer")
+
+
+async def test_a_write_whose_answer_is_lost_keeps_its_devices_until_read_back() -> None:
+    """Found by tests/chaos/test_connection_faults.py: the allocation landed, the scheduler
+    rolled it back on the transport error and gave the device to the next claim."""
+    world = LostAnswerWorld()
+    _cluster(world, n1=1)
+    world.put("claims", claim("a"))
+    world.put("claims", claim("b"))
+    world.put("pods", pod("pa", claims=["a"]))
+    world.put("pods", pod("pb", claims=["b"]))
+    async with running(world) as scheduler:
+        await eventually(lambda: bool(_node_of(world, "pa") or _node_of(world, "pb")))
+        await scheduler.wait_for_writes()
+        world.watch_down = False
+        deliver(world, scheduler)
+        await eventually(lambda: len(scheduler.controller.queue) == 0)
+        await scheduler.wait_for_writes()
+    assert _allocated_devices(world) == [("n1", "gpu-0")]
+    assert _node_of(world, "pa") == "n1" and _node_of(world, "pb") is None

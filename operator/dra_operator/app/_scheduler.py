@@ -35,6 +35,7 @@ from dra_operator.controllers.scheduler import (
     Settings,
     State,
     TaintedSlices,
+    Verdicts,
     WorkKey,
     cel_stats,
     handles,
@@ -59,6 +60,7 @@ class SchedulerPlugin:
             ledger=caches.ledger,
             usage=NodeUsage(),
             tainted=TaintedSlices(caches.taint_rules if ctx.server.taint_rules_in_effect else None),
+            verdicts=Verdicts(),
         )
         selectors = CELSelectors(features)
         settings = Settings(

@@ -24,13 +24,16 @@ Counters are not summed here: which counters a device consumes is in its slice, 
 `in_use_in_pool` lists the pool's devices that are in use in any way, which is what upstream's
 counter check subtracts, once per device.
 
+`revision` grows on every change, and the pools each change touched are journaled, so a reader
+that derives something per pool or node (the scheduler's verdicts) asks `pools_changed_since`.
+
 Pure data: no I/O, no clock, used from the loop thread only.
 """
 
 from __future__ import annotations
 
 import collections
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Set
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -40,6 +43,9 @@ from dra_operator.cluster._store import Change
 from dra_operator.model import AllocationResult, DeviceID, FrozenMap, Quantity, ResourceClaim
 
 T = TypeVar("T", bound=Hashable)
+
+JOURNAL_LENGTH = 4096
+"""Changes whose pools `pools_changed_since` can still name."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +110,9 @@ class DeviceLedger:
         self._by_pool: dict[tuple[str, str], collections.Counter[DeviceID]] = {}
         self._snapshot: Ledger | None = Ledger()
         self.revision = 0
+        self._journal: collections.deque[tuple[int, frozenset[tuple[str, str]]]] = (
+            collections.deque(maxlen=JOURNAL_LENGTH)
+        )
 
     # -- the watch ------------------------------------------------------------------------------
 
@@ -181,6 +190,19 @@ class DeviceLedger:
         """Whether any allocation uses `device` in any way (exclusively, shared, capacity)."""
         return device in self._by_pool.get((device.driver, device.pool), ())
 
+    def pools_changed_since(self, revision: int) -> Set[tuple[str, str]] | None:
+        """The (driver, pool)s whose devices changed after `revision`; None: too long ago."""
+        if revision == self.revision:
+            return frozenset()
+        if not self._journal or self._journal[0][0] > revision + 1:
+            return None
+        found: set[tuple[str, str]] = set()
+        for seen, pools in reversed(self._journal):
+            if seen <= revision:
+                break
+            found |= pools
+        return found
+
     def in_use_in_pool(self, driver: str, pool: str) -> frozenset[DeviceID]:
         """The pool's devices in use in any way: those whose counters are consumed."""
         return frozenset(self._by_pool.get((driver, pool), ()))
@@ -211,6 +233,9 @@ class DeviceLedger:
             return
         self.revision += 1
         self._snapshot = None
+        self._journal.append(
+            (self.revision, frozenset((device.driver, device.pool) for device in usage.devices()))
+        )
         _count(self._exclusive, usage.exclusive, sign)
         _count(self._shares, usage.shares, sign)
         for device, consumed in usage.capacity:

@@ -23,6 +23,7 @@ from hypothesis.stateful import (
 from dra_operator import errors
 from dra_operator.allocator import Ledger, SharedDeviceID
 from dra_operator.cluster import DeviceLedger, Store
+from dra_operator.cluster._ledger import JOURNAL_LENGTH
 from dra_operator.model import (
     AllocationResult,
     DeviceAllocationResult,
@@ -370,3 +371,27 @@ def test_watch_order_does_not_matter(allocs: list[AllocationResult | None]) -> N
     for i, alloc in reversed(list(enumerate(allocs))):
         backward.claim_changed(claim(f"u{i}", alloc))
     assert forward.snapshot() == backward.snapshot()
+
+
+def test_pools_changed_since_names_the_pools_each_change_touched() -> None:
+    ledger = DeviceLedger()
+    start = ledger.revision
+    assert ledger.pools_changed_since(start) == frozenset()
+    ledger.reserve("a", allocation(result(GPU0)))
+    middle = ledger.revision
+    ledger.claim_changed(claim("b", allocation(result(NIC0))))
+    assert ledger.pools_changed_since(start) == {
+        ("gpu.example.com", "node-a"),
+        ("nic.example.com", "node-b"),
+    }
+    assert ledger.pools_changed_since(middle) == {("nic.example.com", "node-b")}
+    ledger.claim_changed(claim("b", allocation(result(NIC0)), rv="2"))  # same use: no change
+    assert ledger.pools_changed_since(ledger.revision) == frozenset()
+
+
+def test_pools_changed_since_too_long_ago_is_unknown() -> None:
+    ledger = DeviceLedger()
+    for i in range(JOURNAL_LENGTH + 1):
+        ledger.reserve(f"c{i}", allocation(result(GPU0)))
+    assert ledger.pools_changed_since(0) is None
+    assert ledger.pools_changed_since(1) == {("gpu.example.com", "node-a")}

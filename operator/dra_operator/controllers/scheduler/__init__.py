@@ -24,6 +24,7 @@ from dra_operator.controllers.scheduler._decide import (
     decide_claim,
     decide_pod,
     handles,
+    nodes_to_score,
 )
 from dra_operator.controllers.scheduler._events import (
     WorkKey,
@@ -38,6 +39,7 @@ from dra_operator.controllers.scheduler._explain import (
     claim_failure,
     fit_error,
     prefilter_error,
+    renamed_reason,
 )
 from dra_operator.controllers.scheduler._kube import KubeSchedulerWriter
 from dra_operator.controllers.scheduler._metrics import (
@@ -51,6 +53,7 @@ from dra_operator.controllers.scheduler._scheduler import Scheduler, SchedulerWr
 from dra_operator.controllers.scheduler._selectors import CELSelectors, cel_stats
 from dra_operator.controllers.scheduler._taints import TaintedSlices
 from dra_operator.controllers.scheduler._usage import NodeRequests, NodeUsage
+from dra_operator.controllers.scheduler._verdicts import Fits, Rejected, Verdicts, shape_of
 from dra_operator.controllers.scheduler._writes import (
     Event,
     binding_body,
@@ -68,11 +71,13 @@ __all__ = [
     "ClaimWrite",
     "Decision",
     "Event",
+    "Fits",
     "Governor",
     "KubeSchedulerWriter",
     "NodeRequests",
     "NodeUsage",
     "Placement",
+    "Rejected",
     "Scheduler",
     "SchedulerMetrics",
     "SchedulerWriter",
@@ -80,6 +85,7 @@ __all__ = [
     "State",
     "TaintedSlices",
     "Unschedulable",
+    "Verdicts",
     "Wait",
     "WorkKey",
     "binding_body",
@@ -99,7 +105,10 @@ __all__ = [
     "keys_for_claim",
     "keys_for_pod",
     "node_problems",
+    "nodes_to_score",
     "prefilter_error",
     "releases_devices",
+    "renamed_reason",
+    "shape_of",
     "status_body",
 ]

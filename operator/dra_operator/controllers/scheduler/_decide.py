@@ -14,13 +14,15 @@ call is reported to `Settings.metrics` (an observation, not a change of state).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from dra_operator import errors, names
 from dra_operator.allocator import (
     Budget,
+    Explanation,
     Features,
+    FirstFit,
     Policy,
     SelectionMemo,
     SelectorEvaluator,
@@ -40,11 +42,13 @@ from dra_operator.controllers.scheduler._explain import (
     claim_failure,
     fit_error,
     prefilter_error,
+    renamed_reason,
 )
 from dra_operator.controllers.scheduler._metrics import SchedulerMetrics, record_attempt
 from dra_operator.controllers.scheduler._nodes import node_problems
 from dra_operator.controllers.scheduler._taints import TaintedSlices
 from dra_operator.controllers.scheduler._usage import NodeUsage
+from dra_operator.controllers.scheduler._verdicts import Fits, Rejected, Verdicts, shape_of
 from dra_operator.hooks import HookPolicy
 from dra_operator.model import (
     AllocationResult,
@@ -66,6 +70,9 @@ from dra_operator.model import (
 MAX_RESERVED_FOR = 256
 """`status.reservedFor` holds at most this many consumers (API validation)."""
 
+_MIN_NODES_TO_SCORE = 100
+_MIN_PERCENTAGE_TO_SCORE = 5
+
 _BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
 
 
@@ -79,6 +86,7 @@ class Settings:
     budget: Budget = field(default_factory=Budget)
     metrics: SchedulerMetrics | None = None
     selection: SelectionMemo = field(default_factory=SelectionMemo)  # across decisions
+    percentage_to_score: int = 0  # of the nodes, for scored policies; 0: adaptive, as upstream
 
 
 @dataclass(slots=True, kw_only=True)
@@ -97,6 +105,14 @@ class State:
     ledger: DeviceLedger
     usage: NodeUsage
     tainted: TaintedSlices = field(default_factory=TaintedSlices)
+    verdicts: Verdicts | None = None  # None: ask the allocator on every node, every time
+    score_start: int = 0  # where the next scored decision starts looking (upstream's rotation)
+
+    def nodes_by_name(self) -> list[Node]:
+        """Every node, sorted by name (kept sorted between node changes with `verdicts`)."""
+        if self.verdicts is not None:
+            return self.verdicts.nodes_by_name(self.nodes)
+        return [entry.obj for entry in sorted(self.nodes, key=lambda e: e.key.name)]
 
     def class_map(self) -> dict[str, DeviceClass]:
         """Classes by name, built once per decision (not once per node)."""
@@ -186,34 +202,25 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
             return Wait(f"node {pod.spec.node_name} is not known yet")
         candidates: Sequence[Node] = [entry.obj]
     else:
-        candidates = [entry.obj for entry in sorted(state.nodes, key=lambda e: e.key.name)]
+        candidates = state.nodes_by_name()
     requests = pod.effective_requests
-    classes = state.class_map()
-    rejected: list[list[str]] = []
-    best: tuple[float, str, tuple[AllocationResult, ...]] | None = None
-    for node in candidates:
+
+    def node_filter(node: Node) -> list[str]:
         problems = []
         if not pod.spec.node_name:
             problems = node_problems(node, pod, requests, state.usage.on_node(node.name))
         if any(not node_matches(node.name, node.labels, s) for s in found.selectors):
             problems.append(NOT_AVAILABLE_ON_NODE)
-        if problems:
-            rejected.append(problems)
-            continue
-        outcome = _allocate_on(node, found.unallocated, classes, state, settings)
-        if isinstance(outcome, errors.AllocationInputError):
-            return Unschedulable(prefilter_error(node_count, str(outcome)))
-        if isinstance(outcome, str):
-            rejected.append([outcome])
-            continue
-        results, score = outcome
-        if best is None or score > best[0]:
-            best = (score, node.name, results)
-    if best is None:
+        return problems
+
+    placed = _place(candidates, found.unallocated, node_filter, state, settings)
+    if isinstance(placed, errors.AllocationInputError):
+        return Unschedulable(prefilter_error(node_count, str(placed)))
+    if isinstance(placed, list):
         return Unschedulable(
-            fit_error(len(candidates) if pod.spec.node_name else node_count, rejected)
+            fit_error(len(candidates) if pod.spec.node_name else node_count, placed)
         )
-    _, node_name, results = best
+    node_name, results = placed
     writes = [
         ClaimWrite(
             key=_key(claim),
@@ -266,26 +273,17 @@ def decide_claim(claim: ResourceClaim, state: State, settings: Settings) -> Deci
             return Unschedulable(f"node {wanted} not found")
         candidates = [entry.obj]
     else:
-        candidates = [entry.obj for entry in sorted(state.nodes, key=lambda e: e.key.name)]
-    classes = state.class_map()
-    rejected: list[list[str]] = []
-    best: tuple[float, str, AllocationResult] | None = None
-    for node in candidates:
-        outcome = _allocate_on(node, [claim], classes, state, settings)
-        if isinstance(outcome, errors.AllocationInputError):
-            return Unschedulable(str(outcome))
-        if isinstance(outcome, str):
-            rejected.append([outcome])
-            continue
-        results, score = outcome
-        if best is None or score > best[0]:
-            best = (score, node.name, results[0])
-    if best is None:
-        return Unschedulable(fit_error(len(candidates), rejected))
+        candidates = state.nodes_by_name()
+    placed = _place(candidates, [claim], lambda node: [], state, settings)
+    if isinstance(placed, errors.AllocationInputError):
+        return Unschedulable(str(placed))
+    if isinstance(placed, list):
+        return Unschedulable(fit_error(len(candidates), placed))
+    node_name, (allocation,) = placed
     write = ClaimWrite(
-        key=_key(claim), uid=meta.uid, resource_version=meta.resource_version, allocation=best[2]
+        key=_key(claim), uid=meta.uid, resource_version=meta.resource_version, allocation=allocation
     )
-    return Placement(node=best[1], claims=(write,))
+    return Placement(node=node_name, claims=(write,))
 
 
 def _key(claim: ResourceClaim) -> ObjectKey:
@@ -374,15 +372,121 @@ def _devices_named(state: State, driver: str, pool: str, name: str) -> Iterator[
                 yield device
 
 
+def nodes_to_score(total: int, percentage: int) -> int:
+    """How many fitting nodes a scored decision looks at: kube-scheduler's
+    `numFeasibleNodesToFind` (all below 100 nodes; else `percentage`, or when 0 the adaptive
+    50 % minus 1 % per 125 nodes, at least 5 %; never fewer than 100)."""
+    if total < _MIN_NODES_TO_SCORE or percentage >= 100:
+        return total
+    if percentage <= 0:
+        percentage = max(_MIN_PERCENTAGE_TO_SCORE, 50 - total // 125)
+    return max(_MIN_NODES_TO_SCORE, total * percentage // 100)
+
+
+def _place(
+    candidates: Sequence[Node],
+    claims: Sequence[ResourceClaim],
+    node_filter: Callable[[Node], list[str]],
+    state: State,
+    settings: Settings,
+) -> tuple[str, tuple[AllocationResult, ...]] | list[list[str]] | errors.AllocationInputError:
+    """The best node for `claims` among `candidates` and their allocation there, every
+    rejected node's reasons (for the FitError), or a fatal input error.
+
+    Nodes are tried in name order. When every node scores alike (FirstFit, or nothing to
+    allocate) the first that fits wins, so the search stops there; a scored policy looks at
+    `nodes_to_score` fitting nodes, starting where the previous decision stopped (upstream's
+    `nextStartNodeIndex`), and takes the best score, ties to the smallest name. A node whose
+    verdict for these claims is known (`State.verdicts`) is not handed to the allocator: known
+    misses are skipped before any other check and explained only when no node fits.
+    """
+    policy = settings.policy
+    verdicts = state.verdicts
+    shape = None
+    if verdicts is not None and claims:
+        verdicts.sync(
+            slices=state.slices,
+            nodes=state.nodes,
+            classes=state.classes,
+            tainted=state.tainted,
+            ledger=state.ledger,
+        )
+        shape = shape_of(claims, policy, settings.budget)
+    names = tuple(claim.metadata.name for claim in claims)
+    alike = not claims or isinstance(policy, FirstFit)
+    wanted = 1 if alike else nodes_to_score(len(candidates), settings.percentage_to_score)
+    rotate = not alike and wanted < len(candidates)
+    ordered = candidates
+    start = 0
+    if rotate:
+        start = state.score_start % len(candidates)
+        ordered = [*candidates[start:], *candidates[:start]]
+    classes = state.class_map()
+    rejected: list[list[str]] = []
+    known_misses: list[tuple[Node, str]] = []
+    fitting: list[tuple[float, str, tuple[AllocationResult, ...] | None]] = []
+    tried = 0
+    for node in ordered:
+        tried += 1
+        verdict = verdicts.get(node.name, shape) if verdicts is not None and shape else None
+        if isinstance(verdict, Rejected):
+            reason = renamed_reason(verdict.reason, verdict.names, names)
+            if reason is not None:
+                known_misses.append((node, reason))
+                continue
+        problems = node_filter(node)
+        if problems:
+            rejected.append(problems)
+            continue
+        if isinstance(verdict, Fits):
+            fitting.append((verdict.score, node.name, None))
+        else:
+            outcome = _allocate_on(node, claims, classes, state, settings)
+            if isinstance(outcome, errors.AllocationInputError):
+                return outcome
+            if isinstance(outcome, Explanation):
+                reason = claim_failure(outcome)
+                rejected.append([reason])
+                if verdicts is not None and shape is not None and not outcome.aborted:
+                    verdicts.put(node.name, shape, Rejected(reason, names))
+                continue
+            results, score = outcome
+            if verdicts is not None and shape is not None:
+                verdicts.put(node.name, shape, Fits(score))
+            fitting.append((score, node.name, results))
+        if len(fitting) >= wanted:
+            break
+    if verdicts is not None:
+        verdicts.reused += len(known_misses) + sum(1 for f in fitting if f[2] is None)
+    if rotate:
+        state.score_start = (start + tried) % len(ordered)
+    if not fitting:
+        for node, reason in known_misses:
+            rejected.append(node_filter(node) or [reason])
+        return rejected
+    _, name, kept = min(fitting, key=lambda f: (-f[0], f[1]))
+    if kept is not None:
+        return name, kept
+    # A reused verdict: allocate on the chosen node only (the allocator is deterministic).
+    entry = state.nodes.get(ObjectKey("", name))
+    assert entry is not None
+    outcome = _allocate_on(entry.obj, claims, classes, state, settings)
+    if isinstance(outcome, errors.AllocationInputError):
+        return outcome
+    if isinstance(outcome, Explanation):  # cannot happen while the verdict is current
+        raise errors.TerminalError(f"node {name}: a reused verdict no longer holds")
+    return name, outcome[0]
+
+
 def _allocate_on(
     node: Node,
     claims: Sequence[ResourceClaim],
     classes: Mapping[str, DeviceClass],
     state: State,
     settings: Settings,
-) -> tuple[tuple[AllocationResult, ...], float] | str | errors.AllocationInputError:
-    """The allocation of `claims` on `node` with the policy's score of it, the node's reason
-    why not, or a fatal input error."""
+) -> tuple[tuple[AllocationResult, ...], float] | Explanation | errors.AllocationInputError:
+    """The allocation of `claims` on `node` with the policy's score of it, the allocator's
+    explanation why not, or a fatal input error."""
     if not claims:
         return (), 0.0
     slices = [
@@ -413,5 +517,5 @@ def _allocate_on(
     record_attempt(settings.metrics, started, answer)
     if answer.results is None:
         assert answer.explanation is not None
-        return claim_failure(answer.explanation)
+        return answer.explanation
     return answer.results, answer.score

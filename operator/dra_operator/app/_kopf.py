@@ -32,7 +32,12 @@ from dra_operator.app._settings import (
     Settings,
     choose_controllers,
 )
-from dra_operator.observability import ProbeServer, get_logger, parse_bind_address
+from dra_operator.observability import (
+    ProbeServer,
+    get_logger,
+    parse_bind_address,
+    watch_loop_stalls,
+)
 
 _log = get_logger(__name__)
 
@@ -182,6 +187,7 @@ async def _watch_and_control(
     )
     controlling = asyncio.create_task(operator.run(), name="operator")
     stopping = asyncio.create_task(stop.wait(), name="stop")
+    stalls = asyncio.create_task(watch_loop_stalls(), name="loop-stalls")
     try:
         done, _ = await asyncio.wait(
             {*watching, controlling, stopping}, return_when=asyncio.FIRST_COMPLETED
@@ -191,9 +197,9 @@ async def _watch_and_control(
         with contextlib.suppress(asyncio.CancelledError):
             await controlling  # releases the Lease on the way out
         kopf_stop.set()
-        for task in (*watching, stopping):
+        for task in (*watching, stopping, stalls):
             task.cancel()
-        await asyncio.gather(*watching, stopping, return_exceptions=True)
+        await asyncio.gather(*watching, stopping, stalls, return_exceptions=True)
         _forget_signal_handlers()
     if controlling in done and not controlling.cancelled():
         controlling.result()  # surface why the controllers stopped on their own

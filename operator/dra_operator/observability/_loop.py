@@ -1,0 +1,35 @@
+"""How long the event loop was held: the delay every watch event and write waits behind.
+
+Everything the operator does runs on one asyncio loop, so a long synchronous stretch (a
+decision, a big list parsed) delays every watch, write and probe. `watch_loop_stalls` sleeps
+`interval` over and over; how much later than asked each sleep ends is how long something held
+the loop. Every `window` seconds it logs `loop.stall` with the longest delay seen, when that
+reached `threshold` (the benchmark reads these lines).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from dra_operator.observability._logging import get_logger
+
+_log = get_logger(__name__)
+
+
+async def watch_loop_stalls(
+    *, interval: float = 0.02, window: float = 5.0, threshold: float = 0.05
+) -> None:
+    """Log the longest loop stall of each `window` that reached `threshold`; runs until
+    cancelled."""
+    loop = asyncio.get_running_loop()
+    worst = 0.0
+    opened = loop.time()
+    while True:
+        asked = loop.time() + interval
+        await asyncio.sleep(interval)
+        now = loop.time()
+        worst = max(worst, now - asked)
+        if now - opened >= window:
+            if worst >= threshold:
+                _log.info("loop.stall", max_ms=round(worst * 1000, 1), window_s=window)
+            worst, opened = 0.0, now

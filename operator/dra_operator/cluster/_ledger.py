@@ -44,7 +44,7 @@ from dra_operator.model import AllocationResult, DeviceID, FrozenMap, Quantity, 
 
 T = TypeVar("T", bound=Hashable)
 
-JOURNAL_LENGTH = 4096
+JOURNAL_LENGTH = 1024
 """Changes whose pools `pools_changed_since` can still name."""
 
 

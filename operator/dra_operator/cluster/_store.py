@@ -12,9 +12,11 @@ kept as given and shared: nobody may mutate it; writers copy it before editing.
 Indexes map a value computed from the parsed object (an index function may return several) to
 the keys of the objects that have it; they are updated on every change, so lookups never scan.
 
-`revision` counts the changes, and the last `JOURNAL_LENGTH` of them are kept, so a reader that
-derives something from the store (the scheduler's verdicts per node) can ask what changed since
-it last looked (`changes_since`) instead of being called on every event.
+`revision` counts the changes; a store built with `journal` keeps the last that many (with the
+objects they replaced), so a reader that derives something from it (the scheduler's verdicts
+per node, from nodes and slices) can ask what changed since it last looked (`changes_since`)
+instead of being called on every event. Busy kinds (pods, claims) keep none: the objects a
+journal holds on to would cost memory for nobody.
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ T = TypeVar("T")
 Parser = Callable[[Mapping[str, Any]], T]
 IndexFunc = Callable[[T], Iterable[Hashable]]
 
-JOURNAL_LENGTH = 4096
-"""Changes `changes_since` can still name; a reader further behind must start over."""
+JOURNAL_LENGTH = 1024
+"""A journal long enough for the changes between two scheduling decisions; a reader further
+behind starts over."""
 
 DELETED = "DELETED"
 """The watch event type that removes an object; every other type (ADDED, MODIFIED, and None
@@ -87,6 +90,8 @@ class Store(Generic[T]):
         kind: str,
         parse: Parser[T],
         indexers: Mapping[str, IndexFunc[T]] | None = None,
+        *,
+        journal: int = 0,
     ) -> None:
         self.kind = kind
         self._parse = parse
@@ -101,9 +106,7 @@ class Store(Generic[T]):
         """Called with every change `assume` makes: our own writes reach the ledger and the
         other controllers as watch events would (the watch event that follows changes nothing)."""
         self.revision = 0
-        self._journal: collections.deque[tuple[int, Change[T]]] = collections.deque(
-            maxlen=JOURNAL_LENGTH
-        )
+        self._journal: collections.deque[tuple[int, Change[T]]] = collections.deque(maxlen=journal)
 
     def apply(self, event_type: str | None, raw: Mapping[str, Any]) -> Change[T] | None:
         """Record one watch event; None when it changes nothing (same resourceVersion).
@@ -192,7 +195,8 @@ class Store(Generic[T]):
 
     def _record(self, change: Change[T]) -> Change[T]:
         self.revision += 1
-        self._journal.append((self.revision, change))
+        if self._journal.maxlen:
+            self._journal.append((self.revision, change))
         return change
 
     def _insert(self, entry: Entry[T]) -> None:

@@ -15,8 +15,14 @@ from typing import Any
 import pytest
 
 from dra_operator import errors
-from dra_operator.cluster import DELETED, Change, ObjectKey, RecentlyDeleted, Store
-from dra_operator.cluster._store import JOURNAL_LENGTH
+from dra_operator.cluster import (
+    DELETED,
+    JOURNAL_LENGTH,
+    Change,
+    ObjectKey,
+    RecentlyDeleted,
+    Store,
+)
 
 
 @dataclass(frozen=True)
@@ -202,7 +208,7 @@ def test_recently_deleted_forgets_the_oldest_first() -> None:
 
 
 def test_changes_since_replays_what_changed_after_a_revision() -> None:
-    store = Store("things", parse)
+    store = Store("things", parse, journal=JOURNAL_LENGTH)
     start = store.revision
     store.apply("ADDED", raw("a", "1", "red"))
     middle = store.revision
@@ -217,8 +223,16 @@ def test_changes_since_replays_what_changed_after_a_revision() -> None:
 
 
 def test_changes_since_a_revision_the_journal_dropped_is_unknown() -> None:
-    store = Store("things", parse)
+    store = Store("things", parse, journal=JOURNAL_LENGTH)
     for version in range(1, JOURNAL_LENGTH + 2):
         store.apply("MODIFIED", raw("a", str(version)))
     assert store.changes_since(0) is None
     assert len(store.changes_since(1) or ()) == JOURNAL_LENGTH
+
+
+def test_a_store_without_a_journal_names_no_past_changes() -> None:
+    store = Store("things", parse)
+    store.apply("ADDED", raw("a", "1"))
+    assert store.revision == 1
+    assert store.changes_since(1) == ()
+    assert store.changes_since(0) is None

@@ -1,14 +1,17 @@
 """One scheduling decision, sans I/O: kube-scheduler's cycle from PreFilter to Reserve.
 
 `decide_pod` resolves the pod's claims (upstream-dra.md §3.3, §3.5), filters the nodes (§3.6 plus
-`_nodes`), runs the allocator for the claims still unallocated on every node left, and picks the
-node with the policy's best score, ties to the smallest name. `decide_claim` does the same for a
-standalone claim asking for immediate allocation. Both read the caches through `State` and
-return a `Placement` (what to write), a `Wait` (nothing to say yet: a generated claim does not
-exist, or another decision's allocation of a shared claim is still being written) or an
-`Unschedulable` with the FailedScheduling message. Nothing here writes, awaits or mutates: the
-caller reserves the placement in the ledger before the next decision (rule 8). Each allocator
-call is reported to `Settings.metrics` (an observation, not a change of state).
+`_nodes`), runs the allocator for the claims still unallocated on the nodes left (`_place`: for
+FirstFit until the first node by name that fits, for a scored policy on up to
+`nodes_to_score` fitting nodes; nodes whose `Verdicts` are known are not asked again), and picks
+the node with the policy's best score, ties to the smallest name. `decide_claim` does the same
+for a standalone claim asking for immediate allocation. Both read the caches through `State`
+and return a `Placement` (what to write), a `Wait` (nothing to say yet: a generated claim does
+not exist, or another decision's allocation of a shared claim is still being written) or an
+`Unschedulable` with the FailedScheduling message. Nothing here writes or awaits, and the only
+state changed is the decision's memory in `State` (verdicts, where scored policies start):
+the caller reserves the placement in the ledger before the next decision (rule 8). Each
+allocator call is reported to `Settings.metrics` (an observation, not a change of state).
 """
 
 from __future__ import annotations

@@ -5,14 +5,13 @@ from __future__ import annotations
 import copy
 import dataclasses
 import itertools
-from collections.abc import Sequence
 from typing import Any
 
 from hypothesis import given
 from hypothesis import settings as settings_hypothesis
 from hypothesis import strategies as st
 
-from dra_operator.allocator import BinPack, Candidate, FirstFit, Ledger, Policy, RequestData
+from dra_operator.allocator import BinPack, FirstFit, Policy
 from dra_operator.cluster import ObjectKey
 from dra_operator.controllers.scheduler import (
     Decision,
@@ -40,14 +39,8 @@ class EveryNode:
 
     name: str = "EveryNode"
     alternatives: int = 0
-
-    def order_candidates(
-        self, request: RequestData, candidates: Sequence[Candidate], ledger: Ledger
-    ) -> Sequence[Candidate]:
-        return candidates
-
-    def score(self, picked: Sequence[Candidate], ledger: Ledger) -> float:
-        return 0.0
+    order_candidates = FirstFit.order_candidates
+    score = FirstFit.score
 
 
 class _Cluster:

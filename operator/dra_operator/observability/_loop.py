@@ -10,6 +10,7 @@ reached `threshold` (the benchmark reads these lines).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 from dra_operator.observability._logging import get_logger
 
@@ -17,17 +18,22 @@ _log = get_logger(__name__)
 
 
 async def watch_loop_stalls(
-    *, interval: float = 0.02, window: float = 5.0, threshold: float = 0.05
+    *,
+    interval: float = 0.02,
+    window: float = 5.0,
+    threshold: float = 0.05,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    clock: Callable[[], float] | None = None,
 ) -> None:
     """Log the longest loop stall of each `window` that reached `threshold`; runs until
-    cancelled."""
-    loop = asyncio.get_running_loop()
+    cancelled. `clock` defaults to the loop's."""
+    clock = clock if clock is not None else asyncio.get_running_loop().time
     worst = 0.0
-    opened = loop.time()
+    opened = clock()
     while True:
-        asked = loop.time() + interval
-        await asyncio.sleep(interval)
-        now = loop.time()
+        asked = clock() + interval
+        await sleep(interval)
+        now = clock()
         worst = max(worst, now - asked)
         if now - opened >= window:
             if worst >= threshold:

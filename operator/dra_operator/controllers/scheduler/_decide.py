@@ -17,7 +17,7 @@ allocator call is reported to `Settings.metrics` (an observation, not a change o
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from dra_operator import errors, names
@@ -51,7 +51,13 @@ from dra_operator.controllers.scheduler._metrics import SchedulerMetrics, record
 from dra_operator.controllers.scheduler._nodes import node_problems
 from dra_operator.controllers.scheduler._taints import TaintedSlices
 from dra_operator.controllers.scheduler._usage import NodeUsage
-from dra_operator.controllers.scheduler._verdicts import Fits, Rejected, Verdicts, shape_of
+from dra_operator.controllers.scheduler._verdicts import (
+    Fits,
+    Rejected,
+    Verdict,
+    Verdicts,
+    shape_of,
+)
 from dra_operator.hooks import HookPolicy
 from dra_operator.model import (
     AllocationResult,
@@ -216,7 +222,14 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
             problems.append(NOT_AVAILABLE_ON_NODE)
         return problems
 
-    placed = _place(candidates, found.unallocated, node_filter, state, settings)
+    placed = _place(
+        candidates,
+        found.unallocated,
+        node_filter,
+        state,
+        settings,
+        every_node=not pod.spec.node_name,
+    )
     if isinstance(placed, errors.AllocationInputError):
         return Unschedulable(prefilter_error(node_count, str(placed)))
     if isinstance(placed, list):
@@ -277,7 +290,7 @@ def decide_claim(claim: ResourceClaim, state: State, settings: Settings) -> Deci
         candidates = [entry.obj]
     else:
         candidates = state.nodes_by_name()
-    placed = _place(candidates, [claim], lambda node: [], state, settings)
+    placed = _place(candidates, [claim], lambda node: [], state, settings, every_node=not wanted)
     if isinstance(placed, errors.AllocationInputError):
         return Unschedulable(str(placed))
     if isinstance(placed, list):
@@ -392,22 +405,26 @@ def _place(
     node_filter: Callable[[Node], list[str]],
     state: State,
     settings: Settings,
+    *,
+    every_node: bool,
 ) -> tuple[str, tuple[AllocationResult, ...]] | list[list[str]] | errors.AllocationInputError:
-    """The best node for `claims` among `candidates` and their allocation there, every
-    rejected node's reasons (for the FitError), or a fatal input error.
+    """The best node for `claims` among `candidates` (`every_node`: all nodes, by name) and
+    their allocation there, every rejected node's reasons (for the FitError), or a fatal input
+    error.
 
     Nodes are tried in name order. When every node scores alike (FirstFit, or nothing to
     allocate) the first that fits wins, so the search stops there; a scored policy looks at
     `nodes_to_score` fitting nodes, starting where the previous decision stopped (upstream's
     `nextStartNodeIndex`), and takes the best score, ties to the smallest name. A node whose
-    verdict for these claims is known (`State.verdicts`) is not handed to the allocator: known
-    misses are skipped before any other check and explained only when no node fits.
+    verdict for these claims is known (`State.verdicts`) is not handed to the allocator; over
+    every node, only those not known to miss are walked at all, and the misses are explained
+    only when no node fits.
     """
     policy = settings.policy
-    verdicts = state.verdicts
+    memo = state.verdicts if claims else None
     shape = None
-    if verdicts is not None and claims:
-        verdicts.sync(
+    if memo is not None:
+        memo.sync(
             slices=state.slices,
             nodes=state.nodes,
             classes=state.classes,
@@ -418,25 +435,28 @@ def _place(
     names = tuple(claim.metadata.name for claim in claims)
     alike = not claims or isinstance(policy, FirstFit)
     wanted = 1 if alike else nodes_to_score(len(candidates), settings.percentage_to_score)
+    walk: Iterable[Node] = candidates
+    skips_misses = memo is not None and shape is not None and every_node
+    if memo is not None and shape is not None and every_node:
+        walk = memo.open_nodes(shape, state.nodes)
     rotate = not alike and wanted < len(candidates)
-    ordered = candidates
     start = 0
     if rotate:
-        start = state.score_start % len(candidates)
-        ordered = [*candidates[start:], *candidates[:start]]
+        ordered = list(walk)
+        start = state.score_start % max(len(ordered), 1)
+        walk = [*ordered[start:], *ordered[:start]]
     classes = state.class_map()
     rejected: list[list[str]] = []
-    known_misses: list[tuple[Node, str]] = []
+    known_misses: list[tuple[Node, Verdict | None]] = []
     fitting: list[tuple[float, str, tuple[AllocationResult, ...] | None]] = []
-    tried = 0
-    for node in ordered:
-        tried += 1
-        verdict = verdicts.get(node.name, shape) if verdicts is not None and shape else None
+    learned: list[tuple[str, Verdict]] = []  # recorded after the walk, which reads the memo
+    visited: set[str] = set()
+    for node in walk:
+        visited.add(node.name)
+        verdict = memo.get(node.name, shape) if memo is not None and shape is not None else None
         if isinstance(verdict, Rejected):
-            reason = renamed_reason(verdict.reason, verdict.names, names)
-            if reason is not None:
-                known_misses.append((node, reason))
-                continue
+            known_misses.append((node, verdict))
+            continue
         problems = node_filter(node)
         if problems:
             rejected.append(problems)
@@ -450,22 +470,30 @@ def _place(
             if isinstance(outcome, Explanation):
                 reason = claim_failure(outcome)
                 rejected.append([reason])
-                if verdicts is not None and shape is not None and not outcome.aborted:
-                    verdicts.put(node.name, shape, Rejected(reason, names))
+                if not outcome.aborted:
+                    learned.append((node.name, Rejected(reason, names)))
                 continue
             results, score = outcome
-            if verdicts is not None and shape is not None:
-                verdicts.put(node.name, shape, Fits(score))
+            learned.append((node.name, Fits(score)))
             fitting.append((score, node.name, results))
         if len(fitting) >= wanted:
             break
-    if verdicts is not None:
-        verdicts.reused += len(known_misses) + sum(1 for f in fitting if f[2] is None)
+    if memo is not None and shape is not None:
+        for name, verdict in learned:
+            memo.put(name, shape, verdict)
     if rotate:
-        state.score_start = (start + tried) % len(ordered)
+        state.score_start = (start + len(visited)) % max(len(candidates), 1)
     if not fitting:
-        for node, reason in known_misses:
-            rejected.append(node_filter(node) or [reason])
+        if skips_misses:
+            known_misses += [(n, None) for n in candidates if n.name not in visited]
+        for node, miss in known_misses:
+            problems = node_filter(node)
+            if not problems:
+                why = _miss_reason(node, miss, names, claims, classes, state, settings)
+                if isinstance(why, errors.AllocationInputError):
+                    return why
+                problems = [why]
+            rejected.append(problems)
         return rejected
     _, name, kept = min(fitting, key=lambda f: (-f[0], f[1]))
     if kept is not None:
@@ -479,6 +507,31 @@ def _place(
     if isinstance(outcome, Explanation):  # cannot happen while the verdict is current
         raise errors.TerminalError(f"node {name}: a reused verdict no longer holds")
     return name, outcome[0]
+
+
+def _miss_reason(
+    node: Node,
+    miss: Verdict | None,
+    names: tuple[str, ...],
+    claims: Sequence[ResourceClaim],
+    classes: Mapping[str, DeviceClass],
+    state: State,
+    settings: Settings,
+) -> str | errors.AllocationInputError:
+    """Why a node known to miss does not fit these claims: the kept reason naming these
+    claims, or, where it cannot be renamed (or was not kept), the allocator's answer now."""
+    if state.verdicts is not None and miss is None:
+        miss = state.verdicts.get(node.name, shape_of(claims, settings.policy, settings.budget))
+    if isinstance(miss, Rejected):
+        reason = renamed_reason(miss.reason, miss.names, names)
+        if reason is not None:
+            return reason
+    outcome = _allocate_on(node, claims, classes, state, settings)
+    if isinstance(outcome, Explanation):
+        return claim_failure(outcome)
+    if isinstance(outcome, errors.AllocationInputError):
+        return outcome
+    raise errors.TerminalError(f"node {node.name}: known not to fit, yet it fits")
 
 
 def _allocate_on(

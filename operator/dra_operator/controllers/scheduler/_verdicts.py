@@ -18,7 +18,8 @@ claims cannot be substituted into (`_explain.renamed_reason`).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+import bisect
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from dra_operator.allocator import Budget, Policy
@@ -59,13 +60,14 @@ def shape_of(claims: Sequence[ResourceClaim], policy: Policy, budget: Budget) ->
 
 
 class Verdicts:
-    """Verdicts by node and shape, and the journal positions they were last synced at."""
+    """Verdicts by node and shape, per shape the nodes not known to miss (sorted by name), and
+    the journal positions they were last synced at."""
 
     def __init__(self) -> None:
         self._by_node: dict[str, dict[Hashable, Verdict]] = {}
+        self._open: dict[Hashable, list[str]] = {}
         self._marks = (-1, -1, -1, -1, -1)  # slices, nodes, classes, rules, ledger revisions
-        self._sorted: tuple[int, list[Node]] = (-1, [])
-        self.reused = 0  # verdicts answered from here instead of the allocator
+        self._sorted: tuple[int, list[Node], dict[str, Node]] = (-1, [], {})
 
     def get(self, node: str, shape: Hashable) -> Verdict | None:
         found = self._by_node.get(node)
@@ -73,13 +75,32 @@ class Verdicts:
 
     def put(self, node: str, shape: Hashable, verdict: Verdict) -> None:
         self._by_node.setdefault(node, {})[shape] = verdict
+        names = self._open.get(shape)
+        if isinstance(verdict, Rejected) and names is not None:
+            at = bisect.bisect_left(names, node)
+            if at < len(names) and names[at] == node:
+                del names[at]
 
     def nodes_by_name(self, nodes: Store[Node]) -> list[Node]:
         """The nodes sorted by name, sorted again only when the node store changed."""
+        return self._nodes(nodes)[1]
+
+    def open_nodes(self, shape: Hashable, nodes: Store[Node]) -> Iterator[Node]:
+        """The nodes by name, but those known not to fit claims of `shape`: a full node costs
+        nothing here, so a decision's walk does not grow with the nodes filled."""
+        by_name = self._nodes(nodes)[2]
+        names = self._open.get(shape)
+        if names is None:
+            names = self._open[shape] = [
+                name for name in by_name if not isinstance(self.get(name, shape), Rejected)
+            ]
+        return (by_name[name] for name in names if name in by_name)
+
+    def _nodes(self, nodes: Store[Node]) -> tuple[int, list[Node], dict[str, Node]]:
         if self._sorted[0] != nodes.revision:
             ordered = [entry.obj for entry in sorted(nodes, key=lambda e: e.key.name)]
-            self._sorted = (nodes.revision, ordered)
-        return self._sorted[1]
+            self._sorted = (nodes.revision, ordered, {node.name: node for node in ordered})
+        return self._sorted
 
     def sync(
         self,
@@ -102,21 +123,33 @@ class Verdicts:
         self._marks = marks
         if marks == old:
             return
-        if old[2:4] != marks[2:4] or old[0] < 0:
-            self._by_node.clear()
-            return
-        if not self._slices_changed(slices, old[0]):
-            self._by_node.clear()
+        if old[2:4] != marks[2:4] or old[0] < 0 or not self._slices_changed(slices, old[0]):
+            self._clear()
             return
         node_changes = nodes.changes_since(old[1])
         if node_changes is None:
-            self._by_node.clear()
+            self._clear()
             return
+        if node_changes:
+            self._open.clear()  # nodes came or went: built again when next asked
         for change in node_changes:
-            self._by_node.pop(change.key.name, None)
+            self._drop(change.key.name)
         pools = ledger.pools_changed_since(old[4])
         if pools is None or not self._drop_pools(slices, (PoolKey(*p) for p in pools)):
-            self._by_node.clear()
+            self._clear()
+
+    def _clear(self) -> None:
+        self._by_node.clear()
+        self._open.clear()
+
+    def _drop(self, node: str) -> None:
+        """Forget `node`'s verdicts: where it was a miss, it is open again."""
+        for shape, verdict in self._by_node.pop(node, {}).items():
+            names = self._open.get(shape)
+            if isinstance(verdict, Rejected) and names is not None:
+                at = bisect.bisect_left(names, node)
+                if at == len(names) or names[at] != node:
+                    names.insert(at, node)
 
     def _slices_changed(self, slices: Store[ResourceSlice], since: int) -> bool:
         """Drop the nodes changed slices touch; False when everything must go."""
@@ -128,7 +161,7 @@ class Verdicts:
             for piece in change.objects():
                 if not piece.node_name:
                     return False
-                self._by_node.pop(piece.node_name, None)
+                self._drop(piece.node_name)
                 pools.add(PoolKey(piece.driver, piece.pool.name))
         return self._drop_pools(slices, pools)
 
@@ -138,5 +171,5 @@ class Verdicts:
             for entry in slices.by_index(SLICES_BY_POOL, pool):
                 if not entry.obj.node_name:
                     return False
-                self._by_node.pop(entry.obj.node_name, None)
+                self._drop(entry.obj.node_name)
         return True

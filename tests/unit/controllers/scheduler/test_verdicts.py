@@ -103,8 +103,33 @@ _EVENTS = st.one_of(
 )
 
 
+class Attempts:
+    """Counts allocator calls (the scheduler reports each one to its metrics)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def allocation_attempted(self, outcome: Any, **_: Any) -> None:
+        self.count += 1
+
+    def pod_bound(self, *, seconds_since_creation: float) -> None:
+        pass
+
+    def workqueue(self, name: str) -> Any:
+        raise NotImplementedError
+
+    def api_conflict(self, kind: str) -> None:
+        pass
+
+    def api_retried(self, kind: str, reason: Any) -> None:
+        pass
+
+
 def _run(events: list[tuple[Any, ...]], cached: Settings, plain: Settings) -> int:
-    """Play `events`, deciding every new pod both ways; returns the verdicts reused."""
+    """Play `events`, deciding every new pod both ways; returns the cached side's allocator
+    calls."""
+    attempts = Attempts()
+    cached = dataclasses.replace(cached, metrics=attempts)
     cluster = _Cluster()
     state = cluster.state
     state.verdicts = Verdicts()
@@ -133,7 +158,7 @@ def _run(events: list[tuple[Any, ...]], cached: Settings, plain: Settings) -> in
         elif kind == "class":
             expression = 'device.attributes["gpu.example.com"].index < 1' if event[1] else None
             cluster.apply("classes", device_class(expression=expression or _DRIVER_ONLY))
-    return state.verdicts.reused
+    return attempts.count
 
 
 _DRIVER_ONLY = f"device.driver == '{DRIVER}'"
@@ -161,8 +186,10 @@ def test_pods_of_one_template_reuse_the_full_nodes_verdicts() -> None:
     """Nine one-device pods on four two-device nodes: once a node is full, later pods skip it
     without asking the allocator; only the node that changed is asked again."""
     plain = dataclasses.replace(settings(), policy=EveryNode())
-    reused = _run([("pod", 1)] * 9, settings(), plain)
-    assert reused == 0 + 0 + 0 + 1 + 1 + 2 + 2 + 3 + 3  # pod 3 finds n0 full, pods 4-9 skip it…
+    asked = _run([("pod", 1)] * 9, settings(), plain)
+    # Pods 1-8: the node that took the last pod (full every other time, then the next one);
+    # pod 9: n3 is full, and the misses of n0-n2 are explained from what was kept.
+    assert asked == 1 + 1 + 2 + 1 + 2 + 1 + 2 + 1 + 1  # asking every node: 4 per pod
 
 
 def test_a_ledger_change_drops_only_the_verdicts_of_its_node() -> None:
@@ -170,27 +197,33 @@ def test_a_ledger_change_drops_only_the_verdicts_of_its_node() -> None:
     state = cluster.state
     state.verdicts = Verdicts()
     policy: Policy = BinPack()  # scored: every node is asked
-    scored = dataclasses.replace(settings(), policy=policy)
+    attempts = Attempts()
+    scored = dataclasses.replace(settings(), policy=policy, metrics=attempts)
     first = decide_pod(cluster.new_pod(1), state, scored)
     assert isinstance(first, Placement)
-    assert state.verdicts.reused == 0
+    assert attempts.count == _NODES
     (write,) = first.claims
     assert write.allocation is not None
     state.ledger.reserve(write.uid, write.allocation)
-    decide_pod(cluster.new_pod(1), state, scored)
-    assert state.verdicts.reused == _NODES - 1  # the other nodes' verdicts still hold
+    second = decide_pod(cluster.new_pod(1), state, scored)
+    assert isinstance(second, Placement) and second.node == first.node  # BinPack: the used one
+    # The node that changed is asked again (its verdict is what places the pod); the other
+    # nodes' verdicts still hold.
+    assert attempts.count == _NODES + 1
 
 
 def test_no_node_fits_names_the_claim_of_the_pod_asking() -> None:
     cluster = _Cluster()
     state = cluster.state
     state.verdicts = Verdicts()
-    first = decide_pod(cluster.new_pod(3), state, settings())
-    second = decide_pod(cluster.new_pod(3), state, settings())
+    attempts = Attempts()
+    counted = dataclasses.replace(settings(), metrics=attempts)
+    first = decide_pod(cluster.new_pod(3), state, counted)
+    second = decide_pod(cluster.new_pod(3), state, counted)
     assert isinstance(first, Unschedulable) and isinstance(second, Unschedulable)
     assert "cannot allocate claim p1-gpu (" in first.message
     assert "cannot allocate claim p2-gpu (" in second.message
-    assert state.verdicts.reused == _NODES
+    assert attempts.count == _NODES  # the second pod is explained from the first one's misses
 
 
 def test_renamed_reason_substitutes_only_the_claim_it_can_place() -> None:

@@ -345,6 +345,25 @@ class LedgerMachine(RuleBasedStateMachine):
         assert snapshot == expected
 
     @invariant()
+    def a_pools_snapshot_is_the_whole_one_restricted_to_it(self) -> None:
+        whole = self.ledger.snapshot()
+        pools = [(GPU0.driver, GPU0.pool), (NIC0.driver, NIC0.pool)]
+        for chosen in ([pools[0]], [pools[1]], pools):
+            assert self.ledger.snapshot(chosen) == Ledger(
+                exclusive=frozenset(d for d in whole.exclusive if (d.driver, d.pool) in chosen),
+                shares=frozenset(
+                    s for s in whole.shares if (s.device.driver, s.device.pool) in chosen
+                ),
+                consumed_capacity=FrozenMap(
+                    {
+                        d: c
+                        for d, c in whole.consumed_capacity.items()
+                        if (d.driver, d.pool) in chosen
+                    }
+                ),
+            )
+
+    @invariant()
     def no_device_in_use_is_free(self) -> None:
         allocs = [a for a in self.observed.values() if a is not None]
         allocs += [a for a, _ in self.in_flight.values()]

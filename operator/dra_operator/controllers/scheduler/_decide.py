@@ -562,7 +562,7 @@ def _allocate_on(
             node=AllocatorNode(name=node.name, labels=node.labels),
             features=settings.features,
             selectors=settings.selectors,
-            ledger=state.ledger.snapshot(),
+            ledger=state.ledger.snapshot({(s.driver, s.pool.name) for s in slices}),
             policy=policy,
             budget=settings.budget,
             selection=settings.selection,

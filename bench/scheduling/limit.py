@@ -25,7 +25,7 @@ import asyncio
 import contextlib
 import heapq
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +89,22 @@ def plan(
     return slots
 
 
+_ATTEMPTS = 6
+
+
+async def _retried(call: Callable[[], Awaitable[Any]]) -> Any:
+    """`call`, again after a timeout, a 429 or a 5xx (an overloaded API server), with backoff;
+    ours retries such writes too."""
+    for attempt in range(_ATTEMPTS):
+        try:
+            return await call()
+        except (errors.APIServerError, errors.APITooManyRequestsError):
+            if attempt == _ATTEMPTS - 1:
+                raise
+            await asyncio.sleep(0.2 * 2**attempt)
+    raise AssertionError("unreachable")
+
+
 class _Limit:
     """The per-pod writes; see the module docstring."""
 
@@ -125,39 +141,43 @@ class _Limit:
             self.waiting.append(pod)  # placed when a deleted pod's allocation is free
             return
         node, allocation = self.slots[index]
-        claim = await self.api.create(
-            _CLAIMS,
-            {
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "ResourceClaim",
-                "metadata": {
-                    "generateName": f"{name}-gpu-",
-                    "namespace": self.namespace,
-                    "annotations": {"resource.kubernetes.io/pod-claim-name": "gpu"},
-                    "finalizers": [FINALIZER],
-                    "ownerReferences": [
-                        {
-                            "apiVersion": "v1",
-                            "kind": "Pod",
-                            "name": name,
-                            "uid": uid,
-                            "controller": True,
-                            "blockOwnerDeletion": True,
-                        }
-                    ],
+        claim = await _retried(
+            lambda: self.api.create(
+                _CLAIMS,
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceClaim",
+                    "metadata": {
+                        "generateName": f"{name}-gpu-",
+                        "namespace": self.namespace,
+                        "annotations": {"resource.kubernetes.io/pod-claim-name": "gpu"},
+                        "finalizers": [FINALIZER],
+                        "ownerReferences": [
+                            {
+                                "apiVersion": "v1",
+                                "kind": "Pod",
+                                "name": name,
+                                "uid": uid,
+                                "controller": True,
+                                "blockOwnerDeletion": True,
+                            }
+                        ],
+                    },
+                    "spec": self.template["spec"]["spec"],
                 },
-                "spec": self.template["spec"]["spec"],
-            },
-            namespace=self.namespace,
+                namespace=self.namespace,
+            )
         )
         claim_name = claim["metadata"]["name"]
         status = {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": claim_name}]}
-        await self.api.patch(
-            PODS, name, {"status": status}, namespace=self.namespace, subresource="status"
+        await _retried(
+            lambda: self.api.patch(
+                PODS, name, {"status": status}, namespace=self.namespace, subresource="status"
+            )
         )
         consumer = {"resource": "pods", "name": name, "uid": uid}
         claim["status"] = {"allocation": allocation, "reservedFor": [consumer]}
-        written = await self.api.update(_CLAIMS, claim, subresource="status")
+        written = await _retried(lambda: self.api.update(_CLAIMS, claim, subresource="status"))
         self.placed[uid] = (claim_name, written["metadata"]["resourceVersion"], index)
         binding = {
             "apiVersion": "v1",
@@ -165,7 +185,7 @@ class _Limit:
             "metadata": {"name": name, "namespace": self.namespace, "uid": uid},
             "target": {"apiVersion": "v1", "kind": "Node", "name": node},
         }
-        await self.api.create(PODS, binding, name=name, subresource="binding")
+        await _retried(lambda: self.api.create(PODS, binding, name=name, subresource="binding"))
         regarding = {"apiVersion": "v1", "kind": "Pod", **{k: meta[k] for k in ("name", "uid")}}
         regarding["namespace"] = self.namespace
         await post_event(
@@ -184,8 +204,10 @@ class _Limit:
         claim_name, version, index = found
         patch = {"metadata": {"finalizers": None, "resourceVersion": version}}
         with contextlib.suppress(errors.APINotFoundError):
-            await self.api.patch(_CLAIMS, claim_name, patch, namespace=self.namespace)
-            await self.api.delete(_CLAIMS, claim_name, namespace=self.namespace)
+            await _retried(
+                lambda: self.api.patch(_CLAIMS, claim_name, patch, namespace=self.namespace)
+            )
+            await _retried(lambda: self.api.delete(_CLAIMS, claim_name, namespace=self.namespace))
         heapq.heappush(self.free, index)
         while self.waiting and self.free:
             waiting = self.waiting.pop(0)

@@ -40,9 +40,9 @@ class KubeClaimsWriter:
                 self._claims, body, namespace=namespace, field_manager=names.OPERATOR_FIELD_MANAGER
             )
 
-    async def apply_pod_status(self, namespace: str, body: Mapping[str, Any]) -> None:
+    async def apply_pod_status(self, namespace: str, body: Mapping[str, Any]) -> Mapping[str, Any]:
         with counting_failures(self._metrics, "Pod"):
-            await self._api.apply(
+            return await self._api.apply(
                 kube.PODS,
                 body,
                 namespace=namespace,

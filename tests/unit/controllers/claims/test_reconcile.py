@@ -81,11 +81,16 @@ class World:
         self.claims[name] = body
         return self._bump(body)
 
-    async def apply_pod_status(self, namespace: str, body: Mapping[str, Any]) -> None:
+    async def apply_pod_status(self, namespace: str, body: Mapping[str, Any]) -> Mapping[str, Any]:
         if self.fail_apply:
             self.fail_apply -= 1
             raise errors.APIServerError(500, "InternalError", "etcd is sad")
-        self.pod_statuses[body["metadata"]["name"]] = body["status"]["resourceClaimStatuses"]
+        name = body["metadata"]["name"]
+        self.pod_statuses[name] = body["status"]["resourceClaimStatuses"]
+        pod = copy.deepcopy(self.pods.get(name) or dict(body))
+        pod.setdefault("status", {})["resourceClaimStatuses"] = self.pod_statuses[name]
+        self.pods[name] = pod
+        return self._bump(pod)
 
     async def update_claim_status(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
         current = self._check(body)
@@ -128,6 +133,7 @@ class Cluster:
             self.claims,
             self.world,
             on_created=lambda ok, admin: self.created.append((ok, admin)),
+            pods=self.pods,
         )
 
     def add_pod(self, raw: dict[str, Any], *, cached: bool = True) -> None:
@@ -197,6 +203,18 @@ async def test_a_claim_is_created_once_even_when_the_pod_status_write_fails() ->
         "train": [{"name": "gpu", "resourceClaimName": "train-gpu-00000"}]
     }
     assert cluster.created == [(True, False)]  # resourceclaim_controller_creates_total
+
+
+async def test_the_pod_status_written_is_in_the_pod_cache_before_the_watch_shows_it() -> None:
+    """The scheduler queues a template pod once its claim and this status are cached."""
+    cluster = Cluster()
+    cluster.templates.apply("ADDED", TEMPLATE)
+    cluster.add_pod(pod_raw())
+    await cluster.reconcile(POD_KEY)
+    entry = cluster.pods.get(ObjectKey(NS, "train"))
+    assert entry is not None
+    (status,) = entry.obj.status.resource_claim_statuses
+    assert status.resource_claim_name == "train-gpu-00000"
 
 
 async def test_a_failed_create_emits_the_event_and_fails() -> None:

@@ -50,6 +50,11 @@ bench-allocator: $(STAMP) ; $(BIN)/python -m bench.allocator $(BENCH_ARGS)
 .PHONY: bench-e2e
 bench-e2e: $(STAMP) controlplane ; $(BIN)/python -m bench.scheduling $(BENCH_ARGS)
 
+# 20, 100 and 500 nodes, with the limit system beside ours and upstream (docs/benchmarks.md).
+SCALE_ARGS ?= --sizes 20,100,500 --systems upstream,ours,limit --plot /tmp/bench-scale.png --markdown /tmp/bench-scale.md
+.PHONY: bench-scale
+bench-scale: $(STAMP) controlplane ; $(BIN)/python -m bench.scheduling $(SCALE_ARGS) $(BENCH_ARGS)
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

@@ -2,6 +2,11 @@
 
     .venv/bin/python -m bench.scheduling [--scale 1] [--workloads a,c] [--systems ours,upstream]
         [--markdown FILE] [--profile] [--out DIR]
+    .venv/bin/python -m bench.scheduling --sizes 20,100,500 --systems upstream,ours,limit \
+        [--plot FILE.png] [--markdown FILE]     # `make bench-scale`
+
+With `--sizes`, each node count runs in turn (500 and more: only a, b, e, h), and a table
+across sizes follows the per-size tables (bench/scheduling/_scale.py).
 
 Runs are sequential (the machine has two cores): for each workload upstream first, then ours,
 each on a fresh control plane that is torn down afterwards, also on Ctrl-C or an error.
@@ -21,6 +26,14 @@ from pathlib import Path
 from bench.scheduling._profile import Profile, parse_collapsed
 from bench.scheduling._report import machine, markdown, print_table
 from bench.scheduling._runner import PhaseResult, run_workload
+from bench.scheduling._scale import (
+    NODES_PER_SCALE,
+    SizedResult,
+    plot,
+    print_summary,
+    scale_markdown,
+    workloads_for,
+)
 from bench.scheduling._workloads import WORKLOADS, build
 from rich.console import Console
 from rich.markup import escape
@@ -28,6 +41,8 @@ from rich.markup import escape
 __all__ = ["main", "run"]
 
 SYSTEMS = ("upstream", "ours")
+ALL_SYSTEMS = ("upstream", "ours", "limit")
+"""`limit` (bench.scheduling.limit) runs only workloads of one template (not c)."""
 UPSTREAM_QPS = 5000
 
 
@@ -52,6 +67,8 @@ async def run(
     for key in keys:
         workload = build(key, scale)
         for system in systems:
+            if system == "limit" and len(workload.templates) != 1:
+                continue
             run_dir = out / f"{key}-{system}"
             spy = run_dir / "py-spy" if profile and system == "ours" else None
             started = time.monotonic()
@@ -82,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.scheduling", description=__doc__)
     parser.add_argument("--scale", type=float, default=1.0, help="1 = 20 nodes")
     parser.add_argument("--workloads", default=",".join(WORKLOADS), help="e.g. a,c")
-    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--systems", default=",".join(SYSTEMS), help=f"of {','.join(ALL_SYSTEMS)}")
     parser.add_argument("--markdown", type=Path, default=None)
     parser.add_argument("--profile", action="store_true", help="ours under py-spy")
     parser.add_argument("--out", type=Path, default=None)
@@ -93,17 +110,21 @@ def main(argv: list[str] | None = None) -> int:
         help="client QPS and burst of kube-scheduler and KCM, as scheduler_perf sets them "
         "(0: their defaults, KCM 20/30)",
     )
+    parser.add_argument("--sizes", default=None, help="node counts, e.g. 20,100,500")
+    parser.add_argument("--plot", type=Path, default=None, help="PNG of CPU/pod and p99 by size")
     args = parser.parse_args(argv)
     keys = [k.strip() for k in args.workloads.split(",") if k.strip()]
     unknown = [k for k in keys if k not in WORKLOADS]
     systems = tuple(s.strip() for s in args.systems.split(",") if s.strip())
-    if unknown or not set(systems) <= set(SYSTEMS):
+    if unknown or not set(systems) <= set(ALL_SYSTEMS):
         parser.error(f"unknown workloads or systems: {unknown or systems}")
     out = args.out or Path(tempfile.mkdtemp(prefix="dra-bench-e2e-"))
     console = Console(width=None if sys.stdout.isatty() else 220)
     host = machine()
     command = "python -m bench.scheduling " + shlex.join(argv if argv is not None else sys.argv[1:])
     console.print(f"{host}\nlogs in {out}")
+    if args.sizes:
+        return _by_size(args, keys, systems, out, console, command, host)
     try:
         results, profile = asyncio.run(
             run(
@@ -128,3 +149,46 @@ def main(argv: list[str] | None = None) -> int:
         args.markdown.write_text(markdown(results, command, host))
         console.print(f"Markdown table written to {args.markdown}")
     return 1 if any(r.verify_exit or r.bound < r.pods for r in results) else 0
+
+
+def _by_size(
+    args: argparse.Namespace,
+    keys: list[str],
+    systems: tuple[str, ...],
+    out: Path,
+    console: Console,
+    command: str,
+    host: str,
+) -> int:
+    """Every size in turn, each size's table, then the table across sizes and the plot."""
+    sized: list[SizedResult] = []
+    sections: list[str] = []
+    for nodes in (int(n) for n in args.sizes.split(",") if n.strip()):
+        console.print(f"[bold]{nodes} nodes[/] ({host.rpartition(', ')[0]})")
+        try:
+            results, _ = asyncio.run(
+                run(
+                    workloads_for(nodes, keys),
+                    nodes / NODES_PER_SCALE,
+                    out / f"{nodes}-nodes",
+                    systems=systems,
+                    upstream_qps=args.upstream_qps,
+                    console=console,
+                )
+            )
+        except KeyboardInterrupt:
+            console.print("interrupted")
+            return 130
+        print_table(results, console, f"End-to-end scheduling, {nodes} nodes")
+        sized += [SizedResult(nodes, r) for r in results]
+        sections.append(f"### {nodes} nodes\n\n" + markdown(results, command, machine()))
+        if args.markdown:  # after every size, so a late failure keeps the sizes done
+            text = scale_markdown(sized) + "\n" + "\n".join(sections)
+            args.markdown.write_text(text)
+        if args.plot:
+            plot(sized, args.plot)
+    print_summary(sized, console)
+    if args.markdown:
+        console.print(f"Markdown tables written to {args.markdown}")
+    failed = any(s.result.verify_exit or s.result.bound < s.result.pods for s in sized)
+    return 1 if failed else 0

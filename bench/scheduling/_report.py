@@ -1,4 +1,5 @@
-"""The result table: per phase, ours and upstream side by side and the ratio ours/upstream.
+"""The result table: per phase, ours, upstream and the limit side by side, and the ratios
+ours/upstream and ours/limit.
 
 The same rows go to the terminal (rich) and, with `--markdown FILE`, to a Markdown table for
 docs/benchmarks.md with the command, the machine and the date above it.
@@ -39,14 +40,23 @@ def _fmt(value: float, pattern: str) -> str:
     return "—" if math.isnan(value) else pattern.format(value)
 
 
+_SYSTEMS = ("ours", "upstream", "limit")
+RATIOS = ("ours/upstream", "ours/limit")
+
+
+def ratio(a: float, b: float) -> float:
+    """a / b, NaN when either is missing or b is zero."""
+    return a / b if b and not math.isnan(a) and not math.isnan(b) else math.nan
+
+
 def rows(results: Sequence[PhaseResult]) -> list[tuple[str, ...]]:
-    """Three rows per phase (ours, upstream, ratio), phases in run order."""
+    """Per phase a row per system, then ours/upstream and ours/limit; phases in run order."""
     by_phase: dict[str, dict[str, PhaseResult]] = {}
     for result in results:
         by_phase.setdefault(result.phase, {})[result.system] = result
     table: list[tuple[str, ...]] = []
     for phase, systems in by_phase.items():
-        for name in ("ours", "upstream"):
+        for name in _SYSTEMS:
             r = systems.get(name)
             if r is None:
                 continue
@@ -59,14 +69,13 @@ def rows(results: Sequence[PhaseResult]) -> list[tuple[str, ...]]:
                     str(r.verify_exit),
                 )
             )
-        if len(systems) == 2:
-            ours, theirs = systems["ours"], systems["upstream"]
-            ratios = []
-            for _, get, _pattern in _METRICS:
-                a, b = get(ours), get(theirs)
-                ok = b and not math.isnan(a) and not math.isnan(b)
-                ratios.append(f"{a / b:.2f}×" if ok else "—")
-            table.append((phase, "ours/upstream", "", *ratios, ""))
+        ours = systems.get("ours")
+        for label in RATIOS:
+            other = systems.get(label.partition("/")[2])
+            if ours is None or other is None:
+                continue
+            cells = [_fmt(ratio(get(ours), get(other)), "{:.2f}×") for _, get, _ in _METRICS]
+            table.append((phase, label, "", *cells, ""))
     return table
 
 
@@ -75,7 +84,7 @@ def print_table(results: Sequence[PhaseResult], console: Console, title: str) ->
     for header in HEADERS:
         table.add_column(header, justify="left" if header in ("phase", "system") else "right")
     for row in rows(results):
-        style = "dim" if row[1] == "ours/upstream" else None
+        style = "dim" if row[1] in RATIOS else None
         table.add_row(*row, style=style)
     console.print(table)
     for r in results:
@@ -118,6 +127,6 @@ def markdown(results: Sequence[PhaseResult], command: str, host: str) -> str:
         "|" + "|".join("---" if h in ("phase", "system") else "---:" for h in HEADERS) + "|",
     ]
     for row in rows(results):
-        cells = [f"*{c}*" if row[1] == "ours/upstream" and c else c for c in row]
+        cells = [f"*{c}*" if row[1] in RATIOS and c else c for c in row]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

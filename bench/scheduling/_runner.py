@@ -13,14 +13,17 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import itertools
+import json
 import math
 import sys
 import time
 from collections.abc import Awaitable, Iterable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from bench.scheduling._system import (
+    BENCH_NAMESPACE,
     ProcessSample,
     Profiler,
     System,
@@ -30,13 +33,14 @@ from bench.scheduling._system import (
 )
 from bench.scheduling._tracker import Stamp, Tracker
 from bench.scheduling._workloads import Phase, Workload
+from bench.scheduling.limit import plan as limit_plan
 
 from dra_operator import controlplane
 from dra_operator.kube import CORE_EVENTS, NAMESPACES, PODS, Client, dra, load_kubeconfig
 
 __all__ = ["PhaseResult", "percentile", "run_workload"]
 
-NAMESPACE = "bench"
+NAMESPACE = BENCH_NAMESPACE
 _CREATORS = 20
 _STALL = 30.0
 _SETTLE = 60.0
@@ -64,6 +68,8 @@ class PhaseResult:
     verify_output: str
     note: str = ""
     """Why pods were left unbound: the newest event of one of them."""
+    max_stall_ms: float = math.nan
+    """Ours: the longest event-loop stall the operator logged in the phase (0: under 50 ms)."""
 
     @property
     def requests_per_pod(self) -> float:
@@ -197,13 +203,18 @@ async def _run_phase(
     end_wall = max((d.wall for d in ended), default=time.time())
     latencies = [(tracker.done[n].mono - tracker.created[n].mono) * 1000 for n in finished]
     audit = await asyncio.to_thread(system.audit_log.read_text, errors="replace")
-    requests = count_requests(audit.splitlines(), system.is_ours(), start.wall, end_wall)
+    requests = count_requests(audit.splitlines(), system.runs_as_operator(), start.wall, end_wall)
     note = ""
     unbound = sorted(n for n in names if n not in tracker.done)
     if unbound:
         note = f"{len(unbound)} not done, e.g. {unbound[0]}: {await _last_event(api, unbound[0])}"
     await tracker.wait(tracker.settled, _SETTLE)
     verify_exit, verify_output = await _verify(system)
+    stall = math.nan
+    if system.is_ours():
+        log = system.audit_log.with_name("dra-operator.log")
+        text = await asyncio.to_thread(log.read_text, errors="replace")
+        stall = longest_stall(text.splitlines(), start.wall, end_wall)
     components = [n for n in before if n != "kube-apiserver"]
     return PhaseResult(
         phase=phase.name,
@@ -223,7 +234,25 @@ async def _run_phase(
         verify_exit=verify_exit,
         verify_output=verify_output,
         note=note,
+        max_stall_ms=stall,
     )
+
+
+def longest_stall(log_lines: Iterable[str], start: float, end: float) -> float:
+    """The longest `loop.stall` (ms) the operator's JSON log reports for [start, end]; each
+    line covers the 5 s before it, so lines up to 5 s after `end` count."""
+    worst = 0.0
+    for line in log_lines:
+        if '"loop.stall"' not in line:
+            continue
+        try:
+            event = json.loads(line)
+            when = datetime.fromisoformat(event["timestamp"]).timestamp()
+        except (ValueError, KeyError):
+            continue
+        if start <= when <= end + 5:
+            worst = max(worst, float(event.get("max_ms", 0.0)))
+    return worst
 
 
 async def _last_event(api: Client, pod: str) -> str:
@@ -248,6 +277,14 @@ async def _clear_pods(api: Client, tracker: Tracker) -> None:
     await tracker.wait(empty, _SETTLE)
 
 
+def write_plan(workload: Workload, path: Path) -> None:
+    """The limit system's plan for `workload` (one template only), as JSON in `path`."""
+    (template,) = workload.templates
+    slots = limit_plan(workload.nodes, workload.slices, workload.classes, template)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"template": template, "slots": slots}))
+
+
 async def run_workload(
     workload: Workload,
     system_name: str,
@@ -261,7 +298,11 @@ async def run_workload(
     With `profile` (a folder), ours runs under py-spy during each phase: `<phase>.txt` there.
     """
     results = []
-    async with started(system_name, run_dir, upstream_qps=upstream_qps) as system:
+    plan = None
+    if system_name == "limit":
+        plan = run_dir / "limit-plan.json"
+        await asyncio.to_thread(write_plan, workload, plan)
+    async with started(system_name, run_dir, upstream_qps=upstream_qps, limit_plan=plan) as system:
         config = load_kubeconfig(system.state.admin_kubeconfig)
         async with Client(config, user_agent="dra-bench") as api:
             await _setup(api, workload)

@@ -4,10 +4,11 @@
 --with-upstream`, as the admin user; their requests are told apart by user agent), pods use
 `default-scheduler`. `ours`: `dra-operator run` as a subprocess under the RBAC-limited
 `dra-operator` identity with the claims, scheduler and eviction controllers on and no
-kube-controller-manager; pods use our scheduler name. Both control planes run kube-apiserver with
-an audit log at level Metadata that records each request once (stage RequestReceived), which is
-how API requests per scheduled pod are counted. CPU seconds (utime + stime) and peak RSS
-(VmHWM) come from /proc.
+kube-controller-manager; pods use our scheduler name. `limit`: `bench.scheduling.limit` under
+the same identity with a precomputed plan: the least API work per pod; pods use `dra-limit`.
+Every control plane runs kube-apiserver with an audit log at level Metadata that records each
+request once (stage RequestReceived), which is how API requests per scheduled pod are counted.
+CPU seconds (utime + stime) and peak RSS (VmHWM) come from /proc.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 
@@ -33,6 +34,8 @@ from dra_operator.errors import ControlPlaneError
 from dra_operator.kube import Client
 
 __all__ = [
+    "BENCH_NAMESPACE",
+    "LIMIT_SCHEDULER",
     "ProcessSample",
     "Profiler",
     "System",
@@ -49,6 +52,8 @@ omitStages: ["ResponseStarted", "ResponseComplete", "Panic"]
 rules:
   - level: Metadata
 """
+BENCH_NAMESPACE = "bench"
+LIMIT_SCHEDULER = "dra-limit"
 _UPSTREAM_AGENTS = ("kube-scheduler/", "kube-controller-manager/")
 _READ_VERBS = frozenset({"get", "list", "watch"})
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -88,6 +93,10 @@ class System:
     def is_ours(self) -> bool:
         return self.name == "ours"
 
+    def runs_as_operator(self) -> bool:
+        """Whether its requests are told apart by the `dra-operator` user (ours, limit)."""
+        return self.name != "upstream"
+
 
 def _upstream_args(qps: int) -> dict[str, list[str]]:
     """Client QPS for both; no node-lifecycle-controller, which would taint the fake nodes.
@@ -114,11 +123,14 @@ def _audit_args(run_dir: Path) -> list[str]:
 
 
 @contextlib.asynccontextmanager
-async def started(name: str, run_dir: Path, *, upstream_qps: int = 0) -> AsyncIterator[System]:
+async def started(
+    name: str, run_dir: Path, *, upstream_qps: int = 0, limit_plan: Path | None = None
+) -> AsyncIterator[System]:
     """A fresh control plane in `run_dir` with system `name` running; always torn down.
 
     `upstream_qps` > 0 sets kube-scheduler's and kube-controller-manager's client QPS and
     burst (scheduler_perf uses 5000); 0 keeps their defaults (KCM 20/30, scheduler 50/100).
+    `limit_plan`: the plan file the limit system reads (`limit.plan`).
     """
     run_dir.mkdir(parents=True, exist_ok=True)
     state_dir = run_dir / "controlplane"
@@ -148,20 +160,44 @@ async def started(name: str, run_dir: Path, *, upstream_qps: int = 0) -> AsyncIt
             apiserver_pid=pids["kube-apiserver"],
             audit_log=run_dir / "audit.log",
         )
-        if name == "ours":
+        if name != "upstream":
             roles = controlplane.load_cluster_roles(
                 _REPO / "deploy" / "base", binaries.path("kubectl")
             )
             async with Client.from_kubeconfig(state.admin_kubeconfig) as admin:
                 await controlplane.bind_cluster_roles(admin, roles, controlplane.OPERATOR_USER)
+        if name == "ours":
             operator = await _start_operator(state, run_dir)
             system.scheduler_name = names.DEFAULT_SCHEDULER_NAME
             system.component_pids = {"dra-operator": operator.pid}
+        elif name == "limit":
+            assert limit_plan is not None
+            operator = await _start_limit(state, run_dir, limit_plan)
+            system.scheduler_name = LIMIT_SCHEDULER
+            system.component_pids = {"limit": operator.pid}
         yield system
     finally:  # synchronously, so a second Ctrl-C cannot interrupt the teardown halfway
         if operator is not None:
             _stop_operator(operator)
         controlplane.down(state_dir)
+
+
+async def _start_limit(
+    state: controlplane.ControlPlaneState, run_dir: Path, plan: Path
+) -> subprocess.Popen[bytes]:
+    """The limit system in its own session; ready once it has written its ready file."""
+    ready = run_dir / "limit.ready"
+    argv = [
+        sys.executable,
+        "-m",
+        "bench.scheduling.limit",
+        f"--kubeconfig={state.operator_kubeconfig}",
+        f"--plan={plan}",
+        f"--namespace={BENCH_NAMESPACE}",
+        f"--scheduler={LIMIT_SCHEDULER}",
+        f"--ready={ready}",
+    ]
+    return await _spawn(argv, run_dir / "limit.log", lambda: ready.exists())
 
 
 async def _start_operator(
@@ -178,22 +214,29 @@ async def _start_operator(
         f"--health-bind-address=127.0.0.1:{port}",
         "--log-format=json",
     ]
-    log = (run_dir / "dra-operator.log").open("ab")
-    with log:
+    url = f"http://127.0.0.1:{port}/readyz"
+    return await _spawn(argv, run_dir / "dra-operator.log", lambda: _probe(url))
+
+
+async def _spawn(
+    argv: list[str], log_path: Path, is_ready: Callable[[], bool]
+) -> subprocess.Popen[bytes]:
+    """`argv` in its own session, logging to `log_path`, once `is_ready` (60 s at most)."""
+    with log_path.open("ab") as log:
         proc = subprocess.Popen(
             argv,
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            cwd=_REPO,
         )
     deadline = time.monotonic() + 60
-    url = f"http://127.0.0.1:{port}/readyz"
-    while not await asyncio.to_thread(_probe, url):
+    while not await asyncio.to_thread(is_ready):
         if proc.poll() is not None or time.monotonic() > deadline:
             _stop_operator(proc)
-            tail = (run_dir / "dra-operator.log").read_text(errors="replace")[-3000:]
-            raise ControlPlaneError("dra-operator did not become ready", log_tail=tail)
+            tail = log_path.read_text(errors="replace")[-3000:]
+            raise ControlPlaneError(f"{argv[0]} did not become ready", log_tail=tail)
         await asyncio.sleep(0.2)
     return proc
 

@@ -28,6 +28,8 @@ DRIVER = "bench.example.com"
 CLAIM_FINALIZER = "resource.kubernetes.io/delete-protection"
 _DEVICES = 10
 _STEADY_IN_FLIGHT = 10
+_STEADY_MAX_PODS = 1000
+"""Pods per steady-state phase: 5 per node, capped so that 500 nodes take minutes, not 20."""
 
 Manifest = dict[str, Any]
 
@@ -228,7 +230,7 @@ def fill(scale: float) -> Workload:
 def steady(scale: float) -> Workload:
     nodes = _nodes(scale)
     total = len(nodes) * _DEVICES
-    measured = max(2 * _STEADY_IN_FLIGHT, 5 * len(nodes))
+    measured = min(_STEADY_MAX_PODS, max(2 * _STEADY_IN_FLIGHT, 5 * len(nodes)))
     base = fill(scale)
     return dataclasses.replace(
         base,

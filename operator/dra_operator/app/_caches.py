@@ -26,6 +26,7 @@ from dra_operator import errors, hooks, model
 from dra_operator.cluster import (
     CLAIM_INDEXERS,
     DELETED,
+    JOURNAL_LENGTH,
     POD_INDEXERS,
     SLICE_INDEXERS,
     Change,
@@ -74,7 +75,7 @@ class Caches:
             return lambda raw: parse(raw, version)
 
         self.pods: Store[model.Pod] = Store("Pod", model.parse_pod, POD_INDEXERS)
-        self.nodes: Store[model.Node] = Store("Node", model.parse_node)
+        self.nodes: Store[model.Node] = Store("Node", model.parse_node, journal=JOURNAL_LENGTH)
         self.claims: Store[model.ResourceClaim] = Store(
             "ResourceClaim", dra(model.parse_resource_claim, Kind.CLAIMS), CLAIM_INDEXERS
         )
@@ -85,7 +86,10 @@ class Caches:
             "DeviceClass", dra(model.parse_device_class, Kind.CLASSES)
         )
         self.slices: Store[model.ResourceSlice] = Store(
-            "ResourceSlice", dra(model.parse_resource_slice, Kind.SLICES), SLICE_INDEXERS
+            "ResourceSlice",
+            dra(model.parse_resource_slice, Kind.SLICES),
+            SLICE_INDEXERS,
+            journal=JOURNAL_LENGTH,  # the scheduler's verdicts read what changed
         )
         self.stores: dict[Kind, Store[Any]] = {
             Kind.PODS: self.pods,

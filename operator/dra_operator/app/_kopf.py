@@ -29,7 +29,12 @@ from dra_operator.app._operator import Operator
 from dra_operator.app._retry import until_answered
 from dra_operator.app._settings import UPSTREAM_CONTROLLERS, Settings, choose_controllers
 from dra_operator.app._upstream import LeaseName, UpstreamWatch
-from dra_operator.observability import ProbeServer, get_logger, parse_bind_address
+from dra_operator.observability import (
+    ProbeServer,
+    get_logger,
+    parse_bind_address,
+    watch_loop_stalls,
+)
 
 _log = get_logger(__name__)
 
@@ -224,6 +229,7 @@ async def _watch_and_control(
     controlling = asyncio.create_task(operator.run(), name="operator")
     looking = asyncio.create_task(upstream.run(operator.set_upstream), name="upstream")
     stopping = asyncio.create_task(stop.wait(), name="stop")
+    stalls = asyncio.create_task(watch_loop_stalls(), name="loop-stalls")
     try:
         done, _ = await asyncio.wait(
             {*watching, controlling, looking, stopping}, return_when=asyncio.FIRST_COMPLETED
@@ -233,9 +239,9 @@ async def _watch_and_control(
         with contextlib.suppress(asyncio.CancelledError):
             await controlling  # releases the Lease on the way out
         kopf_stop.set()
-        for task in (*watching, looking, stopping):
+        for task in (*watching, looking, stopping, stalls):
             task.cancel()
-        await asyncio.gather(*watching, looking, stopping, return_exceptions=True)
+        await asyncio.gather(*watching, looking, stopping, stalls, return_exceptions=True)
         _forget_signal_handlers()
     for task in (controlling, looking):
         if task in done and not task.cancelled():

@@ -35,6 +35,7 @@ from dra_operator.controllers.scheduler import (
     Settings,
     State,
     TaintedSlices,
+    Verdicts,
     WorkKey,
     cel_stats,
     handles,
@@ -62,6 +63,7 @@ class SchedulerPlugin:
                 caches.taint_rules if ctx.server.taint_rules_in_effect else None,
                 selectorless_matches_all=not features.since_137,
             ),
+            verdicts=Verdicts(),
         )
         selectors = CELSelectors(features)
         settings = Settings(

@@ -27,6 +27,7 @@ from dra_operator.cluster._indexes import (
 from dra_operator.cluster._ledger import DeviceLedger
 from dra_operator.cluster._store import (
     DELETED,
+    JOURNAL_LENGTH,
     Change,
     Entry,
     IndexFunc,
@@ -41,6 +42,7 @@ __all__ = [
     "CLAIMS_BY_OWNER_POD",
     "CLAIM_INDEXERS",
     "DELETED",
+    "JOURNAL_LENGTH",
     "PODS_BY_CLAIM",
     "PODS_BY_TEMPLATE",
     "POD_INDEXERS",

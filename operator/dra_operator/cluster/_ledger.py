@@ -1,7 +1,9 @@
 """The ledger of allocated devices: what the allocator must treat as in use (rule 4).
 
 `snapshot()` hands the allocator its input type, `allocator.Ledger` (upstream's
-`AllocatedState`).
+`AllocatedState`); `snapshot(pools)` the same restricted to some pools, which is all one node's
+allocation reads: built per pool and kept until that pool changes, so its cost follows the
+node's devices, not the cluster's.
 
 It merges two sources, per claim UID:
 
@@ -24,13 +26,16 @@ Counters are not summed here: which counters a device consumes is in its slice, 
 `in_use_in_pool` lists the pool's devices that are in use in any way, which is what upstream's
 counter check subtracts, once per device.
 
+`revision` grows on every change, and the pools each change touched are journaled, so a reader
+that derives something per pool or node (the scheduler's verdicts) asks `pools_changed_since`.
+
 Pure data: no I/O, no clock, used from the loop thread only.
 """
 
 from __future__ import annotations
 
 import collections
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Set
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -40,6 +45,9 @@ from dra_operator.cluster._store import Change
 from dra_operator.model import AllocationResult, DeviceID, FrozenMap, Quantity, ResourceClaim
 
 T = TypeVar("T", bound=Hashable)
+
+JOURNAL_LENGTH = 1024
+"""Changes whose pools `pools_changed_since` can still name."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +110,13 @@ class DeviceLedger:
         self._capacity: dict[DeviceID, dict[str, Quantity]] = {}
         self._capacity_refs: collections.Counter[DeviceID] = collections.Counter()
         self._by_pool: dict[tuple[str, str], collections.Counter[DeviceID]] = {}
+        self._shares_by_pool: dict[tuple[str, str], collections.Counter[SharedDeviceID]] = {}
         self._snapshot: Ledger | None = Ledger()
+        self._pool_snapshots: dict[tuple[str, str], Ledger] = {}
         self.revision = 0
+        self._journal: collections.deque[tuple[int, frozenset[tuple[str, str]]]] = (
+            collections.deque(maxlen=JOURNAL_LENGTH)
+        )
 
     # -- the watch ------------------------------------------------------------------------------
 
@@ -165,8 +178,23 @@ class DeviceLedger:
 
     # -- reading -------------------------------------------------------------------------------
 
-    def snapshot(self) -> Ledger:
-        """The current state as the allocator reads it: immutable, shared until the next change."""
+    def snapshot(self, pools: Iterable[tuple[str, str]] | None = None) -> Ledger:
+        """The current state as the allocator reads it: immutable, shared until the next change.
+
+        With `pools` ((driver, pool) pairs), only their devices: an allocation that sees no
+        other pool reads the same from it.
+        """
+        if pools is not None:
+            parts = [self._pool_snapshot(pool) for pool in set(pools)]
+            if len(parts) == 1:
+                return parts[0]
+            return Ledger(
+                exclusive=frozenset().union(*(p.exclusive for p in parts)),
+                shares=frozenset().union(*(p.shares for p in parts)),
+                consumed_capacity=FrozenMap(
+                    {d: c for p in parts for d, c in p.consumed_capacity.items()}
+                ),
+            )
         if self._snapshot is None:
             self._snapshot = Ledger(
                 exclusive=frozenset(self._exclusive),
@@ -177,9 +205,35 @@ class DeviceLedger:
             )
         return self._snapshot
 
+    def _pool_snapshot(self, pool: tuple[str, str]) -> Ledger:
+        found = self._pool_snapshots.get(pool)
+        if found is None:
+            devices = self._by_pool.get(pool, ())
+            found = self._pool_snapshots[pool] = Ledger(
+                exclusive=frozenset(d for d in devices if d in self._exclusive),
+                shares=frozenset(self._shares_by_pool.get(pool, ())),
+                consumed_capacity=FrozenMap(
+                    {d: FrozenMap(self._capacity[d]) for d in devices if d in self._capacity}
+                ),
+            )
+        return found
+
     def is_in_use(self, device: DeviceID) -> bool:
         """Whether any allocation uses `device` in any way (exclusively, shared, capacity)."""
         return device in self._by_pool.get((device.driver, device.pool), ())
+
+    def pools_changed_since(self, revision: int) -> Set[tuple[str, str]] | None:
+        """The (driver, pool)s whose devices changed after `revision`; None: too long ago."""
+        if revision == self.revision:
+            return frozenset()
+        if not self._journal or self._journal[0][0] > revision + 1:
+            return None
+        found: set[tuple[str, str]] = set()
+        for seen, pools in reversed(self._journal):
+            if seen <= revision:
+                break
+            found |= pools
+        return found
 
     def in_use_in_pool(self, driver: str, pool: str) -> frozenset[DeviceID]:
         """The pool's devices in use in any way: those whose counters are consumed."""
@@ -211,8 +265,18 @@ class DeviceLedger:
             return
         self.revision += 1
         self._snapshot = None
+        pools = frozenset((device.driver, device.pool) for device in usage.devices())
+        self._journal.append((self.revision, pools))
+        for touched in pools:
+            self._pool_snapshots.pop(touched, None)
         _count(self._exclusive, usage.exclusive, sign)
         _count(self._shares, usage.shares, sign)
+        for share in usage.shares:
+            key = (share.device.driver, share.device.pool)
+            pool_shares = self._shares_by_pool.setdefault(key, collections.Counter())
+            _count(pool_shares, (share,), sign)
+            if not pool_shares:
+                del self._shares_by_pool[key]
         for device, consumed in usage.capacity:
             totals = self._capacity.setdefault(device, {})
             for name, quantity in consumed.items():

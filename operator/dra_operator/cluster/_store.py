@@ -11,11 +11,18 @@ kept as given and shared: nobody may mutate it; writers copy it before editing.
 
 Indexes map a value computed from the parsed object (an index function may return several) to
 the keys of the objects that have it; they are updated on every change, so lookups never scan.
+
+`revision` counts the changes; a store built with `journal` keeps the last that many (with the
+objects they replaced), so a reader that derives something from it (the scheduler's verdicts
+per node, from nodes and slices) can ask what changed since it last looked (`changes_since`)
+instead of being called on every event. Busy kinds (pods, claims) keep none: the objects a
+journal holds on to would cost memory for nobody.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+import collections
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, NamedTuple, TypeVar
 
@@ -23,6 +30,10 @@ T = TypeVar("T")
 
 Parser = Callable[[Mapping[str, Any]], T]
 IndexFunc = Callable[[T], Iterable[Hashable]]
+
+JOURNAL_LENGTH = 1024
+"""A journal long enough for the changes between two scheduling decisions; a reader further
+behind starts over."""
 
 DELETED = "DELETED"
 """The watch event type that removes an object; every other type (ADDED, MODIFIED, and None
@@ -79,6 +90,8 @@ class Store(Generic[T]):
         kind: str,
         parse: Parser[T],
         indexers: Mapping[str, IndexFunc[T]] | None = None,
+        *,
+        journal: int = 0,
     ) -> None:
         self.kind = kind
         self._parse = parse
@@ -92,6 +105,8 @@ class Store(Generic[T]):
         self.assumed_hooks: list[Callable[[Change[T]], None]] = []
         """Called with every change `assume` makes: our own writes reach the ledger and the
         other controllers as watch events would (the watch event that follows changes nothing)."""
+        self.revision = 0
+        self._journal: collections.deque[tuple[int, Change[T]]] = collections.deque(maxlen=journal)
 
     def apply(self, event_type: str | None, raw: Mapping[str, Any]) -> Change[T] | None:
         """Record one watch event; None when it changes nothing (same resourceVersion).
@@ -106,9 +121,9 @@ class Store(Generic[T]):
         if event_type == DELETED:
             self._assumed.pop(key, None)
             if old is None:
-                return Change(Entry(key, self._parse(raw), raw, version), None)
+                return self._record(Change(Entry(key, self._parse(raw), raw, version), None))
             self._remove(key)
-            return Change(old, None)
+            return self._record(Change(old, None))
         if old is not None and old.resource_version == version:
             return None
         assumed = self._assumed.get(key)
@@ -121,7 +136,7 @@ class Store(Generic[T]):
         if old is not None:
             self._remove(key)
         self._insert(new)
-        return Change(old, new)
+        return self._record(Change(old, new))
 
     def assume(self, raw: Mapping[str, Any]) -> Change[T] | None:
         """Record an object as our own write returned it, before the watch delivers it.
@@ -146,6 +161,20 @@ class Store(Generic[T]):
                 hook(change)
         return change
 
+    def changes_since(self, revision: int) -> Sequence[Change[T]] | None:
+        """The changes after `revision`, oldest first; None when the journal no longer has them."""
+        if revision == self.revision:
+            return ()
+        if not self._journal or self._journal[0][0] > revision + 1:
+            return None
+        found: list[Change[T]] = []
+        for seen, change in reversed(self._journal):
+            if seen <= revision:
+                break
+            found.append(change)
+        found.reverse()
+        return found
+
     def get(self, key: ObjectKey) -> Entry[T] | None:
         return self._entries.get(key)
 
@@ -163,6 +192,12 @@ class Store(Generic[T]):
     def index_values(self, index: str) -> list[Hashable]:
         """Every value `index` currently holds (e.g. every pool), in no particular order."""
         return list(self._indexes[index])
+
+    def _record(self, change: Change[T]) -> Change[T]:
+        self.revision += 1
+        if self._journal.maxlen:
+            self._journal.append((self.revision, change))
+        return change
 
     def _insert(self, entry: Entry[T]) -> None:
         self._entries[entry.key] = entry

@@ -29,6 +29,7 @@ from dra_operator.observability._logging import (
     get_logger,
     reconcile_scope,
 )
+from dra_operator.observability._loop import watch_loop_stalls
 from dra_operator.observability._metrics import CONTENT_TYPE, Metrics
 from dra_operator.observability._reconcile import ReconcileObserver, reconcile_observer
 from dra_operator.observability._server import Address, ProbeServer, make_app, parse_bind_address
@@ -64,4 +65,5 @@ __all__ = [
     "parse_bind_address",
     "reconcile_observer",
     "reconcile_scope",
+    "watch_loop_stalls",
 ]

@@ -23,6 +23,7 @@ from hypothesis.stateful import (
 from dra_operator import errors
 from dra_operator.allocator import Ledger, SharedDeviceID
 from dra_operator.cluster import DeviceLedger, Store
+from dra_operator.cluster._ledger import JOURNAL_LENGTH
 from dra_operator.model import (
     AllocationResult,
     DeviceAllocationResult,
@@ -344,6 +345,25 @@ class LedgerMachine(RuleBasedStateMachine):
         assert snapshot == expected
 
     @invariant()
+    def a_pools_snapshot_is_the_whole_one_restricted_to_it(self) -> None:
+        whole = self.ledger.snapshot()
+        pools = [(GPU0.driver, GPU0.pool), (NIC0.driver, NIC0.pool)]
+        for chosen in ([pools[0]], [pools[1]], pools):
+            assert self.ledger.snapshot(chosen) == Ledger(
+                exclusive=frozenset(d for d in whole.exclusive if (d.driver, d.pool) in chosen),
+                shares=frozenset(
+                    s for s in whole.shares if (s.device.driver, s.device.pool) in chosen
+                ),
+                consumed_capacity=FrozenMap(
+                    {
+                        d: c
+                        for d, c in whole.consumed_capacity.items()
+                        if (d.driver, d.pool) in chosen
+                    }
+                ),
+            )
+
+    @invariant()
     def no_device_in_use_is_free(self) -> None:
         allocs = [a for a in self.observed.values() if a is not None]
         allocs += [a for a, _ in self.in_flight.values()]
@@ -370,3 +390,27 @@ def test_watch_order_does_not_matter(allocs: list[AllocationResult | None]) -> N
     for i, alloc in reversed(list(enumerate(allocs))):
         backward.claim_changed(claim(f"u{i}", alloc))
     assert forward.snapshot() == backward.snapshot()
+
+
+def test_pools_changed_since_names_the_pools_each_change_touched() -> None:
+    ledger = DeviceLedger()
+    start = ledger.revision
+    assert ledger.pools_changed_since(start) == frozenset()
+    ledger.reserve("a", allocation(result(GPU0)))
+    middle = ledger.revision
+    ledger.claim_changed(claim("b", allocation(result(NIC0))))
+    assert ledger.pools_changed_since(start) == {
+        ("gpu.example.com", "node-a"),
+        ("nic.example.com", "node-b"),
+    }
+    assert ledger.pools_changed_since(middle) == {("nic.example.com", "node-b")}
+    ledger.claim_changed(claim("b", allocation(result(NIC0)), rv="2"))  # same use: no change
+    assert ledger.pools_changed_since(ledger.revision) == frozenset()
+
+
+def test_pools_changed_since_too_long_ago_is_unknown() -> None:
+    ledger = DeviceLedger()
+    for i in range(JOURNAL_LENGTH + 1):
+        ledger.reserve(f"c{i}", allocation(result(GPU0)))
+    assert ledger.pools_changed_since(0) is None
+    assert ledger.pools_changed_since(1) == {("gpu.example.com", "node-a")}

@@ -15,7 +15,14 @@ from typing import Any
 import pytest
 
 from dra_operator import errors
-from dra_operator.cluster import DELETED, Change, ObjectKey, RecentlyDeleted, Store
+from dra_operator.cluster import (
+    DELETED,
+    JOURNAL_LENGTH,
+    Change,
+    ObjectKey,
+    RecentlyDeleted,
+    Store,
+)
 
 
 @dataclass(frozen=True)
@@ -198,3 +205,34 @@ def test_recently_deleted_forgets_the_oldest_first() -> None:
         deleted.add(uid)
     assert ("a" in deleted, "b" in deleted, "c" in deleted) == (True, False, True)
     assert len(deleted) == 2
+
+
+def test_changes_since_replays_what_changed_after_a_revision() -> None:
+    store = Store("things", parse, journal=JOURNAL_LENGTH)
+    start = store.revision
+    store.apply("ADDED", raw("a", "1", "red"))
+    middle = store.revision
+    store.apply("MODIFIED", raw("a", "1", "red"))  # same version: nothing changed
+    store.apply("MODIFIED", raw("a", "2", "blue"))
+    store.apply(DELETED, raw("a", "3"))
+    assert store.changes_since(store.revision) == ()
+    changes = store.changes_since(middle)
+    assert changes is not None
+    assert [(c.old is None, c.new is None) for c in changes] == [(False, False), (False, True)]
+    assert len(store.changes_since(start) or ()) == 3
+
+
+def test_changes_since_a_revision_the_journal_dropped_is_unknown() -> None:
+    store = Store("things", parse, journal=JOURNAL_LENGTH)
+    for version in range(1, JOURNAL_LENGTH + 2):
+        store.apply("MODIFIED", raw("a", str(version)))
+    assert store.changes_since(0) is None
+    assert len(store.changes_since(1) or ()) == JOURNAL_LENGTH
+
+
+def test_a_store_without_a_journal_names_no_past_changes() -> None:
+    store = Store("things", parse)
+    store.apply("ADDED", raw("a", "1"))
+    assert store.revision == 1
+    assert store.changes_since(1) == ()
+    assert store.changes_since(0) is None

@@ -107,3 +107,38 @@ async def test_close_is_idempotent() -> None:
     async with api:
         pass
     await api.close()
+
+
+async def test_requests_take_turns_in_order_under_a_burst() -> None:
+    """A request that arrives while busy callers fill every slot, each sending its next request
+    the moment one returns, is served after the callers already waiting, not after the burst.
+    (aiohttp's own connection limit let the busy callers take each freed connection first.)"""
+    from aiohttp import web
+    from aiohttp.test_utils import TestServer
+
+    async def answer(request: web.Request) -> web.Response:
+        await asyncio.sleep(0)
+        return web.json_response({})
+
+    app = web.Application()
+    app.router.add_get("/x", answer)
+    served: list[str] = []
+    async with TestServer(app, host="127.0.0.1") as server:
+        config = ClusterConfig(server=str(server.make_url("")).rstrip("/"))
+        async with Client(config, max_connections=2) as api:
+            stop = asyncio.Event()
+
+            async def busy(name: str) -> None:
+                while not stop.is_set():
+                    await api.request("GET", "/x")
+                    served.append(name)
+
+            callers = [asyncio.create_task(busy(f"busy-{i}")) for i in range(6)]
+            while len(served) < 20:
+                await asyncio.sleep(0)
+            before = len(served)
+            await api.request("GET", "/x")
+            late = len(served) - before
+            stop.set()
+            await asyncio.gather(*callers)
+    assert late <= 8  # the 6 callers' requests already waiting, and the 2 in flight

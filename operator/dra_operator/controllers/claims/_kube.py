@@ -52,9 +52,9 @@ class KubeClaimsWriter:
             if token is None:
                 return items
 
-    async def apply_pod_status(self, namespace: str, body: Mapping[str, Any]) -> None:
+    async def apply_pod_status(self, namespace: str, body: Mapping[str, Any]) -> Mapping[str, Any]:
         with counting_failures(self._metrics, "Pod"):
-            await self._api.apply(
+            return await self._api.apply(
                 kube.PODS,
                 body,
                 namespace=namespace,

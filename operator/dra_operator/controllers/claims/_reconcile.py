@@ -59,8 +59,9 @@ class ClaimsWriter(Protocol):
         """Every claim of a namespace, read from the API server (not a cache)."""
         ...
 
-    async def apply_pod_status(self, namespace: str, body: Mapping[str, Any]) -> None:
-        """Server-side apply to `pods/status` as `ResourceClaimController`, forced."""
+    async def apply_pod_status(self, namespace: str, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Server-side apply to `pods/status` as `ResourceClaimController`, forced; the pod as
+        the server answered."""
         ...
 
     async def update_claim_status(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -141,9 +142,11 @@ class ClaimsReconciler:
         features: ClaimsFeatures = ALL_FEATURES,
         *,
         on_created: CreatedHook | None = None,
+        pods: Store[Pod] | None = None,
     ) -> None:
         self._view = view
         self._claims = claims
+        self._pods = pods  # where our pod status writes go at once (`Store.assume`)
         self._writer = writer
         self._features = features
         self._on_created = on_created
@@ -182,7 +185,12 @@ class ClaimsReconciler:
             if isinstance(write, CreateClaim):
                 created[write.pod_claim_name] = await self._create(write)
             elif isinstance(write, ApplyPodClaimStatuses):
-                await self._writer.apply_pod_status(write.namespace, write.apply_body(created))
+                pod = await self._writer.apply_pod_status(
+                    write.namespace, write.apply_body(created)
+                )
+                if self._pods is not None:
+                    # The scheduler queues the pod on this, not when the watch shows it later.
+                    self._pods.assume(pod)
             elif isinstance(write, ReserveClaim | PruneReservedFor):
                 body = write.status_body(self._base(write.claim, write.resource_version, answers))
                 answers[write.claim] = self._remember(await self._writer.update_claim_status(body))

@@ -25,6 +25,7 @@ from dra_operator.controllers.scheduler._decide import (
     decide_claim,
     decide_pod,
     handles,
+    nodes_to_score,
 )
 from dra_operator.controllers.scheduler._events import (
     WorkKey,
@@ -39,6 +40,7 @@ from dra_operator.controllers.scheduler._explain import (
     claim_failure,
     fit_error,
     prefilter_error,
+    renamed_reason,
 )
 from dra_operator.controllers.scheduler._extended import (
     STALE_CLAIM,
@@ -58,6 +60,7 @@ from dra_operator.controllers.scheduler._scheduler import Scheduler, SchedulerWr
 from dra_operator.controllers.scheduler._selectors import CELSelectors, cel_stats
 from dra_operator.controllers.scheduler._taints import TaintedSlices
 from dra_operator.controllers.scheduler._usage import NodeRequests, NodeUsage
+from dra_operator.controllers.scheduler._verdicts import Fits, Rejected, Verdicts, shape_of
 from dra_operator.controllers.scheduler._writes import (
     Event,
     binding_body,
@@ -77,11 +80,13 @@ __all__ = [
     "Decision",
     "Event",
     "ExtendedWrite",
+    "Fits",
     "Governor",
     "KubeSchedulerWriter",
     "NodeRequests",
     "NodeUsage",
     "Placement",
+    "Rejected",
     "Scheduler",
     "SchedulerMetrics",
     "SchedulerWriter",
@@ -89,6 +94,7 @@ __all__ = [
     "State",
     "TaintedSlices",
     "Unschedulable",
+    "Verdicts",
     "Wait",
     "WorkKey",
     "binding_body",
@@ -109,8 +115,11 @@ __all__ = [
     "keys_for_claim",
     "keys_for_pod",
     "node_problems",
+    "nodes_to_score",
     "pod_status_patch",
     "prefilter_error",
     "releases_devices",
+    "renamed_reason",
+    "shape_of",
     "status_body",
 ]

@@ -1,6 +1,8 @@
 """From watch changes to scheduler work keys (upstream-dra.md §3.2's cluster events), pure.
 
-A pod is queued when it changes and we handle it. A claim change queues the pods that use the
+A pod is queued when it changes, we handle it and its claims exist (upstream's DRA PreEnqueue:
+a pod waiting for a claim to be created is not worth a decision; the claim's creation or the
+pod status naming it queues the pod then). A claim change queues the pods that use the
 claim (found through the pods-by-claim index) and, for a standalone claim asking for immediate
 allocation, the claim itself. Anything that can free room queues every key currently parked as
 unschedulable — kube-scheduler's "move all to active" on a cluster event — never a scan of all
@@ -15,7 +17,7 @@ from typing import Literal, NamedTuple
 from dra_operator import names
 from dra_operator.cluster import PODS_BY_CLAIM, Change, ObjectKey, Store
 from dra_operator.controllers.scheduler._decide import handles
-from dra_operator.model import Pod, ResourceClaim
+from dra_operator.model import Pod, ResourceClaim, UnresolvedClaim, resolve_claim
 
 
 class WorkKey(NamedTuple):
@@ -39,10 +41,30 @@ def wants_immediate(claim: ResourceClaim) -> bool:
     return claim.metadata.annotations.get(names.ALLOCATE_ANNOTATION) == names.ALLOCATE_IMMEDIATE
 
 
-def keys_for_pod(change: Change[Pod], scheduler_names: frozenset[str]) -> list[WorkKey]:
-    """The pod itself, when we place it or it is bound with claims to allocate or reserve."""
+def keys_for_pod(
+    change: Change[Pod], scheduler_names: frozenset[str], claims: Store[ResourceClaim]
+) -> list[WorkKey]:
+    """The pod itself, when we place it or it is bound with claims to allocate or reserve, and
+    every claim it names exists."""
     new = change.new.obj if change.new is not None else None
-    return [pod_key(new)] if new is not None and handles(new, scheduler_names) else []
+    if new is None or not handles(new, scheduler_names) or not _claims_exist(new, claims):
+        return []
+    return [pod_key(new)]
+
+
+def _claims_exist(pod: Pod, claims: Store[ResourceClaim]) -> bool:
+    for entry in pod.spec.resource_claims:
+        resolved = resolve_claim(pod, entry)
+        if isinstance(resolved, UnresolvedClaim):
+            if resolved.not_created:
+                return False
+            continue  # an error the decision reports
+        if (
+            resolved.name is not None
+            and claims.get(ObjectKey(pod.metadata.namespace, resolved.name)) is None
+        ):
+            return False
+    return True
 
 
 def frees_room(change: Change[Pod]) -> bool:

@@ -10,7 +10,7 @@ event says *what* is missing on how many nodes.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from dra_operator.allocator import Explanation
 
@@ -31,8 +31,28 @@ def claim_failure(explanation: Explanation, extended: Mapping[str, str] | None =
         claim = first.claim.rpartition("/")[2]
         if extended and first.request in extended:
             return f"cannot allocate extended resource {extended[first.request]} ({first})"
-        return f"cannot allocate claim {claim} ({first})"
+        return f"{_CLAIM_PREFIX}{claim} ({first})"
     return f"cannot allocate all claims ({explanation.summary})"
+
+
+_CLAIM_PREFIX = "cannot allocate claim "
+
+
+def renamed_reason(reason: str, old: Sequence[str], new: Sequence[str]) -> str | None:
+    """`reason`, given for claims named `old`, as it reads for alike claims named `new`.
+
+    Only the claim a short request belongs to is named in a place known to be safe to
+    substitute; None when `reason` names an old claim anywhere else (a constraint summary).
+    """
+    if tuple(old) == tuple(new):
+        return reason
+    for before, after in zip(old, new, strict=True):
+        prefix = f"{_CLAIM_PREFIX}{before} ("
+        if reason.startswith(prefix):
+            return f"{_CLAIM_PREFIX}{after} (" + reason[len(prefix) :]
+    if any(name in reason for name in old):
+        return None
+    return reason
 
 
 def fit_error(node_count: int, reasons: Iterable[Iterable[str]]) -> str:

@@ -178,7 +178,7 @@ class Scheduler:
         elif change.old is not None:
             self.state.usage.forget(change.old.obj.metadata.uid)
             self.unschedulable.discard(pod_key(change.old.obj))
-        for key in keys_for_pod(change, self.scheduler_names):
+        for key in keys_for_pod(change, self.scheduler_names, self.state.claims):
             self.controller.enqueue(key)
         if frees_room(change):
             self._wake_unschedulable()

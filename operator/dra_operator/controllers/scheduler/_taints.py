@@ -32,6 +32,11 @@ class TaintedSlices:
     def enabled(self) -> bool:
         return self._rules_store is not None
 
+    @property
+    def revision(self) -> int:
+        """How often the rules changed: what was derived from the views is stale once it moves."""
+        return self._rules_store.revision if self._rules_store is not None else 0
+
     def rules(self) -> tuple[DeviceTaintRule, ...]:
         """The rules in effect, by name (upstream lists them in informer order: unordered)."""
         if self._rules is None:

@@ -84,11 +84,16 @@ class World:
     async def list_claims(self, namespace: str) -> list[Mapping[str, Any]]:
         return [copy.deepcopy(c) for c in self.claims.values()]
 
-    async def apply_pod_status(self, namespace: str, body: Mapping[str, Any]) -> None:
+    async def apply_pod_status(self, namespace: str, body: Mapping[str, Any]) -> Mapping[str, Any]:
         if self.fail_apply:
             self.fail_apply -= 1
             raise errors.APIServerError(500, "InternalError", "etcd is sad")
-        self.pod_statuses[body["metadata"]["name"]] = body["status"]["resourceClaimStatuses"]
+        name = body["metadata"]["name"]
+        self.pod_statuses[name] = body["status"]["resourceClaimStatuses"]
+        pod = copy.deepcopy(self.pods.get(name) or dict(body))
+        pod.setdefault("status", {})["resourceClaimStatuses"] = self.pod_statuses[name]
+        self.pods[name] = pod
+        return self._bump(pod)
 
     async def update_claim_status(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
         current = self._check(body)
@@ -131,6 +136,7 @@ class Cluster:
             self.claims,
             self.world,
             on_created=lambda ok, admin: self.created.append((ok, admin)),
+            pods=self.pods,
         )
 
     def add_pod(self, raw: dict[str, Any], *, cached: bool = True) -> None:
@@ -247,6 +253,18 @@ async def test_a_claim_for_something_else_does_not_count_as_created(
     )
     await cluster.reconcile(POD_KEY)
     assert sorted(cluster.world.claims) == ["train-gpu-00001", "unrelated"]
+
+
+async def test_the_pod_status_written_is_in_the_pod_cache_before_the_watch_shows_it() -> None:
+    """The scheduler queues a template pod once its claim and this status are cached."""
+    cluster = Cluster()
+    cluster.templates.apply("ADDED", TEMPLATE)
+    cluster.add_pod(pod_raw())
+    await cluster.reconcile(POD_KEY)
+    entry = cluster.pods.get(ObjectKey(NS, "train"))
+    assert entry is not None
+    (status,) = entry.obj.status.resource_claim_statuses
+    assert status.resource_claim_name == "train-gpu-00000"
 
 
 async def test_a_failed_create_emits_the_event_and_fails() -> None:

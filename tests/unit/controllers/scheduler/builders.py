@@ -17,6 +17,7 @@ from dra_operator import errors
 from dra_operator.allocator import Features, FirstFit
 from dra_operator.cluster import (
     CLAIM_INDEXERS,
+    JOURNAL_LENGTH,
     POD_INDEXERS,
     SLICE_INDEXERS,
     DeviceLedger,
@@ -185,8 +186,10 @@ def new_state() -> State:
         pods=Store("pods", parse_pod, POD_INDEXERS),
         claims=Store("resourceclaims", parse_resource_claim, CLAIM_INDEXERS),
         classes=Store("deviceclasses", parse_device_class),
-        slices=Store("resourceslices", parse_resource_slice, SLICE_INDEXERS),
-        nodes=Store("nodes", parse_node),
+        slices=Store(
+            "resourceslices", parse_resource_slice, SLICE_INDEXERS, journal=JOURNAL_LENGTH
+        ),
+        nodes=Store("nodes", parse_node, journal=JOURNAL_LENGTH),
         ledger=DeviceLedger(),
         usage=NodeUsage(),
     )

@@ -65,8 +65,22 @@ def _allocated(raw: dict[str, Any]) -> dict[str, Any]:
 )
 def test_handles(raw: dict[str, Any], expected: bool) -> None:
     assert handles(parse_pod(raw), OURS) is expected
-    keys = keys_for_pod(_pod_change(None, raw), OURS)
+    state = new_state()
+    state.claims.apply("ADDED", {**claim("c"), "metadata": {"name": "c", "namespace": NS}})
+    keys = keys_for_pod(_pod_change(None, raw), OURS, state.claims)
     assert keys == ([WorkKey("pod", NS, "p")] if expected else [])
+
+
+def test_a_pod_whose_claims_do_not_exist_yet_is_not_queued() -> None:
+    """Upstream's PreEnqueue: the claim's creation (or the pod status naming it) queues it."""
+    state = new_state()
+    for raw in (pod("p", claims=["c"]), pod("p", templates={"gpu": None})):
+        assert keys_for_pod(_pod_change(None, raw), OURS, state.claims) == []
+    generated = pod("p", templates={"gpu": "p-gpu-x"})
+    assert keys_for_pod(_pod_change(None, generated), OURS, state.claims) == []
+    state.claims.apply("ADDED", {**claim("c"), "metadata": {"name": "p-gpu-x", "namespace": NS}})
+    keys = keys_for_pod(_pod_change(None, generated), OURS, state.claims)
+    assert keys == [WorkKey("pod", NS, "p")]
 
 
 def test_a_claim_change_queues_its_pods_and_an_immediate_claim_itself() -> None:

@@ -233,7 +233,13 @@ def _blocked_nodes(state: ClusterState, pod: Pod | None) -> dict[str, list[str]]
     for placed in state.pods:  # the pod itself is unbound: it counts nowhere
         usage.pod_changed(placed)
     requests = pod.effective_requests
-    found = {n.name: node_problems(n, pod, requests, usage.on_node(n.name)) for n in state.nodes}
+    backed = dra_backed(requests, ExtendedResourceClasses.of(state.classes))
+    found: dict[str, list[str]] = {}
+    for node in state.nodes:
+        # What a node serves through DRA is the special claim's to fit, not NodeResourcesFit's.
+        served = served_by_dra(backed, node.allocatable)
+        fit = {name: q for name, q in requests.items() if name not in served}
+        found[node.name] = node_problems(node, pod, fit, usage.on_node(node.name))
     return {name: problems for name, problems in found.items() if problems}
 
 

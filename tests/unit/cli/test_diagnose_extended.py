@@ -50,8 +50,12 @@ def _state(pod: Pod, *claims: ResourceClaim) -> ClusterState:
         slices=(node_slice(gpu("gpu-0"), gpu("gpu-1")),),
         pods=(pod,),
         nodes=(
-            Node(metadata=ObjectMeta(name="node-1")),
-            Node(metadata=ObjectMeta(name="node-2"), allocatable=FrozenMap({GPU: Quantity(4)})),
+            Node(metadata=ObjectMeta(name="node-1"), ready=True),
+            Node(
+                metadata=ObjectMeta(name="node-2"),
+                allocatable=FrozenMap({GPU: Quantity(4)}),
+                ready=True,
+            ),
         ),
         classes=(CLASS,),
     )

@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 from dra_operator.controlplane import Component, ControlPlaneState, down, read_state, restart
-from dra_operator.controlplane._controlplane import _start
 from dra_operator.controlplane._processes import (
     free_port,
     is_running,
@@ -23,6 +22,7 @@ from dra_operator.controlplane._processes import (
     start_process,
     stop_process,
 )
+from dra_operator.controlplane._state import start_component
 
 SLEEP = sys.executable
 SLEEPER = [SLEEP, "-c", "import time; time.sleep(300)  # dra-operator process test"]
@@ -77,7 +77,7 @@ def test_state_round_trip_and_down(tmp_path: Path) -> None:
 
 
 def test_restart_starts_a_component_again_as_it_was(tmp_path: Path) -> None:
-    state = _start(ControlPlaneState(state_dir=tmp_path), "sleeper", SLEEPER)
+    state = start_component(ControlPlaneState(state_dir=tmp_path), "sleeper", SLEEPER)
     (first,) = state.components
     assert read_state(tmp_path) == state  # argv included
 

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from tests.support.dra_objects import device_class
+from tests.support.dra_objects import device_class, selects_driver
 from tests.support.operator import wait_for
 
 from dra_operator import names
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.controlplane
 async def resource(scene: Scene) -> AsyncIterator[str]:
     """The extended resource name a class of the session's driver serves."""
     name = f"{scene.driver.name}/gpu"
-    body = device_class(f"ext-{scene.driver.name}", scene.driver.selector())
+    body = device_class(f"ext-{scene.driver.name}", selects_driver(scene.driver.name))
     body["spec"]["extendedResourceName"] = name
     await scene.api.create(CLASSES, body)
     yield name

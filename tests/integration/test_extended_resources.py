@@ -31,6 +31,7 @@ from tests.support.operator import (
 )
 
 from dra_operator import controlplane, names
+from dra_operator.cli._cluster_options import Target
 from dra_operator.cli._taint import change_taint
 from dra_operator.errors import APINotFoundError
 from dra_operator.kube import PODS, Client, dra
@@ -162,6 +163,10 @@ async def test_the_pod_gets_its_special_claim_status_and_loses_it_with_the_pod(
         await verify_clean(control_plane, namespace)
         metrics = operator.operator.metrics.render().decode()
         assert 'scheduler_resourceclaim_creates_total{status="success"} 1.0' in metrics
+        assert (
+            'dynamic_resource_allocation_resourceclaim_creates_total{admin_access="false",'
+            'owner_api_group="",owner_api_kind="Pod",status="success"} 1.0'
+        ) in metrics
 
         await admin_api.delete(PODS, "p", namespace=namespace, grace_period_seconds=0)
         await no_special_claims(admin_api, namespace, "deleted with its pod")
@@ -197,7 +202,7 @@ async def test_a_no_execute_device_taint_evicts_the_pod_and_frees_the_claim(
         )
         await scheduled(admin_api, namespace, "p")
         options = {
-            "kubeconfig": str(control_plane.admin_kubeconfig),
+            "target": Target(control_plane.admin_kubeconfig),
             "driver": driver_of(gpu),
             "pool": node,
             "device": "gpu-0",

@@ -348,8 +348,13 @@ class Metrics:
     # -- scheduler -------------------------------------------------------------------------
 
     def extended_claim_created(self, *, ok: bool) -> None:
-        """A create request for a pod's claim for extended resources returned or failed."""
-        self._scheduler_creates.labels(status="success" if ok else "failure").inc()
+        """A create request for a pod's claim for extended resources returned or failed: the
+        1.36 scheduler's counter, and 1.37's shared one (as the scheduler labels it there)."""
+        status = "success" if ok else "failure"
+        self._scheduler_creates.labels(status=status).inc()
+        self._creates.labels(
+            status=status, admin_access="false", owner_api_group="", owner_api_kind="Pod"
+        ).inc()
 
     def allocation_attempted(
         self,

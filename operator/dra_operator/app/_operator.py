@@ -71,7 +71,6 @@ class Operator:
         *,
         builders: Mapping[str, Builder] = BUILDERS,
         yield_to: frozenset[str] = frozenset(),
-        scheduler_lease: str = "kube-system/kube-scheduler",
     ) -> None:
         self.settings = settings
         self.api = api
@@ -97,7 +96,6 @@ class Operator:
             _log.warning("controller.unavailable", controller=name)
         self._builders = {name: builders[name] for name in controllers if name in builders}
         self._yield_to = yield_to
-        self._scheduler_lease = scheduler_lease
         self.upstream = Upstream()
         self.unsafe = False
         self._upstream_changed = asyncio.Event()
@@ -143,7 +141,7 @@ class Operator:
             _log.warning(
                 "coexistence.unsafe",
                 reason=UNSAFE_TWO_SCHEDULERS,
-                lease=self._scheduler_lease,
+                lease=self.settings.scheduler_lease,
                 message=UNSAFE_MESSAGE,
             )
             if self.leading.is_set():
@@ -155,7 +153,7 @@ class Operator:
 
     def _report_unsafe(self) -> None:
         """A Warning Event on kube-scheduler's Lease (the leader's, one per term or change)."""
-        namespace, _, name = self._scheduler_lease.partition("/")
+        namespace, _, name = self.settings.scheduler_lease.partition("/")
         regarding = {
             "apiVersion": kube.LEASES.api_version,
             "kind": "Lease",

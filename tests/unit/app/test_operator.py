@@ -111,17 +111,15 @@ class Other(Recorder):
     name = "other"
 
 
-async def test_controllers_hand_over_to_kube_controller_manager_and_back() -> None:
+def operator_of(builders: dict[str, Any], *, yield_to: frozenset[str] = frozenset()) -> Operator:
+    """An operator running `builders`, whose API is never reached (Events fail quietly)."""
     Recorder.built.clear()
-    api = kube.Client(kube.ClusterConfig(server="https://127.0.0.1:1"))  # never called here
-    operator = Operator(
-        Settings(),
-        api,
-        SERVER,
-        ["recorder", "other"],
-        builders={"recorder": Recorder, "other": Other},
-        yield_to=frozenset({"recorder"}),
-    )
+    api = kube.Client(kube.ClusterConfig(server="https://127.0.0.1:1"))
+    return Operator(Settings(), api, SERVER, list(builders), builders=builders, yield_to=yield_to)
+
+
+async def test_controllers_hand_over_to_kube_controller_manager_and_back() -> None:
+    operator = operator_of({"recorder": Recorder, "other": Other}, yield_to=frozenset({"recorder"}))
     operator.set_upstream(Upstream(controller_manager=True))
     term = asyncio.create_task(operator.lead())
     await asyncio.wait_for(operator.leading.wait(), 1)
@@ -182,9 +180,7 @@ def allocated_claim(rv: str, manager: str | None) -> dict[str, Any]:
 
 
 async def test_a_claim_another_scheduler_allocates_is_counted() -> None:
-    Recorder.built.clear()
-    api = kube.Client(kube.ClusterConfig(server="https://127.0.0.1:1"))  # Events fail quietly
-    operator = Operator(Settings(), api, SERVER, ["scheduler"], builders={"scheduler": Recorder})
+    operator = operator_of({"scheduler": Recorder})
     term = asyncio.create_task(operator.lead())
     await asyncio.wait_for(operator.leading.wait(), 1)
     operator.handle(Kind.CLAIMS, None, allocated_claim("1", None))
@@ -194,7 +190,7 @@ async def test_a_claim_another_scheduler_allocates_is_counted() -> None:
     term.cancel()
     with pytest.raises(asyncio.CancelledError):
         await term
-    await api.close()
+    await operator.api.close()
 
 
 class Claims(Recorder):
@@ -224,16 +220,7 @@ def generated_claim(rv: str, creator: str) -> dict[str, Any]:
 
 
 async def test_another_claims_creator_pauses_ours_for_a_minute() -> None:
-    Recorder.built.clear()
-    api = kube.Client(kube.ClusterConfig(server="https://127.0.0.1:1"))  # never called here
-    operator = Operator(
-        Settings(),
-        api,
-        SERVER,
-        ["claims"],
-        builders={"claims": Claims},
-        yield_to=frozenset({"claims"}),
-    )
+    operator = operator_of({"claims": Claims}, yield_to=frozenset({"claims"}))
     term = asyncio.create_task(operator.lead())
     await asyncio.wait_for(operator.leading.wait(), 1)
     (ours,) = Recorder.built

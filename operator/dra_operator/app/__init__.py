@@ -42,6 +42,7 @@ from dra_operator.app._settings import (
     LeaderElection,
     Settings,
     choose_controllers,
+    yielding_controllers,
 )
 from dra_operator.app._upstream import LeaseName, LeaseWatch, Upstream, UpstreamWatch
 
@@ -85,4 +86,5 @@ __all__ = [
     "release_minor",
     "serve",
     "upstream_watch",
+    "yielding_controllers",
 ]

@@ -1,4 +1,4 @@
-"""Allocations another scheduler wrote: the after-the-fact sign of two allocators.
+"""Writes another scheduler or claims controller made: the after-the-fact sign of two.
 
 The routing policies (docs/coexistence.md) keep kube-scheduler away from pods with claims; a
 claim that nevertheless gets its `status.allocation` from another field manager while our
@@ -9,6 +9,11 @@ routing, not a guard, is what makes double allocation impossible.
 
 Who wrote the allocation is read from `metadata.managedFields`: the entry that owns
 `f:status` → `f:allocation`. kube-scheduler writes as `kube-scheduler` (its user agent).
+
+Likewise a claim generated for a pod (annotation `resource.kubernetes.io/pod-claim-name`) that
+another field manager created shows another claims controller: kube-controller-manager under a
+Lease name we do not watch, or without leader election. The operator then pauses its own
+(`claim_creator`), whatever the Leases say.
 """
 
 from __future__ import annotations
@@ -18,7 +23,9 @@ from typing import Any
 
 from dra_operator import names
 
-__all__ = ["allocated_pools", "allocation_manager", "is_foreign_allocation"]
+__all__ = ["allocated_pools", "allocation_manager", "claim_creator", "is_foreign_allocation"]
+
+_POD_CLAIM_FIELD = f"f:{names.POD_CLAIM_NAME_ANNOTATION}"
 
 
 def allocation_manager(raw: Mapping[str, Any]) -> str | None:
@@ -39,6 +46,16 @@ def is_foreign_allocation(old: Mapping[str, Any] | None, new: Mapping[str, Any])
     if manager is None or manager == names.OPERATOR_FIELD_MANAGER:
         return None
     return manager
+
+
+def claim_creator(raw: Mapping[str, Any]) -> str | None:
+    """The field manager that set the pod-claim-name annotation of a generated claim (its
+    creator), or None for a claim not generated for a pod."""
+    for entry in (raw.get("metadata") or {}).get("managedFields") or ():
+        metadata = ((entry.get("fieldsV1") or {}).get("f:metadata")) or {}
+        if _POD_CLAIM_FIELD in (metadata.get("f:annotations") or {}):
+            return str(entry.get("manager") or "")
+    return None
 
 
 def allocated_pools(raw: Mapping[str, Any]) -> list[str]:

@@ -27,7 +27,7 @@ from dra_operator.app._caches import Kind
 from dra_operator.app._discovery import discover
 from dra_operator.app._operator import Operator
 from dra_operator.app._retry import until_answered
-from dra_operator.app._settings import UPSTREAM_CONTROLLERS, Settings, choose_controllers
+from dra_operator.app._settings import Settings, choose_controllers, yielding_controllers
 from dra_operator.app._upstream import LeaseName, UpstreamWatch
 from dra_operator.observability import (
     ProbeServer,
@@ -122,16 +122,9 @@ async def build_operator(
     looking); with it, exactly the named controllers run.
     """
     server = await discover(api)
-    controllers = choose_controllers(settings.controllers, upstream_running=False)
-    yield_to = UPSTREAM_CONTROLLERS if settings.controllers is None else frozenset()
-    operator = Operator(
-        settings,
-        api,
-        server,
-        controllers,
-        yield_to=yield_to,
-        scheduler_lease=settings.scheduler_lease,
-    )
+    controllers = choose_controllers(settings.controllers)
+    yield_to = yielding_controllers(settings.controllers)
+    operator = Operator(settings, api, server, controllers, yield_to=yield_to)
     upstream = upstream or upstream_watch(settings, api)
     operator.set_upstream(await upstream.poll())
     _log.info(

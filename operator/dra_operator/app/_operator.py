@@ -29,12 +29,12 @@ from typing import Any, Final
 from dra_operator import errors, hooks, kube, names
 from dra_operator.app._caches import Caches, Kind
 from dra_operator.app._discovery import ServerInfo
-from dra_operator.app._foreign import allocated_pools, is_foreign_allocation
+from dra_operator.app._foreign import allocated_pools, claim_creator, is_foreign_allocation
 from dra_operator.app._leader import LeaseElector
 from dra_operator.app._plugin import Builder, Context, Plugin
 from dra_operator.app._registry import BUILDERS
 from dra_operator.app._retry import until_answered
-from dra_operator.app._settings import SCHEDULER, Settings
+from dra_operator.app._settings import CLAIMS, SCHEDULER, Settings
 from dra_operator.app._upstream import Upstream
 from dra_operator.cluster import Change, version_number
 from dra_operator.controllers import Observer
@@ -53,6 +53,9 @@ _log = get_logger(__name__)
 UNSAFE_TWO_SCHEDULERS: Final = "kube-scheduler-without-routing"
 EVENT_UNSAFE_CONFIGURATION: Final = "UnsafeConfiguration"
 EVENT_FOREIGN_ALLOCATION: Final = "AllocatedByAnotherScheduler"
+FOREIGN_CREATOR_PAUSE: Final = 60.0
+"""Seconds the yielding controllers stay paused after another claims controller was last seen
+creating a claim (kube-controller-manager whose Lease we do not know)."""
 UNSAFE_MESSAGE: Final = (
     "kube-scheduler and dra-operator both allocate devices and no admission policy sends pods "
     "with resource claims to one of them, so a device can be allocated twice. Install "
@@ -74,7 +77,6 @@ class Operator:
         *,
         builders: Mapping[str, Builder] = BUILDERS,
         yield_to: frozenset[str] = frozenset(),
-        scheduler_lease: str = "kube-system/kube-scheduler",
     ) -> None:
         self.settings = settings
         self.api = api
@@ -100,12 +102,12 @@ class Operator:
             _log.warning("controller.unavailable", controller=name)
         self._builders = {name: builders[name] for name in controllers if name in builders}
         self._yield_to = yield_to
-        self._scheduler_lease = scheduler_lease
         self.upstream = Upstream()
         self.unsafe = False
         self._upstream_changed = asyncio.Event()
         self._running: dict[str, tuple[Plugin, asyncio.Task[None]]] = {}
         self._foreign_reported: set[str] = set()
+        self._paused_until = float("-inf")  # loop time; see `_check_creator`
         self.plugins: list[Plugin] = []
         self.leading = asyncio.Event()
         self.elector: LeaseElector | None = None
@@ -119,9 +121,13 @@ class Operator:
         return list(self._builders)
 
     def wanted(self) -> list[str]:
-        """The controllers to run now: ours, minus those KCM runs while it holds its Lease."""
-        held = self.upstream.controller_manager
+        """The controllers to run now: ours, minus those KCM runs while it holds its Lease
+        (or while another claims controller was recently seen creating claims)."""
+        held = self.upstream.controller_manager or self._pause_left() > 0
         return [name for name in self._builders if not (held and name in self._yield_to)]
+
+    def _pause_left(self) -> float:
+        return self._paused_until - asyncio.get_running_loop().time()
 
     # -- upstream components ------------------------------------------------------------------
 
@@ -148,7 +154,7 @@ class Operator:
             _log.warning(
                 "coexistence.unsafe",
                 reason=UNSAFE_TWO_SCHEDULERS,
-                lease=self._scheduler_lease,
+                lease=self.settings.scheduler_lease,
                 message=UNSAFE_MESSAGE,
             )
             if self.leading.is_set():
@@ -160,7 +166,7 @@ class Operator:
 
     def _report_unsafe(self) -> None:
         """A Warning Event on kube-scheduler's Lease (the leader's, one per term or change)."""
-        namespace, _, name = self._scheduler_lease.partition("/")
+        namespace, _, name = self.settings.scheduler_lease.partition("/")
         regarding = {
             "apiVersion": kube.LEASES.api_version,
             "kind": "Lease",
@@ -195,8 +201,34 @@ class Operator:
             return
         if kind is Kind.CLAIMS and SCHEDULER in self._running:
             self._check_allocation(change)
+        if kind is Kind.CLAIMS and CLAIMS in self._yield_to and self.leading.is_set():
+            self._check_creator(change)
         for plugin in self.plugins:
             plugin.on_change(kind, change)
+
+    def _check_creator(self, change: Change[Any]) -> None:
+        """A claim generated for a pod by another field manager: another claims controller is
+        at work (kube-controller-manager, perhaps under a Lease name we do not know or without
+        leader election). Pause ours, as for its Lease, until none was seen for
+        `FOREIGN_CREATOR_PAUSE` seconds (so after KCM's Lease expires, ours may start up to
+        that much later: late rather than twice)."""
+        if change.old is not None or change.new is None:
+            return
+        creator = claim_creator(change.new.raw)
+        if creator is None or creator == names.OPERATOR_FIELD_MANAGER:
+            return
+        paused = self._pause_left() > 0 or self.upstream.controller_manager
+        self._paused_until = asyncio.get_running_loop().time() + FOREIGN_CREATOR_PAUSE
+        if paused:
+            return  # already yielding: nothing to say
+        _log.warning(
+            "claims.foreign_creator",
+            claim=str(change.key),
+            manager=creator,
+            pause_seconds=FOREIGN_CREATOR_PAUSE,
+        )
+        self.metrics.upstream_seen("foreign-claims-creator", running=True)
+        self._upstream_changed.set()
 
     def _check_allocation(self, change: Change[Any]) -> None:
         """Say so when another scheduler just allocated a claim (see `_foreign`): the log and
@@ -375,7 +407,14 @@ class Operator:
                         self.health.set_role(Role.LEADER)
                         if self.unsafe:
                             self._report_unsafe()
-                    await self._upstream_changed.wait()
+                    pause = self._pause_left()
+                    try:
+                        await asyncio.wait_for(
+                            self._upstream_changed.wait(), pause if pause > 0 else None
+                        )
+                    except TimeoutError:  # the pause after a foreign creator may be over
+                        if self._pause_left() <= 0:
+                            self.metrics.upstream_seen("foreign-claims-creator", running=False)
         finally:
             self.health.set_role(Role.STANDBY)
             self.leading.clear()

@@ -63,9 +63,12 @@ class Settings:
     upstream_period: float = 1.0
 
 
-def choose_controllers(requested: frozenset[str] | None, upstream_running: bool) -> list[str]:
-    """The controllers to run, in start order (architecture §1 "Living beside upstream")."""
-    if requested is not None:
-        return [name for name in CONTROLLER_NAMES if name in requested]
-    skip = UPSTREAM_CONTROLLERS if upstream_running else frozenset()
-    return [name for name in CONTROLLER_NAMES if name not in skip]
+def choose_controllers(requested: frozenset[str] | None) -> list[str]:
+    """The controllers this run may run, in start order: those named, else all of them."""
+    return [name for name in CONTROLLER_NAMES if requested is None or name in requested]
+
+
+def yielding_controllers(requested: frozenset[str] | None) -> frozenset[str]:
+    """Those that pause while kube-controller-manager holds its Lease (docs/coexistence.md):
+    claims and eviction, unless `--controllers` named the controllers explicitly."""
+    return UPSTREAM_CONTROLLERS if requested is None else frozenset()

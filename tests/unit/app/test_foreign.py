@@ -2,7 +2,8 @@
 
 Covers: the manager owning `f:status.f:allocation` is found; a claim allocated just now by
 another manager is foreign, by us or already allocated before it is not; the pools of the
-allocation, each once.
+allocation, each once; the creator of a generated claim is the manager of its pod-claim-name
+annotation.
 """
 
 from __future__ import annotations
@@ -11,7 +12,12 @@ from typing import Any
 
 import pytest
 
-from dra_operator.app._foreign import allocated_pools, allocation_manager, is_foreign_allocation
+from dra_operator.app._foreign import (
+    allocated_pools,
+    allocation_manager,
+    claim_creator,
+    is_foreign_allocation,
+)
 
 RESULTS = [
     {"request": "gpu", "driver": "d.example.com", "pool": "node-a", "device": "gpu-0"},
@@ -73,3 +79,17 @@ def test_a_fresh_allocation_by_another_manager_is_foreign(
 
 def test_pools_are_listed_once() -> None:
     assert allocated_pools(claim("kube-scheduler", allocated=True)) == ["d.example.com/node-a"]
+
+
+def test_the_creator_of_a_generated_claim_is_found() -> None:
+    annotation = {"f:annotations": {"f:resource.kubernetes.io/pod-claim-name": {}}}
+    generated = {
+        "metadata": {
+            "managedFields": [
+                {"manager": "kube-scheduler", "fieldsV1": {"f:status": {"f:allocation": {}}}},
+                {"manager": "kube-controller-manager", "fieldsV1": {"f:metadata": annotation}},
+            ]
+        }
+    }
+    assert claim_creator(generated) == "kube-controller-manager"
+    assert claim_creator(claim("kube-scheduler", allocated=True)) is None

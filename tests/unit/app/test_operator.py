@@ -6,7 +6,8 @@ and the next term builds new ones; controllers without a builder are reported an
 controllers that yield to kube-controller-manager stop while it holds its Lease and start
 afresh when it lets go; our scheduler beside kube-scheduler without the routing policy is
 reported unsafe (metric), and stops being so once the policy is there; a claim another
-scheduler allocates while ours runs is counted.
+scheduler allocates while ours runs is counted; a claim another claims controller generates
+pauses ours (whatever the Leases say) until none was seen for a minute.
 """
 
 from __future__ import annotations
@@ -110,17 +111,15 @@ class Other(Recorder):
     name = "other"
 
 
-async def test_controllers_hand_over_to_kube_controller_manager_and_back() -> None:
+def operator_of(builders: dict[str, Any], *, yield_to: frozenset[str] = frozenset()) -> Operator:
+    """An operator running `builders`, whose API is never reached (Events fail quietly)."""
     Recorder.built.clear()
-    api = kube.Client(kube.ClusterConfig(server="https://127.0.0.1:1"))  # never called here
-    operator = Operator(
-        Settings(),
-        api,
-        SERVER,
-        ["recorder", "other"],
-        builders={"recorder": Recorder, "other": Other},
-        yield_to=frozenset({"recorder"}),
-    )
+    api = kube.Client(kube.ClusterConfig(server="https://127.0.0.1:1"))
+    return Operator(Settings(), api, SERVER, list(builders), builders=builders, yield_to=yield_to)
+
+
+async def test_controllers_hand_over_to_kube_controller_manager_and_back() -> None:
+    operator = operator_of({"recorder": Recorder, "other": Other}, yield_to=frozenset({"recorder"}))
     operator.set_upstream(Upstream(controller_manager=True))
     term = asyncio.create_task(operator.lead())
     await asyncio.wait_for(operator.leading.wait(), 1)
@@ -181,9 +180,7 @@ def allocated_claim(rv: str, manager: str | None) -> dict[str, Any]:
 
 
 async def test_a_claim_another_scheduler_allocates_is_counted() -> None:
-    Recorder.built.clear()
-    api = kube.Client(kube.ClusterConfig(server="https://127.0.0.1:1"))  # Events fail quietly
-    operator = Operator(Settings(), api, SERVER, ["scheduler"], builders={"scheduler": Recorder})
+    operator = operator_of({"scheduler": Recorder})
     term = asyncio.create_task(operator.lead())
     await asyncio.wait_for(operator.leading.wait(), 1)
     operator.handle(Kind.CLAIMS, None, allocated_claim("1", None))
@@ -193,4 +190,54 @@ async def test_a_claim_another_scheduler_allocates_is_counted() -> None:
     term.cancel()
     with pytest.raises(asyncio.CancelledError):
         await term
-    await api.close()
+    await operator.api.close()
+
+
+class Claims(Recorder):
+    name = "claims"
+
+
+def generated_claim(rv: str, creator: str) -> dict[str, Any]:
+    annotation = "f:resource.kubernetes.io/pod-claim-name"
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {
+            "name": f"pod-gpu-{rv}",
+            "namespace": "ns",
+            "uid": f"u{rv}",
+            "resourceVersion": rv,
+            "annotations": {"resource.kubernetes.io/pod-claim-name": "gpu"},
+            "managedFields": [
+                {
+                    "manager": creator,
+                    "fieldsV1": {"f:metadata": {"f:annotations": {annotation: {}}}},
+                }
+            ],
+        },
+        "spec": {"devices": {"requests": []}},
+    }
+
+
+async def test_another_claims_creator_pauses_ours_for_a_minute() -> None:
+    operator = operator_of({"claims": Claims}, yield_to=frozenset({"claims"}))
+    term = asyncio.create_task(operator.lead())
+    await asyncio.wait_for(operator.leading.wait(), 1)
+    (ours,) = Recorder.built
+    operator.handle(Kind.CLAIMS, None, generated_claim("1", "dra-operator"))  # our own
+    await asyncio.sleep(0)
+    assert not ours.stopped
+
+    operator.handle(Kind.CLAIMS, None, generated_claim("2", "kube-controller-manager"))
+    await asyncio.sleep(0)
+    assert ours.stopped and operator.wanted() == []
+
+    await asyncio.sleep(30)
+    operator.handle(Kind.CLAIMS, None, generated_claim("3", "kube-controller-manager"))
+    await asyncio.sleep(59)  # seen again 59 s ago: still paused
+    assert len(Recorder.built) == 1
+    await asyncio.sleep(2)
+    assert len(Recorder.built) == 2 and not Recorder.built[1].stopped
+    term.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await term

@@ -1,29 +1,34 @@
-"""Which controllers run (architecture §1, "Living beside upstream").
+"""Which controllers run (architecture §1, docs/coexistence.md).
 
-Covers: all three controllers on a bare control plane; claims and eviction left to
-kube-controller-manager when it runs; an explicit --controllers list wins either way and keeps
-the start order.
+Covers: all three controllers without --controllers, claims and eviction among them pausing
+while kube-controller-manager holds its Lease; an explicit --controllers list keeps the start
+order and never pauses.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from dra_operator.app import choose_controllers
+from dra_operator.app import choose_controllers, yielding_controllers
 
 
 @pytest.mark.parametrize(
-    ("requested", "upstream", "expected"),
+    ("requested", "expected", "yielding"),
     [
-        pytest.param(None, False, ["claims", "scheduler", "eviction"], id="bare-control-plane"),
-        pytest.param(None, True, ["scheduler"], id="beside-kube-controller-manager"),
         pytest.param(
-            frozenset({"eviction", "claims"}), True, ["claims", "eviction"], id="explicit-wins"
+            None,
+            ["claims", "scheduler", "eviction"],
+            {"claims", "eviction"},
+            id="default-yields-to-kcm",
         ),
-        pytest.param(frozenset({"scheduler"}), False, ["scheduler"], id="explicit-subset"),
+        pytest.param(
+            frozenset({"eviction", "claims"}), ["claims", "eviction"], set(), id="explicit-wins"
+        ),
+        pytest.param(frozenset({"scheduler"}), ["scheduler"], set(), id="explicit-subset"),
     ],
 )
 def test_choose_controllers(
-    requested: frozenset[str] | None, upstream: bool, expected: list[str]
+    requested: frozenset[str] | None, expected: list[str], yielding: set[str]
 ) -> None:
-    assert choose_controllers(requested, upstream) == expected
+    assert choose_controllers(requested) == expected
+    assert yielding_controllers(requested) == yielding

@@ -42,6 +42,7 @@ class ClaimsPlugin:
             writer,
             features,
             on_created=lambda ok, admin: metrics.claim_created(ok=ok, admin_access=admin),
+            recheck=ctx.handover_recent,
             pods=caches.pods,
         )
         self.controller: Controller[WorkKey] = Controller(

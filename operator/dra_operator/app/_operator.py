@@ -56,6 +56,11 @@ EVENT_FOREIGN_ALLOCATION: Final = "AllocatedByAnotherScheduler"
 FOREIGN_CREATOR_PAUSE: Final = 60.0
 """Seconds the yielding controllers stay paused after another claims controller was last seen
 creating a claim (kube-controller-manager whose Lease we do not know)."""
+HANDOVER_RECHECK: Final = 30.0
+"""Seconds after another claims controller was last seen at work during which ours asks the API
+server for an existing claim before creating one: what that controller created last may not
+have reached our watch yet. Outside that window the cache (with our own creations assumed into
+it) is the whole picture, and a LIST per creation would only slow a large namespace down."""
 UNSAFE_MESSAGE: Final = (
     "kube-scheduler and dra-operator both allocate devices and no admission policy sends pods "
     "with resource claims to one of them, so a device can be allocated twice. Install "
@@ -108,6 +113,7 @@ class Operator:
         self._running: dict[str, tuple[Plugin, asyncio.Task[None]]] = {}
         self._foreign_reported: set[str] = set()
         self._paused_until = float("-inf")  # loop time; see `_check_creator`
+        self._other_creator_seen = float("-inf")  # loop time; see `handover_recent`
         self.plugins: list[Plugin] = []
         self.leading = asyncio.Event()
         self.elector: LeaseElector | None = None
@@ -129,11 +135,18 @@ class Operator:
     def _pause_left(self) -> float:
         return self._paused_until - asyncio.get_running_loop().time()
 
+    def handover_recent(self) -> bool:
+        """Whether another claims controller was at work less than `HANDOVER_RECHECK` ago."""
+        elapsed = asyncio.get_running_loop().time() - self._other_creator_seen
+        return elapsed < HANDOVER_RECHECK
+
     # -- upstream components ------------------------------------------------------------------
 
     def set_upstream(self, upstream: Upstream) -> None:
         """What runs beside us changed: hand controllers over, say whether it is unsafe."""
         before, self.upstream = self.upstream, upstream
+        if before.controller_manager or upstream.controller_manager:
+            self._other_creator_seen = asyncio.get_running_loop().time()
         for component, running in (
             ("kube-controller-manager", upstream.controller_manager),
             ("kube-scheduler", upstream.scheduler),
@@ -218,7 +231,9 @@ class Operator:
         if creator is None or creator == names.OPERATOR_FIELD_MANAGER:
             return
         paused = self._pause_left() > 0 or self.upstream.controller_manager
-        self._paused_until = asyncio.get_running_loop().time() + FOREIGN_CREATOR_PAUSE
+        now = asyncio.get_running_loop().time()
+        self._paused_until = now + FOREIGN_CREATOR_PAUSE
+        self._other_creator_seen = now
         if paused:
             return  # already yielding: nothing to say
         _log.warning(
@@ -396,6 +411,7 @@ class Operator:
             self._observer,
             self.metrics,
             self.hooks,
+            self.handover_recent,
         )
         try:
             async with asyncio.TaskGroup() as group:

@@ -50,7 +50,8 @@ class Context:
     `observe(controller_name)` is the reconcile-outcome hook for that controller's queue
     (`controllers.Controller(observe=...)`): it logs errors once and counts outcomes.
     `metrics` is the operator's registry, for the controllers' own metrics; `hooks` the hooks
-    the operator loaded at start-up (their Guard counts into `metrics`).
+    the operator loaded at start-up (their Guard counts into `metrics`). `handover_recent()`
+    says whether another claims controller was at work a moment ago (see `Operator`).
     """
 
     settings: Settings
@@ -60,6 +61,7 @@ class Context:
     observe: Callable[[str], Observer[Any]]
     metrics: Metrics = dataclasses.field(default_factory=Metrics)
     hooks: HookSet = dataclasses.field(default_factory=lambda: HookSet((), Guard()))
+    handover_recent: Callable[[], bool] = lambda: True
 
 
 Builder = Callable[[Context], Plugin]

@@ -20,6 +20,7 @@ import pytest
 from dra_operator import kube
 from dra_operator.allocator import Features
 from dra_operator.app import Caches, Context, Kind, Operator, ServerInfo, Settings, Upstream
+from dra_operator.app._operator import HANDOVER_RECHECK
 from dra_operator.cluster import Change, ObjectKey
 
 pytestmark = [pytest.mark.asyncio(loop_scope="function"), pytest.mark.looptime]
@@ -241,3 +242,14 @@ async def test_another_claims_creator_pauses_ours_for_a_minute() -> None:
     term.cancel()
     with pytest.raises(asyncio.CancelledError):
         await term
+
+
+async def test_claims_are_rechecked_on_the_server_only_right_after_a_handover() -> None:
+    operator = operator_of({"claims": Claims}, yield_to=frozenset({"claims"}))
+    assert not operator.handover_recent()  # no other claims controller ever seen
+    operator.set_upstream(Upstream(controller_manager=True))
+    await asyncio.sleep(120)
+    operator.set_upstream(Upstream(controller_manager=False))  # its Lease expired just now
+    assert operator.handover_recent()
+    await asyncio.sleep(HANDOVER_RECHECK + 1)
+    assert not operator.handover_recent()

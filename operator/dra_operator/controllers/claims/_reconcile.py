@@ -143,8 +143,10 @@ class ClaimsReconciler:
         *,
         on_created: CreatedHook | None = None,
         pods: Store[Pod] | None = None,
+        recheck: Callable[[], bool] = lambda: True,
     ) -> None:
         self._view = view
+        self._recheck = recheck  # whether another claims controller may have just created some
         self._claims = claims
         self._pods = pods  # where our pod status writes go at once (`Store.assume`)
         self._writer = writer
@@ -210,12 +212,20 @@ class ClaimsReconciler:
 
         Our cache knows our own creations (`Store.assume`), not those of another claims
         controller that ran a moment ago (kube-controller-manager during a handover): a
-        second claim for one pod claim would be allocated too, so the server is asked first.
+        second claim for one pod claim would be allocated too, so the server is asked first
+        while `recheck` says another controller was at work recently. Not always: a LIST of
+        the namespace per creation would make filling a namespace quadratic.
         """
-        existing = next(
-            (c for c in await self._writer.list_claims(write.namespace) if write.is_created_by(c)),
-            None,
-        )
+        existing = None
+        if self._recheck():
+            existing = next(
+                (
+                    c
+                    for c in await self._writer.list_claims(write.namespace)
+                    if write.is_created_by(c)
+                ),
+                None,
+            )
         if existing is not None:
             self._remember(existing)
             return str(existing["metadata"]["name"])

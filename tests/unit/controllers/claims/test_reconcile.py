@@ -57,6 +57,7 @@ class World:
         self.version = 100
         self.fail_apply = 0
         self.fail_create: errors.APIError | None = None
+        self.lists = 0
 
     def _bump(self, body: dict[str, Any]) -> dict[str, Any]:
         self.version += 1
@@ -82,6 +83,7 @@ class World:
         return self._bump(body)
 
     async def list_claims(self, namespace: str) -> list[Mapping[str, Any]]:
+        self.lists += 1
         return [copy.deepcopy(c) for c in self.claims.values()]
 
     async def apply_pod_status(self, namespace: str, body: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -120,7 +122,7 @@ class World:
 class Cluster:
     """Stores fed like the watch would, a world behind the writer, and the reconciler."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, recheck: bool = True) -> None:
         self.world = World()
         self.pods: Store[Pod] = Store("pods", parse_pod, POD_INDEXERS)
         self.claims: Store[ResourceClaim] = Store(
@@ -137,6 +139,7 @@ class Cluster:
             self.world,
             on_created=lambda ok, admin: self.created.append((ok, admin)),
             pods=self.pods,
+            recheck=lambda: recheck,
         )
 
     def add_pod(self, raw: dict[str, Any], *, cached: bool = True) -> None:
@@ -228,6 +231,17 @@ async def test_a_claim_another_controller_just_created_is_used_not_duplicated() 
         "train": [{"name": "gpu", "resourceClaimName": "train-gpu-kcm01"}]
     }
     assert cluster.created == []
+
+
+async def test_the_server_is_asked_only_right_after_a_handover() -> None:
+    """Outside a handover the cache is the whole picture: no LIST per creation."""
+    for recheck, lists in ((True, 1), (False, 0)):
+        cluster = Cluster(recheck=recheck)
+        cluster.templates.apply("ADDED", TEMPLATE)
+        cluster.add_pod(pod_raw())
+        await cluster.reconcile(POD_KEY)
+        assert list(cluster.world.claims) == ["train-gpu-00000"]
+        assert cluster.world.lists == lists
 
 
 @pytest.mark.parametrize(

@@ -52,10 +52,11 @@ The release's other DRA gates are not allocator behaviours here. Extended resour
 (DRAExtendedResource), device taint rules (DRADeviceTaintRules: applied when the server serves
 DeviceTaintRules), the scheduler filter timeout and the claim controllers have their own pages.
 **Not implemented:** the 1.37 allocator gates DRADeviceCompatibilityGroups, DRADerivedAttributes,
-DRAOptionalNodeOperations and DRAFractionalCapacityRange (all off by default). Their fields are
-not read, so objects that use them are allocated as if the fields were absent, where upstream
-with the gate off ignores slices with `compatibilityGroups`, rejects requests with
-`derivedAttributes` and skips devices of slices with `skipNodeOperations`:"""
+DRAOptionalNodeOperations and DRAFractionalCapacityRange (all off by default). As upstream
+with the gate off, slices with `compatibilityGroups` are ignored (their pool is incomplete);
+the other three fields are not read, so objects that use them are allocated as if the fields
+were absent, where upstream with the gates off rejects requests with `derivedAttributes` and
+skips devices of slices with `skipNodeOperations`:"""
 
 
 def _gate_cell(on: bool, gates: tuple[Gate, ...]) -> str:

@@ -307,6 +307,7 @@ def _device(d: Device, driver: str) -> Json:
     for c in d.consumes_counters:
         consumption: Json = {"counterSet": c.counter_set}
         put(consumption, "counters", _counters(c))
+        put(consumption, "compatibilityGroups", list(c.compatibility_groups))
         consumes.append(consumption)
     put(out, "consumesCounters", consumes)
     put_pointer(out, "nodeName", d.node_name)

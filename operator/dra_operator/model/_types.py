@@ -131,6 +131,8 @@ class DeviceTaint:
 class DeviceCounterConsumption:
     counter_set: str
     counters: FrozenMap[str, Quantity]
+    # 1.37, DRADeviceCompatibilityGroups (alpha): not implemented, so such slices are ignored
+    compatibility_groups: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -47,7 +47,7 @@ SCENARIO_MODULES = (
 )
 _NAME = re.compile(r'^\t\t"([^"]+)": \{', re.MULTILINE)
 
-_COMPATIBILITY_GROUPS = "DRADeviceCompatibilityGroups (KEP-5963): not implemented"
+_COMPATIBILITY_GROUPS = "DRADeviceCompatibilityGroups (KEP-5963) on: not implemented"
 _DERIVED_ATTRIBUTES = "DRADerivedAttributes (KEP-6080): not implemented"
 _OPTIONAL_NODE_OPERATIONS = "DRAOptionalNodeOperations (KEP-5945): not implemented"
 _FRACTIONAL = "DRAFractionalCapacityRange and the 1.37 capacity rounding format: not implemented"
@@ -57,8 +57,6 @@ NOT_PORTED_137 = {
         (
             "compatibility-groups-compatible",
             "compatibility-groups-compatible-with-allocated-peer",
-            "compatibility-groups-disabled-skips-grouped-pool",
-            "compatibility-groups-disabled-skips-ungrouped-device-in-grouped-pool",
             "compatibility-groups-incompatible",
             "compatibility-groups-incompatible-with-allocated-peer",
             "compatibility-groups-multiple-claims",

@@ -8,6 +8,7 @@ checks that inputs are unchanged and that shuffled slices/classes give the same 
 from __future__ import annotations
 
 import gc
+from dataclasses import replace
 
 import pytest
 from allocator_builders import (
@@ -44,6 +45,7 @@ from allocator_builders import (
 )
 
 from dra_operator.allocator import BinPack, CELSelectors, FirstFit, Policy, allocate
+from dra_operator.model import DeviceDerivedAttribute
 
 A, B = "driver-a", "driver-b"
 MAX_INT = 2**63 - 1  # Go's math.MaxInt on 64-bit
@@ -999,6 +1001,32 @@ LIMITS = [
             ],
         ),
         id="max-number-devices",
+    ),
+    # DRADerivedAttributes (1.37 alpha) is not implemented: refused as upstream with it off.
+    pytest.param(
+        Case(
+            claims=[
+                claim(
+                    "claim-0",
+                    replace(
+                        request("req-0", "class-a"),
+                        exactly=replace(
+                            request("req-0", "class-a").exactly,
+                            derived_attributes=(
+                                DeviceDerivedAttribute(name="x.example.com/a", expression="1"),
+                            ),
+                        ),
+                    ),
+                )
+            ],
+            classes=[CLASS_A],
+            slices=[one("slice-1")],
+            error=(
+                "claim claim-0, request req-0: cannot handle request with derived attributes, "
+                "the feature is disabled"
+            ),
+        ),
+        id="derived-attributes-are-refused",
     ),
     # 1.36.5 / 1.37.1 (#141307): each request is checked against what is left of the limit.
     pytest.param(

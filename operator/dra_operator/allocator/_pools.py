@@ -8,6 +8,10 @@ incomplete otherwise; a complete pool is invalid when device names or counter se
 inconsistent. Pools are ordered by (driver, pool), pools with binding-condition devices last;
 slices by name; devices as published. That order *is* the first-fit search order.
 
+A slice with a device that declares `compatibilityGroups` (1.37, DRADeviceCompatibilityGroups,
+not implemented) is ignored and not counted, so its pool is incomplete, as upstream does with
+the gate off; only 1.37 servers store the field.
+
 1.37 (incubating and experimental tiers): a slice with shared counters is relevant by
 its node selection like any other, no longer for every node. A pool whose counter-set slice
 targets another node then looks incomplete, so all its slices are read: their counter sets
@@ -64,6 +68,7 @@ def gather_pools(
     """The pools relevant to `node`, in search order; raises for malformed node selectors."""
     grouped: dict[PoolID, list[ResourceSlice]] = {}
     counters_everywhere = not features.since_137 or features.is_stable_tier
+    slices = [piece for piece in slices if not _uses_compatibility_groups(piece)]
     for piece in slices:
         if not features.partitionable_devices and (
             piece.per_device_node_selection is not None or piece.shared_counters
@@ -97,6 +102,10 @@ def gather_pools(
     plain.sort(key=lambda p: p.id)
     with_conditions.sort(key=lambda p: p.id)
     return plain + with_conditions
+
+
+def _uses_compatibility_groups(piece: ResourceSlice) -> bool:
+    return any(c.compatibility_groups for d in piece.devices for c in d.consumes_counters)
 
 
 def _is_relevant(piece: ResourceSlice, node: Node | None, counters_everywhere: bool) -> bool:

@@ -140,7 +140,9 @@ def _counters(raw: Raw, path: str) -> FrozenMap[str, Quantity]:
 def _counter_consumption(value: object, path: str) -> DeviceCounterConsumption:
     raw = as_object(value, path)
     return DeviceCounterConsumption(
-        counter_set=req_str(raw, "counterSet", path), counters=_counters(raw, path)
+        counter_set=req_str(raw, "counterSet", path),
+        counters=_counters(raw, path),
+        compatibility_groups=str_list(raw, "compatibilityGroups", path),
     )
 
 

@@ -8,6 +8,8 @@ pool by name.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from allocator_builders import (
     ALL,
@@ -32,6 +34,7 @@ from allocator_builders import (
     node_label_selector,
     pool,
     prioritized,
+    q,
     request,
     result,
     slice_with_devices,
@@ -41,7 +44,7 @@ from allocator_builders import (
 )
 
 from dra_operator.allocator import Ledger, SharedDeviceID
-from dra_operator.model import DeviceCounterConsumption, DeviceID, ResourcePool
+from dra_operator.model import DeviceCounterConsumption, DeviceID, FrozenMap, ResourcePool
 
 A, B = "driver-a", "driver-b"
 CLASSES = [device_class("class-a", A), device_class("class-b", B)]
@@ -53,6 +56,8 @@ PART_CC = Features(partitionable_devices=True, consumable_capacity=True)
 BIND = Features(partitionable_devices=True, device_binding_and_status=True)
 STRING = f"{A}/stringAttribute"
 INVALID = "invalid resource pools were encountered"
+CAP0 = "capacity-0"
+GROUPED_MIG = replace(consumes("counter-set-1", **{CAP0: "2"}), compatibility_groups=("mig",))
 
 
 def fc(name: str, *consumption: DeviceCounterConsumption, **kw: object):
@@ -853,6 +858,53 @@ SCENARIOS_137 = [
             releases=(37,),
         ),
         id="partitionable-devices-counter-quantities-are-not-modified",
+    ),
+    # DRADeviceCompatibilityGroups off (not implemented): slices using groups are ignored.
+    pytest.param(
+        Case(
+            claims=[claim("claim-0", request("req-0", "class-a"))],
+            classes=CLASS_A,
+            features=PART,
+            slices=[
+                devices_in("slice-1", "pool-1", device("device-1", consumes=[GROUPED_MIG])),
+                sets_in("slice-2", "pool-1", counter_set("counter-set-1", **{CAP0: "4"})),
+                devices_in(
+                    "slice-3",
+                    "pool-2",
+                    device("device-2", consumes=[consumes("counter-set-2", **{CAP0: "2"})]),
+                ),
+                sets_in("slice-4", "pool-2", counter_set("counter-set-2", **{CAP0: "4"})),
+            ],
+            expect=[allocation(LOCAL, result("req-0", A, "pool-2", "device-2"))],
+            releases=(37,),
+        ),
+        id="compatibility-groups-disabled-skips-grouped-pool",
+    ),
+    pytest.param(
+        Case(
+            claims=[claim("claim-0", request("req-0", "class-a"))],
+            classes=CLASS_A,
+            features=PART,
+            slices=[
+                devices_in(
+                    "slice-1",
+                    pool("pool-1", 3),
+                    device(
+                        "device-1",
+                        consumes=[replace(GROUPED_MIG, counters=FrozenMap({CAP0: q("1")}))],
+                    ),
+                ),
+                devices_in(
+                    "slice-2",
+                    pool("pool-1", 3),
+                    device("device-2", consumes=[consumes("counter-set-1", **{CAP0: "1"})]),
+                ),
+                sets_in("slice-3", pool("pool-1", 3), counter_set("counter-set-1", **{CAP0: "4"})),
+            ],
+            expect=None,
+            releases=(37,),
+        ),
+        id="compatibility-groups-disabled-skips-ungrouped-device-in-grouped-pool",
     ),
 ]
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -29,6 +28,7 @@ import test_search
 import test_taints
 from _pytest.mark.structures import ParameterSet
 from allocator_builders import Case
+from tests.support.go_modules import module_cache
 
 HERE = Path(__file__).resolve().parent
 RELEASES = {36: "v0.36.5", 37: "v0.37.2"}
@@ -47,7 +47,7 @@ SCENARIO_MODULES = (
 )
 _NAME = re.compile(r'^\t\t"([^"]+)": \{', re.MULTILINE)
 
-_COMPATIBILITY_GROUPS = "DRADeviceCompatibilityGroups (KEP-5963): not implemented"
+_COMPATIBILITY_GROUPS = "DRADeviceCompatibilityGroups (KEP-5963) on: not implemented"
 _DERIVED_ATTRIBUTES = "DRADerivedAttributes (KEP-6080): not implemented"
 _OPTIONAL_NODE_OPERATIONS = "DRAOptionalNodeOperations (KEP-5945): not implemented"
 _FRACTIONAL = "DRAFractionalCapacityRange and the 1.37 capacity rounding format: not implemented"
@@ -57,8 +57,6 @@ NOT_PORTED_137 = {
         (
             "compatibility-groups-compatible",
             "compatibility-groups-compatible-with-allocated-peer",
-            "compatibility-groups-disabled-skips-grouped-pool",
-            "compatibility-groups-disabled-skips-ungrouped-device-in-grouped-pool",
             "compatibility-groups-incompatible",
             "compatibility-groups-incompatible-with-allocated-peer",
             "compatibility-groups-multiple-claims",
@@ -105,19 +103,9 @@ NOT_PORTED_137 = {
 }
 
 
-def _module_cache() -> Path:
-    try:
-        out = subprocess.run(
-            ["go", "env", "GOMODCACHE"], capture_output=True, text=True, check=True, timeout=30
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return Path.home() / "go" / "pkg" / "mod"
-    return Path(out)
-
-
 def upstream_names(version: str) -> set[str]:
     folder = (
-        _module_cache()
+        module_cache()
         / f"k8s.io/dynamic-resource-allocation@{version}"
         / "structured/internal/allocatortesting"
     )

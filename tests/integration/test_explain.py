@@ -9,6 +9,7 @@ node; `kubectl-dra devices --node` lists the pool with the holders.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
-from tests.support.cli import run_command
+from tests.support.cli import BIN, run_command
 from tests.support.controlplane import NodeFactory
 from tests.support.dra_objects import consumer_pod, device_class, resource_claim, resource_slice
 
@@ -249,5 +250,13 @@ async def test_context_namespace_yaml_and_wide_output(
         f"{scene.namespace}-slice",
         f"{scene.namespace}/held",
     ]
+    # kubectl's plugin completion of NAME: the claims of the context's namespace.
+    proc = await asyncio.create_subprocess_exec(
+        str(BIN / "kubectl_complete-dra"),
+        *("explain", "claim", "--kubeconfig", str(kubeconfig), "--context", "scene", "h"),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    out_bytes, _ = await proc.communicate()
+    assert out_bytes.decode().splitlines() == ["held", ":4"]
     code, out = await run_command("kubectl-dra", kubeconfig, "devices", "--context", "nope")
     assert code == 2 and "cannot read the cluster" in out

@@ -19,6 +19,7 @@ import click
 from dra_operator import verify
 from dra_operator.allocator import Features
 from dra_operator.cli._cluster_options import Target, cluster_options
+from dra_operator.cli._completion import complete_names
 from dra_operator.cli._diagnose import Diagnosis, Policies, diagnose_claim, diagnose_pod
 from dra_operator.cli._output import output_option, print_document
 from dra_operator.errors import APIError, APINotFoundError, InvalidObjectError
@@ -108,7 +109,7 @@ def _table(found: Diagnosis, *, wide: bool = False) -> str:
 
 @click.command("explain")
 @click.argument("kind", type=click.Choice(["pod", "claim"]))
-@click.argument("name")
+@click.argument("name", shell_complete=complete_names)
 @click.option(
     "-n", "--namespace", default=None, help="[default: the context's namespace, else default]"
 )

@@ -34,7 +34,8 @@ class CELFeatures:
     Without `consumable_capacity` (DRAConsumableCapacity) the API server drops
     `allowMultipleAllocations` from slices, so it reads false.
     `expose_lists`: 1.37 converts list values for CEL whatever the gate says (1.36 failed the
-    evaluation); the type environment still follows `list_type_attributes`.
+    evaluation), and types attribute values `dyn` whatever the gate says too: its type
+    provider keeps the newest `kubernetes.DRADevice` declaration, the list-typed one.
     """
 
     list_type_attributes: bool = False
@@ -78,7 +79,7 @@ def compile_selector(
     """Compile `expression` in the DRA environment; raises CELCompileError with upstream text."""
     if len(expression.encode()) > MAX_EXPRESSION_LENGTH:
         raise CELCompileError(f"Too long: may not be more than {MAX_EXPRESSION_LENGTH} bytes")
-    env = Environment(list_type_attributes=features.list_type_attributes)
+    env = Environment(list_type_attributes=features.list_type_attributes or features.expose_lists)
     try:
         tree = parse(expression)
         checked = Checker(env).check(tree)

@@ -23,6 +23,7 @@ from dra_operator.controlplane._controlplane import (
     down,
     up,
 )
+from dra_operator.controlplane._drivers import start_drivers
 from dra_operator.controlplane._features import (
     SUPPORTED_MINORS,
     Gate,
@@ -40,7 +41,7 @@ from dra_operator.controlplane._pki import (
     new_sa_key,
 )
 from dra_operator.controlplane._rbac import bind_cluster_roles, load_cluster_roles
-from dra_operator.controlplane._realnodes import import_image, start_drivers
+from dra_operator.controlplane._realnodes import import_image
 from dra_operator.controlplane._state import Component, ControlPlaneState, NodeState, read_state
 
 __all__ = [

@@ -40,6 +40,7 @@ from dra_operator.controlplane._host import (
     add_bridge,
     delete_link,
     forget_cni_results,
+    forget_shim_sockets,
     kill_cgroup_tree,
     kill_processes_mentioning,
     make_cgroup,
@@ -268,10 +269,11 @@ def wait_nodes_ready(state: ControlPlaneState, timeout: float) -> None:
 
 def teardown_node(node: NodeState) -> None:
     """Give back what `start_node` took from the host (its processes are already stopped):
-    leftover containers, runtime shims, mounts, cgroups, the bridge, libcni's cache and the
-    directory."""
+    leftover containers, runtime shims and their sockets, mounts, cgroups, the bridge,
+    libcni's cache and the directories."""
     kill_cgroup_tree(node.cgroup_root)
-    kill_processes_mentioning(str(node.containerd_socket))
+    shims = kill_processes_mentioning(str(node.containerd_socket))
+    forget_shim_sockets(shims.values())
     for directory in (Path(node.run_dir), Path(node.directory)):
         if directory.exists():
             unmount_under(directory)

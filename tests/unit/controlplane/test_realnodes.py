@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import tomllib
 from pathlib import Path
 
 from dra_operator.controlplane import ControlPlaneState, NodeBinaries, read_state
-from dra_operator.controlplane._host import forget_cni_results
+from dra_operator.controlplane._host import forget_cni_results, forget_shim_sockets
 from dra_operator.controlplane._nodeconfig import containerd_config, kubelet_config
 from dra_operator.controlplane._realnodes import plan_nodes
 
@@ -62,3 +63,13 @@ def test_the_nodes_survive_the_state_file(tmp_path: Path) -> None:
     ControlPlaneState(state_dir=tmp_path, version="v1.36.4", nodes=nodes).save()
     state = read_state(tmp_path)
     assert state is not None and state.nodes == nodes
+
+
+def test_forget_shim_sockets(tmp_path: Path) -> None:
+    sockets = tmp_path / "run" / "s"
+    sockets.mkdir(parents=True)
+    argv = ["containerd-shim-runc-v2", "-namespace", "k8s.io", "-id", "abc", "-address", "/x.sock"]
+    mine = hashlib.sha256(b"/x.sock/k8s.io/abc").hexdigest()
+    (sockets / mine).touch()
+    forget_shim_sockets([argv], sockets)
+    assert not sockets.exists()  # emptied, so removed (and its parent with it)

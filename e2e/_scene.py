@@ -187,16 +187,7 @@ class Scene:
 
     async def kubectl(self, *args: str) -> tuple[int, str]:
         """The built kubectl as the admin: (exit status, stdout and stderr)."""
-        proc = await asyncio.create_subprocess_exec(
-            str(find_binaries().path("kubectl")),
-            *args,
-            f"--kubeconfig={self.kubeconfig}",
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-        )
-        out, _ = await proc.communicate()
-        assert proc.returncode is not None
-        return proc.returncode, out.decode(errors="replace")
+        return await self._as_admin(find_binaries().path("kubectl"), *args)
 
     async def events(self, pod_name: str, reason: str) -> list[str]:
         found = await self.api.list(
@@ -226,8 +217,11 @@ class Scene:
 
     async def cli(self, *args: str) -> tuple[int, str]:
         """`dra-operator ARGS --kubeconfig <admin>`: (exit status, stdout and stderr)."""
+        return await self._as_admin(Path(sys.executable).with_name("dra-operator"), *args)
+
+    async def _as_admin(self, program: Path, *args: str) -> tuple[int, str]:
         proc = await asyncio.create_subprocess_exec(
-            str(Path(sys.executable).with_name("dra-operator")),
+            str(program),
             *args,
             f"--kubeconfig={self.kubeconfig}",
             stdout=asyncio.subprocess.PIPE,

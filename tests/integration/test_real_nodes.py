@@ -4,8 +4,8 @@ The pod is bound by hand (no scheduler runs here; the e2e suite has dra-operator
 runs an image built here and loaded with `controlplane load-image`.
 `kubectl logs` and `exec` go through kube-apiserver to the kubelet's own address with the
 apiserver's client certificate. After `down`: no process mentions the state dir, nothing is
-mounted under it, no cgroup of the node is left in any hierarchy, and the host has exactly the
-network interfaces it had before.
+mounted under it, no cgroup of the node is left in any hierarchy, no runtime-shim socket is
+left, and the host has exactly the network interfaces it had before.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from dra_operator import controlplane
-from dra_operator.controlplane._host import cgroup_mounts, mounts_under
+from dra_operator.controlplane._host import SHIM_SOCKETS, cgroup_mounts, mounts_under
 from dra_operator.controlplane._processes import wait_until
 
 pytestmark = pytest.mark.controlplane
@@ -137,6 +137,7 @@ def test_a_pod_runs_on_a_real_node_and_down_leaves_nothing(tmp_path: Path) -> No
     assert _processes_mentioning(str(state_dir)) == []
     assert mounts_under(state_dir) == []
     assert _interfaces() == interfaces_before
+    assert not any(SHIM_SOCKETS.glob("*")) if SHIM_SOCKETS.is_dir() else True
     assert state is not None
     for node in state.nodes:
         left = [m / node.cgroup_root.lstrip("/") for m in cgroup_mounts()]

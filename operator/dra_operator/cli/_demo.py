@@ -106,7 +106,7 @@ def command(examples: Path | None, state_dir: Path | None, stop_after: bool) -> 
         _console.print(f"  export KUBECONFIG={kubeconfig}")
         _console.print(f"  kubectl get pods,resourceclaims -n {_NAMESPACE} -o wide")
         _console.print(f"  dra-operator verify -n {_NAMESPACE}")
-        _console.print(f"  kubectl logs trainer-0 -n {_NAMESPACE}")
+        _console.print(f"  kubectl logs inference-a -n {_NAMESPACE}   # the devices it got")
         _console.print(f"  dra-operator run --kubeconfig {state.operator_kubeconfig}")
         _console.print("  dra-operator controlplane down")
     if not settled:

@@ -26,6 +26,7 @@ from dra_operator.controlplane._controlplane import (
     restart,
     up,
 )
+from dra_operator.controlplane._drivers import start_drivers
 from dra_operator.controlplane._features import (
     SUPPORTED_MINORS,
     Gate,
@@ -43,7 +44,7 @@ from dra_operator.controlplane._pki import (
     new_sa_key,
 )
 from dra_operator.controlplane._rbac import bind_cluster_roles, load_cluster_roles
-from dra_operator.controlplane._realnodes import import_image, start_drivers
+from dra_operator.controlplane._realnodes import import_image
 from dra_operator.controlplane._restart import health_url, resume_component, stop_component
 from dra_operator.controlplane._state import Component, ControlPlaneState, NodeState, read_state
 

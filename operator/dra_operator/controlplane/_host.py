@@ -14,10 +14,12 @@ network namespaces are gone).
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import itertools
 import os
 import signal
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from dra_operator.controlplane._processes import wait_until
@@ -28,6 +30,7 @@ __all__ = [
     "cgroup_mounts",
     "delete_link",
     "forget_cni_results",
+    "forget_shim_sockets",
     "host_addresses",
     "kill_cgroup_tree",
     "kill_processes_mentioning",
@@ -144,25 +147,44 @@ def kill_cgroup_tree(relative: str, timeout: float = 20.0) -> None:
             raise ControlPlaneError(f"cgroup {directory} could not be removed")
 
 
-def kill_processes_mentioning(needle: str, timeout: float = 10.0) -> list[int]:
-    """SIGKILL the processes whose command line contains `needle` (a node's own socket path,
-    which only its containerd's shims carry); the pids found."""
+def kill_processes_mentioning(needle: str, timeout: float = 10.0) -> dict[int, list[str]]:
+    """SIGKILL the processes with `needle` as an argument (a node's own socket path, which
+    only its containerd's shims carry); the command line of each, by pid."""
     mine = os.getpid()
-    found = []
+    found: dict[int, list[str]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == mine:
             continue
         try:
-            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
         except OSError:
             continue
-        if needle in cmdline.split("\0"):
-            found.append(int(entry.name))
+        if needle in argv:
+            found[int(entry.name)] = argv
     for pid in found:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     wait_until(lambda: not any(Path(f"/proc/{p}").exists() for p in found), timeout)
     return found
+
+
+SHIM_SOCKETS = Path("/run/containerd/s")
+
+
+def forget_shim_sockets(shims: Iterable[list[str]], directory: Path = SHIM_SOCKETS) -> None:
+    """Remove the sockets of killed runtime shims (a shim removes its own only when it exits
+    cleanly). containerd names them by the SHA-256 of `<address>/<namespace>/<id>` (and of
+    that plus `/debug`), from the shim's `-address`, `-namespace` and `-id` arguments."""
+    for argv in shims:
+        flags = dict(itertools.pairwise(argv))
+        if not {"-address", "-namespace", "-id"} <= flags.keys():
+            continue
+        base = f"{flags['-address']}/{flags['-namespace']}/{flags['-id']}"
+        for path in (base, f"{base}/debug"):
+            (directory / hashlib.sha256(path.encode()).hexdigest()).unlink(missing_ok=True)
+    for leftover in (directory, directory.parent):
+        with contextlib.suppress(OSError):
+            leftover.rmdir()  # only when empty: nothing else uses them
 
 
 def mounts_under(directory: Path) -> list[str]:

@@ -8,8 +8,9 @@ serving certificate for its address, which kube-apiserver verifies when it proxi
 `exec`; the kubelet accepts only clients with a certificate of that CA.
 
 containerd 2.x (CDI always on) reads CDI specs from the node's `cdi/` directory, so a DRA
-driver on the node writes there. Images come from `_images` (no registry is reachable); the
-sandbox image is pinned to the local pause image.
+driver on the node writes there (`_drivers`). The configuration files are `_nodeconfig`'s;
+images come from `_images` (no registry is reachable); the sandbox image is pinned to the local
+pause image.
 
 `node.kubernetes.io/not-ready` is lifted the way a cluster lifts it: `up` runs
 kube-controller-manager with only its node-lifecycle controller, which removes the taint once a
@@ -26,7 +27,6 @@ import json
 import shutil
 import ssl
 import subprocess
-import sys
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable
@@ -40,24 +40,31 @@ from dra_operator.controlplane._host import (
     add_bridge,
     delete_link,
     forget_cni_results,
+    forget_shim_sockets,
     kill_cgroup_tree,
     kill_processes_mentioning,
     make_cgroup,
     unmount_under,
 )
-from dra_operator.controlplane._images import PAUSE_IMAGE, build_image, local_images
+from dra_operator.controlplane._images import build_image, local_images
+from dra_operator.controlplane._nodeconfig import (
+    KUBELET_HEALTHZ_PORT,
+    cni_config,
+    containerd_config,
+    kubelet_config,
+)
 from dra_operator.controlplane._pki import (
     CertifiedKey,
     issue_client_cert,
     issue_serving_cert,
     write_kubeconfig,
 )
-from dra_operator.controlplane._processes import log_tail, wait_until
+from dra_operator.controlplane._processes import wait_until
 from dra_operator.controlplane._state import (
     ControlPlaneState,
     NodeState,
-    read_state,
     start_component,
+    wait_ready,
 )
 from dra_operator.errors import ControlPlaneError
 
@@ -67,7 +74,6 @@ __all__ = [
     "import_image",
     "node_names",
     "plan_nodes",
-    "start_drivers",
     "start_node",
     "teardown_node",
     "wait_nodes_ready",
@@ -75,8 +81,6 @@ __all__ = [
 
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 RUN_ROOT = Path("/run/dra-operator")
-_KUBELET_PORT = 10250
-_KUBELET_HEALTHZ_PORT = 10248
 
 Progress = Callable[[str], None]
 
@@ -111,101 +115,6 @@ def plan_nodes(state_dir: Path, count: int, taken: Iterable[str] = ()) -> list[N
         )
         for index, name in enumerate(node_names(count), start=1)
     ]
-
-
-def _toml(value: object) -> str:
-    """A TOML value: JSON strings, lists and booleans are valid TOML."""
-    return json.dumps(value)
-
-
-def containerd_config(node: NodeState, binaries: NodeBinaries) -> str:
-    root = Path(node.directory) / "containerd"
-    runtime = "plugins.'io.containerd.cri.v1.runtime'"
-    lines = [
-        "version = 3",
-        f"root = {_toml(str(root / 'root'))}",
-        f"state = {_toml(str(root / 'state'))}",
-        "[grpc]",
-        f"  address = {_toml(str(node.containerd_socket))}",
-        f"[{runtime}]",
-        f"  cdi_spec_dirs = {_toml([str(node.cdi_dir)])}",
-        # This VM's root lacks CAP_SYS_RESOURCE: a negative oom_score_adj would fail in runc.
-        "  restrict_oom_score_adj = true",
-        "  netns_mounts_under_state_dir = true",
-        f"[{runtime}.containerd.runtimes.runc]",
-        "  runtime_type = 'io.containerd.runc.v2'",
-        f"[{runtime}.containerd.runtimes.runc.options]",
-        f"  BinaryName = {_toml(str(binaries.runc))}",
-        f"  Root = {_toml(str(root / 'runc'))}",
-        f"[{runtime}.cni]",
-        f"  bin_dirs = {_toml([str(binaries.cni_dir)])}",
-        f"  conf_dir = {_toml(str(Path(node.directory) / 'cni'))}",
-        "[plugins.'io.containerd.cri.v1.images'.pinned_images]",
-        f"  sandbox = {_toml(PAUSE_IMAGE)}",
-        "[plugins.'io.containerd.internal.v1.opt']",
-        f"  path = {_toml(str(root / 'opt'))}",
-        "[plugins.'io.containerd.nri.v1.nri']",
-        "  disable = true",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def cni_config(node: NodeState) -> dict[str, Any]:
-    """A bridge + host-local network; no masquerading, so no iptables rules to clean up."""
-    return {
-        "cniVersion": "1.0.0",
-        "name": node.bridge,
-        "plugins": [
-            {
-                "type": "bridge",
-                "bridge": node.bridge,
-                "isGateway": True,
-                "ipMasq": False,
-                "hairpinMode": True,
-                "ipam": {
-                    "type": "host-local",
-                    "ranges": [[{"subnet": node.pod_subnet, "gateway": node.address}]],
-                    "dataDir": str(Path(node.directory) / "cni-ipam"),
-                },
-            }
-        ],
-    }
-
-
-def kubelet_config(node: NodeState, ca_file: Path, feature_gates: str) -> dict[str, Any]:
-    pki = Path(node.directory) / "pki"
-    gates = dict(g.split("=") for g in feature_gates.split(",") if g)
-    return {
-        "apiVersion": "kubelet.config.k8s.io/v1beta1",
-        "kind": "KubeletConfiguration",
-        "address": node.address,
-        "port": _KUBELET_PORT,
-        "readOnlyPort": 0,
-        "healthzBindAddress": node.address,
-        "healthzPort": _KUBELET_HEALTHZ_PORT,
-        "tlsCertFile": str(pki / "kubelet-serving.crt"),
-        "tlsPrivateKeyFile": str(pki / "kubelet-serving.key"),
-        "authentication": {
-            "anonymous": {"enabled": False},
-            "webhook": {"enabled": False},
-            "x509": {"clientCAFile": str(ca_file)},
-        },
-        "authorization": {"mode": "AlwaysAllow"},
-        "containerRuntimeEndpoint": f"unix://{node.containerd_socket}",
-        "cgroupDriver": "cgroupfs",
-        "cgroupRoot": node.cgroup_root,
-        # This host mounts cgroup v1 controllers (plus an empty v2 hierarchy).
-        "failCgroupV1": False,
-        "failSwapOn": False,
-        "makeIPTablesUtilChains": False,
-        # A small test disk must not evict test pods or collect their images.
-        "evictionHard": {},
-        "imageGCHighThresholdPercent": 100,
-        "imageGCLowThresholdPercent": 99,
-        "podLogsDir": str(Path(node.directory) / "pod-logs"),
-        "serializeImagePulls": False,
-        "featureGates": {name: value == "true" for name, value in gates.items()},
-    }
 
 
 def _write_node_files(
@@ -264,27 +173,12 @@ def _containerd_answers(node: NodeState, binaries: NodeBinaries) -> bool:
 
 
 def _kubelet_healthy(node: NodeState) -> bool:
-    url = f"http://{node.address}:{_KUBELET_HEALTHZ_PORT}/healthz"
+    url = f"http://{node.address}:{KUBELET_HEALTHZ_PORT}/healthz"
     try:
         with urllib.request.urlopen(url, timeout=2) as resp:
             return bool(resp.status == 200)
     except (urllib.error.URLError, OSError):
         return False
-
-
-def _wait_component(
-    state: ControlPlaneState, name: str, ready: Callable[[], bool], timeout: float
-) -> None:
-    component = next(c for c in state.components if c.name == name)
-    if wait_until(lambda: not component.is_running() or ready(), timeout, interval=0.25):
-        if component.is_running():
-            return
-        why = "exited"
-    else:
-        why = f"was not ready after {timeout:.0f}s"
-    raise ControlPlaneError(
-        f"{name} {why} (log: {component.log})", log_tail=log_tail(Path(component.log))
-    )
 
 
 def start_node(
@@ -317,7 +211,7 @@ def start_node(
     state = start_component(
         state, name, [str(node_binaries.containerd), f"--config={config}", "--log-level=warn"]
     )
-    _wait_component(state, name, lambda: _containerd_answers(node, node_binaries), timeout)
+    wait_ready(state, name, lambda: _containerd_answers(node, node_binaries), timeout)
     for tarball in images:
         import_image(node, node_binaries, tarball)
     progress(f"{node.name}: starting kubelet")
@@ -332,7 +226,7 @@ def start_node(
         "--v=1",
     ]
     state = start_component(state, name, argv)
-    _wait_component(state, name, lambda: _kubelet_healthy(node), timeout)
+    wait_ready(state, name, lambda: _kubelet_healthy(node), timeout)
     return state
 
 
@@ -373,63 +267,13 @@ def wait_nodes_ready(state: ControlPlaneState, timeout: float) -> None:
             raise ControlPlaneError(f"node {node.name} was not Ready after {timeout:.0f}s: {seen}")
 
 
-_REGISTERED = '"event": "driver.registered"'
-
-
-def start_drivers(
-    state_dir: Path,
-    inventory: Path,
-    *,
-    driver: str | None = None,
-    timeout: float = 60.0,
-    progress: Progress = lambda _: None,
-) -> ControlPlaneState:
-    """Start `dra-operator driver` (the simulated DRA driver, docs/driver.md) on every node
-    of the control plane in `state_dir`, each as one more component that `down` stops.
-
-    Each runs as its node (`system:node:<name>`: the Node authorizer lets it publish its own
-    slices and read the claims of its pods), registers in the node's kubelet root and writes
-    CDI specs where the node's containerd reads them. Returns once every kubelet has accepted
-    its driver (the driver logs `driver.registered`).
-    """
-    state = read_state(state_dir)
-    if state is None or not state.nodes:
-        raise ControlPlaneError(f"no control plane with nodes in {state_dir}")
-    program = Path(sys.executable).with_name("dra-operator")
-    for node in state.nodes:
-        name = f"driver-{node.name}-{driver or inventory.stem}"
-        progress(f"{node.name}: starting the simulated driver ({name})")
-        argv = [
-            str(program),
-            "driver",
-            f"--node={node.name}",
-            f"--devices={inventory.resolve()}",
-            f"--kubelet-root={node.kubelet_dir}",
-            f"--cdi-dir={node.cdi_dir}",
-            f"--state-dir={Path(node.directory) / name}",
-            f"--kubeconfig={Path(node.directory) / 'kubelet.kubeconfig'}",
-            "--log-format=json",
-            *([f"--driver={driver}"] if driver else []),
-        ]
-        state = start_component(state, name, argv)
-        registered = functools.partial(_logged, Path(state.components[-1].log), _REGISTERED)
-        _wait_component(state, name, registered, timeout)
-    return state
-
-
-def _logged(path: Path, text: str) -> bool:
-    try:
-        return text in path.read_text(errors="replace")
-    except OSError:
-        return False
-
-
 def teardown_node(node: NodeState) -> None:
     """Give back what `start_node` took from the host (its processes are already stopped):
-    leftover containers, runtime shims, mounts, cgroups, the bridge, libcni's cache and the
-    directory."""
+    leftover containers, runtime shims and their sockets, mounts, cgroups, the bridge,
+    libcni's cache and the directories."""
     kill_cgroup_tree(node.cgroup_root)
-    kill_processes_mentioning(str(node.containerd_socket))
+    shims = kill_processes_mentioning(str(node.containerd_socket))
+    forget_shim_sockets(shims.values())
     for directory in (Path(node.run_dir), Path(node.directory)):
         if directory.exists():
             unmount_under(directory)

@@ -7,8 +7,10 @@ taken down; real nodes add what `down` must give back to the host (bridges, cgro
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import ssl
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,7 @@ __all__ = [
     "read_state",
     "start_component",
     "wait_healthy",
+    "wait_ready",
 ]
 
 STATE_FILE = "state.json"
@@ -147,6 +150,27 @@ def start_component(state: ControlPlaneState, name: str, argv: list[str]) -> Con
     return state
 
 
+def wait_ready(
+    state: ControlPlaneState, name: str, ready: Callable[[], bool], timeout: float
+) -> None:
+    """Until component `name` is `ready`; a ControlPlaneError with its last log lines if it
+    exits or is not ready in time."""
+    component = next(c for c in state.components if c.name == name)
+    exited = False
+
+    def done() -> bool:
+        nonlocal exited
+        exited = not component.is_running()
+        return exited or ready()
+
+    if wait_until(done, timeout, interval=0.25) and not exited:
+        return
+    why = "exited" if exited else f"was not ready after {timeout:.0f}s"
+    raise ControlPlaneError(
+        f"{name} {why} (log: {component.log})", log_tail=log_tail(Path(component.log))
+    )
+
+
 def wait_healthy(
     state: ControlPlaneState,
     name: str,
@@ -154,17 +178,5 @@ def wait_healthy(
     context: ssl.SSLContext | None,
     timeout: float,
 ) -> None:
-    component = next(c for c in state.components if c.name == name)
-    exited = False
-
-    def ready() -> bool:
-        nonlocal exited
-        exited = not component.is_running()
-        return exited or probe_http(url, context)
-
-    if wait_until(ready, timeout, interval=0.25) and not exited:
-        return
-    why = "exited" if exited else f"was not ready after {timeout:.0f}s"
-    raise ControlPlaneError(
-        f"{name} {why} (log: {component.log})", log_tail=log_tail(Path(component.log))
-    )
+    """Until component `name` answers 200 at `url`."""
+    wait_ready(state, name, functools.partial(probe_http, url, context), timeout)

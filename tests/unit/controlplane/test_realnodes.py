@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import tomllib
 from pathlib import Path
 
-from dra_operator.controlplane import NodeBinaries
-from dra_operator.controlplane._host import forget_cni_results
-from dra_operator.controlplane._realnodes import (
-    containerd_config,
-    kubelet_config,
-    plan_nodes,
-)
+from dra_operator.controlplane import ControlPlaneState, NodeBinaries, read_state
+from dra_operator.controlplane._host import forget_cni_results, forget_shim_sockets
+from dra_operator.controlplane._nodeconfig import containerd_config, kubelet_config
+from dra_operator.controlplane._realnodes import plan_nodes
 
 
 def test_nodes_are_distinct_on_the_host(tmp_path: Path) -> None:
@@ -58,3 +56,20 @@ def test_forget_cni_results(tmp_path: Path) -> None:
         (tmp_path / name).touch()
     forget_cni_results("br0", tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cni-loopback-def-lo", "other-def-eth0"]
+
+
+def test_the_nodes_survive_the_state_file(tmp_path: Path) -> None:
+    nodes = tuple(plan_nodes(tmp_path, 2))
+    ControlPlaneState(state_dir=tmp_path, version="v1.36.4", nodes=nodes).save()
+    state = read_state(tmp_path)
+    assert state is not None and state.nodes == nodes
+
+
+def test_forget_shim_sockets(tmp_path: Path) -> None:
+    sockets = tmp_path / "run" / "s"
+    sockets.mkdir(parents=True)
+    argv = ["containerd-shim-runc-v2", "-namespace", "k8s.io", "-id", "abc", "-address", "/x.sock"]
+    mine = hashlib.sha256(b"/x.sock/k8s.io/abc").hexdigest()
+    (sockets / mine).touch()
+    forget_shim_sockets([argv], sockets)
+    assert not sockets.exists()  # emptied, so removed (and its parent with it)

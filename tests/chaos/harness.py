@@ -209,7 +209,21 @@ class Burst:
     async def bound(self) -> int:
         return sum(1 for p in await self.pods() if p["spec"].get("nodeName"))
 
-    async def wait_bound(self, count: int, *, timeout: float = 150.0) -> None:
+    async def progress(self) -> int:
+        """The operator's visible writes so far: bound pods plus generated claims."""
+        claims = await ride_out(lambda: generated_claims(self.api, self.namespace))
+        return await self.bound() + len(claims)
+
+    async def wait_progress(self, since: int) -> None:
+        """Until the operator's visible writes grow past `since` (its first write after a
+        fault, when work was left)."""
+
+        async def wrote() -> bool:
+            return await self.progress() > since
+
+        await wait_for(wrote, timeout=scale(150, 900), what="the operator's next write")
+
+    async def wait_bound(self, count: int, *, timeout: float = scale(150, 900)) -> None:
         async def enough() -> bool:
             return await self.bound() >= count
 
@@ -225,7 +239,9 @@ class Burst:
             return claims if len(claims) == len(live) else None
 
         claims = await wait_for(
-            claims_settled, timeout=150, what="one generated claim per live pod, no more"
+            claims_settled,
+            timeout=scale(150, 900),
+            what="one generated claim per live pod, no more",
         )
         owners = Counter(c["metadata"]["ownerReferences"][0]["uid"] for c in claims)
         assert set(owners) == set(live.values())

@@ -32,6 +32,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pytest
 from tests.integration.test_operator_claims import TEMPLATES, generated_claims
 from tests.integration.test_scheduler import CLASSES, SLICES
 from tests.support.dra_objects import (
@@ -45,14 +46,14 @@ from tests.support.dra_objects import (
 )
 from tests.support.operator import operator_args, verify_clean, wait_for
 
-from dra_operator import controlplane
+from dra_operator import controlplane, names
 from dra_operator.errors import (
     APIConflictError,
     APINotFoundError,
     APIServerError,
     APITooManyRequestsError,
 )
-from dra_operator.kube import NAMESPACES, NODES, PODS, Client
+from dra_operator.kube import CORE_EVENTS, NAMESPACES, NODES, PODS, Client
 
 T = TypeVar("T")
 
@@ -227,7 +228,24 @@ class Burst:
         async def enough() -> bool:
             return await self.bound() >= count
 
-        await wait_for(enough, timeout=timeout, what=f"{count} pods to be bound")
+        try:
+            await wait_for(enough, timeout=timeout, what=f"{count} pods to be bound")
+        except pytest.fail.Exception:
+            pytest.fail(f"pods not bound after {timeout:.0f}s: {await self.why_not()}")
+
+    async def why_not(self) -> dict[str, str]:
+        """The last FailedScheduling message of each pod not bound ("" when none)."""
+        events = (await self.api.list(CORE_EVENTS, namespace=self.namespace)).get("items") or ()
+        last = {
+            e["involvedObject"].get("name"): e["message"]
+            for e in events
+            if e["reason"] == names.EVENT_FAILED_SCHEDULING
+        }
+        return {
+            p["metadata"]["name"]: last.get(p["metadata"]["name"], "")
+            for p in await self.pods()
+            if not p["spec"].get("nodeName")
+        }
 
     async def check(self, plane: controlplane.ControlPlaneState) -> dict[str, int]:
         """The end state every scenario must reach; the counts it found (violations: 0)."""

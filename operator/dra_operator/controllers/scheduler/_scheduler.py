@@ -416,8 +416,10 @@ class Scheduler:
         claim back, for as long as the server does not answer (403s while a restarted API
         server loads its RBAC included), takes the answer into the store and ledger, so that
         an allocation that landed counts as observed, and only then rolls the in-flight one
-        back and wakes the waiting pods. The task is not a write: shutting down or losing the
-        Lease does not wait for it, and it settles the shared ledger for the next term.
+        back and wakes the waiting pods, through the claim store's hooks, which reach the
+        controllers of whichever term is running. The task is not a write: shutting down or
+        losing the Lease does not wait for it, and it settles the shared ledger for the next
+        term.
         """
         task = asyncio.get_running_loop().create_task(self._settle(write))
         self._settling.add(task)
@@ -437,6 +439,10 @@ class Scheduler:
             self._remember(raw)
         self.state.ledger.rollback(write.uid)
         self._wake_unschedulable()
+        entry = self.state.claims.get(write.key)
+        if entry is not None:  # the pods of the claim wait on it, maybe in a later term's queue
+            for hook in self.state.claims.assumed_hooks:
+                hook(Change(entry, entry))
 
     async def _reread(self, key: ObjectKey) -> None:
         """After a 409: fetch the claim, so the next decision starts from the server's version."""

@@ -32,6 +32,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pytest
 from tests.integration.test_operator_claims import TEMPLATES, generated_claims
 from tests.integration.test_scheduler import CLASSES, SLICES
 from tests.support.dra_objects import (
@@ -45,14 +46,14 @@ from tests.support.dra_objects import (
 )
 from tests.support.operator import operator_args, verify_clean, wait_for
 
-from dra_operator import controlplane
+from dra_operator import controlplane, names
 from dra_operator.errors import (
     APIConflictError,
     APINotFoundError,
     APIServerError,
     APITooManyRequestsError,
 )
-from dra_operator.kube import NAMESPACES, NODES, PODS, Client
+from dra_operator.kube import CORE_EVENTS, NAMESPACES, NODES, PODS, Client
 
 T = TypeVar("T")
 
@@ -209,11 +210,42 @@ class Burst:
     async def bound(self) -> int:
         return sum(1 for p in await self.pods() if p["spec"].get("nodeName"))
 
-    async def wait_bound(self, count: int, *, timeout: float = 150.0) -> None:
+    async def progress(self) -> int:
+        """The operator's visible writes so far: bound pods plus generated claims."""
+        claims = await ride_out(lambda: generated_claims(self.api, self.namespace))
+        return await self.bound() + len(claims)
+
+    async def wait_progress(self, since: int) -> None:
+        """Until the operator's visible writes grow past `since` (its first write after a
+        fault, when work was left)."""
+
+        async def wrote() -> bool:
+            return await self.progress() > since
+
+        await wait_for(wrote, timeout=scale(150, 900), what="the operator's next write")
+
+    async def wait_bound(self, count: int, *, timeout: float = scale(150, 900)) -> None:
         async def enough() -> bool:
             return await self.bound() >= count
 
-        await wait_for(enough, timeout=timeout, what=f"{count} pods to be bound")
+        try:
+            await wait_for(enough, timeout=timeout, what=f"{count} pods to be bound")
+        except pytest.fail.Exception:
+            pytest.fail(f"pods not bound after {timeout:.0f}s: {await self.why_not()}")
+
+    async def why_not(self) -> dict[str, str]:
+        """The last FailedScheduling message of each pod not bound ("" when none)."""
+        events = (await self.api.list(CORE_EVENTS, namespace=self.namespace)).get("items") or ()
+        last = {
+            e["involvedObject"].get("name"): e["message"]
+            for e in events
+            if e["reason"] == names.EVENT_FAILED_SCHEDULING
+        }
+        return {
+            p["metadata"]["name"]: last.get(p["metadata"]["name"], "")
+            for p in await self.pods()
+            if not p["spec"].get("nodeName")
+        }
 
     async def check(self, plane: controlplane.ControlPlaneState) -> dict[str, int]:
         """The end state every scenario must reach; the counts it found (violations: 0)."""
@@ -225,7 +257,9 @@ class Burst:
             return claims if len(claims) == len(live) else None
 
         claims = await wait_for(
-            claims_settled, timeout=150, what="one generated claim per live pod, no more"
+            claims_settled,
+            timeout=scale(150, 900),
+            what="one generated claim per live pod, no more",
         )
         owners = Counter(c["metadata"]["ownerReferences"][0]["uid"] for c in claims)
         assert set(owners) == set(live.values())

@@ -20,7 +20,6 @@ from collections.abc import Awaitable, Callable
 import pytest
 from tests.chaos.conftest import Operators
 from tests.chaos.harness import Burst, OperatorProcess, record, scale
-from tests.integration.test_operator_claims import generated_claims
 from tests.integration.test_operator_process import holder
 from tests.support.operator import wait_for
 
@@ -28,11 +27,6 @@ from dra_operator import controlplane
 from dra_operator.kube import Client
 
 pytestmark = pytest.mark.controlplane
-
-
-async def progress(burst: Burst) -> int:
-    """The operator's visible writes so far: bound pods plus generated claims."""
-    return await burst.bound() + len(await generated_claims(burst.api, burst.namespace))
 
 
 def stats(values: list[float]) -> dict[str, float]:
@@ -59,14 +53,10 @@ async def test_sigkill_storm_on_one_replica(
         await burst.create((generation - 1) * per_wave, per_wave)
         await asyncio.sleep(rng.uniform(0.1, 3.0))
         OperatorProcess.kill(current)
-        killed, before = time.monotonic(), await progress(burst)
+        killed, before = time.monotonic(), await burst.progress()
         current = group.start(f"gen-{generation}")
         if before < 2 * len(burst.created):  # work is left: time its resumption
-
-            async def wrote(at_kill: int = before) -> bool:
-                return await progress(burst) > at_kill
-
-            await wait_for(wrote, timeout=120, what="the restarted operator's first write")
+            await burst.wait_progress(before)
             first_writes.append(time.monotonic() - killed)
     figures = await burst.check(control_plane)
     record(

@@ -16,10 +16,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from tests.chaos.conftest import Operators
-from tests.chaos.harness import Burst, record, ride_out, scale
-from tests.integration.test_operator_claims import generated_claims
+from tests.chaos.harness import Burst, record, scale
 from tests.support.controlplane import running_control_plane
-from tests.support.operator import wait_for
 
 from dra_operator import controlplane
 from dra_operator.kube import Client
@@ -34,12 +32,6 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[controlplane.Con
     args = ["--shutdown-watch-termination-grace-period=5s"]
     with running_control_plane(tmp_path_factory.mktemp("restarts"), args) as state:
         yield state
-
-
-async def progress(burst: Burst) -> int:
-    """The operator's visible writes so far: bound pods plus generated claims."""
-    claims = await ride_out(lambda: generated_claims(burst.api, burst.namespace))
-    return await burst.bound() + len(claims)
 
 
 @pytest.mark.parametrize(
@@ -71,13 +63,9 @@ async def test_component_restart_mid_burst(
     argv = await asyncio.to_thread(controlplane.stop_component, state, component, sig=sig)
     await asyncio.to_thread(controlplane.resume_component, state, component, argv)
     back = time.monotonic()
-    before = await progress(burst)
-
-    async def wrote() -> bool:
-        return await progress(burst) > before
-
+    before = await burst.progress()
     await burst.create(pods // 2, pods - pods // 2)
-    await wait_for(wrote, timeout=180, what="the operator's first write after the restart")
+    await burst.wait_progress(before)
     first_write = time.monotonic() - back
     figures = await burst.check(plane)
     record(

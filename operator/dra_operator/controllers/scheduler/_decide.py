@@ -366,7 +366,10 @@ def _resolve_claims(pod: Pod, state: State, features: Features) -> _Claims | Wai
             continue  # intentionally not created
         cached = state.claims.get(ObjectKey(meta.namespace, name))
         if cached is None:
-            return Wait(f'resourceclaim "{name}" not found')
+            # A generated claim may just not be in the cache yet (the claims controller wrote
+            # it); a claim the pod names itself is reported, as upstream's PreFilter does.
+            message = f'resourceclaim "{name}" not found'
+            return Wait(message) if check_owner else message
         claim = cached.obj
         if claim.metadata.uid in seen:
             continue  # two pod claim entries naming one claim: allocate and reserve it once

@@ -13,7 +13,7 @@ the same free CPU. Its writes then run as a task of their own, concurrently with
 Each successful claim write goes into the claim store (`assume`) and the ledger (`observe`,
 `written`), so the allocation never disappears while the watch catches up. A write that fails
 rolls back every allocation of the placement not written yet and forgets the pod's node, except
-that a write which got no answer (it may have landed) is first read back (`_settle`). A 409
+that a write which got no answer (it may have landed) stays in flight until read back. A 409
 re-reads the claim from the server into the store, then the key is decided again; any other
 failure is reported as `FailedScheduling` and retried with backoff. A bind that cannot succeed
 (the pod is gone, or any 4xx but 409 and 429) is followed by upstream's Unreserve: the pod leaves
@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from dra_operator import errors, names
-from dra_operator.cluster import PODS_BY_CLAIM, Change, ObjectKey, version_number
+from dra_operator.cluster import PODS_BY_CLAIM, Change, ObjectKey
 from dra_operator.controllers import Controller, Observer, Result
 from dra_operator.controllers.scheduler._decide import (
     ClaimWrite,
@@ -95,7 +95,6 @@ from dra_operator.observability import LogEvent, get_logger
 _log = get_logger(__name__)
 
 _UNRESERVE_ATTEMPTS = 3
-_SETTLE_ATTEMPTS = 12  # about a minute of backoff before the watch is left to settle a write
 _SETTLE_FIRST_DELAY = 0.25
 _SETTLE_MAX_DELAY = 8.0
 """Writes of one claim's Unreserve, each after re-reading the claim on a 409; then it is left
@@ -168,6 +167,7 @@ class Scheduler:
         self._writing: set[WorkKey] = set()
         self._again: set[WorkKey] = set()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._settling: set[asyncio.Task[None]] = set()
         self.conflicts = 0  # writes that met a 409 and were decided again
 
     # -- watch changes (called after the stores and the ledger took them) -----------------------
@@ -340,11 +340,10 @@ class Scheduler:
         retry = False
         current: ObjectKey | None = None
         created: list[Mapping[str, Any]] = []  # the special claim, once the server has it
-        sent: list[str] = []  # the resourceVersion each claim request was conditional on
         try:
             for write in placement.claims:
                 current = write.key
-                await self._write_claim(write, placement, sent)
+                await self._write_claim(write, placement)
                 if write.uid in pending:
                     pending.remove(write.uid)
                 if write.allocation is not None:
@@ -368,8 +367,9 @@ class Scheduler:
             _log.warning(LogEvent.ALLOCATION_WRITE_FAILED, key=str(key), error=str(exc))
             if current is not None and isinstance(exc, errors.APIServerError):
                 write = next(w for w in placement.claims if w.key == current)
-                if write.uid in pending and not await self._settle(write, sent[-1]):
-                    pending.remove(write.uid)  # kept in flight until the watch settles it
+                if write.uid in pending:
+                    pending.remove(write.uid)  # in flight until read back
+                    self._settle_later(write)
             await self._writer.emit(_failed(key, subject, _write_failure(exc)))
             if current is None and _bind_cannot_succeed(exc):
                 await self._unreserve(placement)
@@ -387,18 +387,16 @@ class Scheduler:
             if entry is not None:
                 await points.after_allocate(entry.obj, allocation)
 
-    async def _write_claim(self, write: ClaimWrite, placement: Placement, sent: list[str]) -> None:
+    async def _write_claim(self, write: ClaimWrite, placement: Placement) -> None:
         entry = self.state.claims.get(write.key)
         if entry is None:
             raise errors.APIConflictError(409, "Gone", f"claim {write.key}: gone from the cache")
         raw: Mapping[str, Any] = entry.raw
         version = write.resource_version
         if write.allocation is not None and not has_finalizer(raw):
-            sent.append(version)
             raw = await self._writer.update_claim(finalizer_body(raw, version))
             version = str(raw["metadata"]["resourceVersion"])
             self._remember(raw)
-        sent.append(version)
         answer = await self._writer.update_claim_status(
             status_body(raw, version, write.allocation, placement.consumer)
         )
@@ -499,36 +497,42 @@ class Scheduler:
                 await self._reread(key)
         _log.warning("unreserve.failed", claim=str(key), error="conflicts on every attempt")
 
-    async def _settle(self, write: ClaimWrite, sent_version: str) -> bool:
+    def _settle_later(self, write: ClaimWrite) -> None:
         """After a claim write that got no answer (a broken connection, a timeout, a 5xx), it
         may still have landed: rolling its allocation back on the spot would free devices the
         server holds for the claim, and the next decision would hand them out again.
 
-        The claim is read back first (retried with backoff while the server is unreachable)
-        and taken into the store and ledger, so an allocation that landed counts as observed;
-        then the rollback is safe (True). When no answer comes, the allocation stays in flight
-        (False) until the watch shows the claim newer than the version the write was
-        conditional on: whatever that version holds is the truth.
+        So its allocation stays in flight (its pods wait) while a task of its own reads the
+        claim back, for as long as the server does not answer (403s while a restarted API
+        server loads its RBAC included), takes the answer into the store and ledger, so that
+        an allocation that landed counts as observed, and only then rolls the in-flight one
+        back and wakes the waiting pods, through the claim store's hooks, which reach the
+        controllers of whichever term is running. The task is not a write: shutting down or
+        losing the Lease does not wait for it, and it settles the shared ledger for the next
+        term.
         """
+        task = asyncio.get_running_loop().create_task(self._settle(write))
+        self._settling.add(task)
+        task.add_done_callback(self._settling.discard)
+
+    async def _settle(self, write: ClaimWrite) -> None:
         delay = _SETTLE_FIRST_DELAY
-        for _ in range(_SETTLE_ATTEMPTS):
+        while True:
             try:
                 raw = await self._writer.get_claim(write.key)
-            except (errors.APIServerError, errors.APITooManyRequestsError):
+                break
+            except errors.APIError as exc:
+                _log.warning("write.settling", claim=str(write.key), error=str(exc), delay=delay)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, _SETTLE_MAX_DELAY)
-                continue
-            except errors.APIError:
-                break
-            if raw is not None:
-                self._remember(raw)
-            return True
-        sent = version_number(sent_version)
-        if sent is None:
-            return True  # versions we cannot order: roll back, as for any failed write
-        _log.warning("write.unsettled", claim=str(write.key), resource_version=sent_version)
-        self.state.ledger.written(write.uid, str(sent + 1))
-        return False
+        if raw is not None:
+            self._remember(raw)
+        self.state.ledger.rollback(write.uid)
+        self._wake_unschedulable()
+        entry = self.state.claims.get(write.key)
+        if entry is not None:  # the pods of the claim wait on it, maybe in a later term's queue
+            for hook in self.state.claims.assumed_hooks:
+                hook(Change(entry, entry))
 
     async def _reread(self, key: ObjectKey) -> None:
         """After a 409: fetch the claim, so the next decision starts from the server's version."""

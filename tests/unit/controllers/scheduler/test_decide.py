@@ -397,3 +397,11 @@ def test_a_claim_named_twice_by_one_pod_is_allocated_once() -> None:
     state = _state(*_cluster(("n1", 2)), ("claim", claim("c")), ("pod", raw_pod))
     decision = decide_pod(_pod(state, "p"), state, settings())
     assert isinstance(decision, Placement) and len(decision.claims) == 1
+
+
+def test_a_claim_the_pod_names_that_does_not_exist_is_reported() -> None:
+    """Found by tests/chaos/test_hostile_input.py: the pod waited without a word."""
+    state = _state(*_cluster(("n1", 1)), ("pod", pod("p", claims=["gone"])))
+    decision = decide_pod(_pod(state, "p"), state, settings())
+    assert isinstance(decision, Unschedulable)
+    assert 'resourceclaim "gone" not found' in decision.message

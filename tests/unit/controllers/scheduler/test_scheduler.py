@@ -340,10 +340,16 @@ class LostAnswerWorld(WatchedWorld):
     """The first status write lands, but its answer is lost (the connection broke) and the
     watch is down: only a read shows the server's state."""
 
-    def __init__(self) -> None:
+    def __init__(self, read_failures: list[errors.APIError]) -> None:
         super().__init__()
         self.lose_next_answer = True
         self.watch_down = False
+        self.read_failures = read_failures  # what the reads after the lost answer get first
+
+    async def get_claim(self, key: ObjectKey) -> Mapping[str, Any] | None:
+        if self.read_failures:
+            raise self.read_failures.pop(0)
+        return await super().get_claim(key)
 
     def put(self, kind: str, raw: dict[str, Any]) -> dict[str, Any]:
         stored = World.put(self, kind, raw)
@@ -364,10 +370,27 @@ class LostAnswerWorld(WatchedWorld):
         raise errors.APIServerError(0, "Unreachable", "connection reset by peer")
 
 
-async def test_a_write_whose_answer_is_lost_keeps_its_devices_until_read_back() -> None:
+@pytest.mark.parametrize(
+    "read_failures",
+    [
+        pytest.param([], id="read-back-at-once"),
+        pytest.param(
+            [
+                errors.APIServerError(0, "Unreachable", "connection refused"),
+                errors.APIForbiddenError(403, "Forbidden", "RBAC not loaded yet"),
+            ],
+            id="server-restarting",
+        ),
+    ],
+)
+async def test_a_write_whose_answer_is_lost_keeps_its_devices_until_read_back(
+    read_failures: list[errors.APIError],
+) -> None:
     """Found by tests/chaos/test_connection_faults.py: the allocation landed, the scheduler
-    rolled it back on the transport error and gave the device to the next claim."""
-    world = LostAnswerWorld()
+    rolled it back on the transport error and gave the device to the next claim. And by
+    tests/chaos/test_restarts.py: a read-back that gave up (a restarted apiserver answers 403
+    until its RBAC is loaded) left the allocation in flight for good, its pod waiting."""
+    world = LostAnswerWorld(read_failures)
     _cluster(world, n1=1)
     world.put("claims", claim("a"))
     world.put("claims", claim("b"))

@@ -1,0 +1,90 @@
+"""Scenario 6: soak. Pods created and deleted in steady churn; nothing may leak.
+
+The operator runs in the test's process (under the operator kubeconfig, i.e. deploy/'s RBAC)
+so that its asyncio tasks can be counted. Batches of pods are created, bound, and deleted
+(with their generated claims deleted by the claims controller) over and over; after each batch
+the process's RSS, open sockets and asyncio tasks are sampled. Past a warm-up third, the last
+third of the samples must not exceed the middle third by more than the slack below (a leak
+grows with every batch; noise does not), and at the end no generated claim is left, on the
+server or in the operator's caches and ledger. Reported: pods churned and the samples' ranges.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import statistics
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from tests.chaos.harness import Burst, record, scale
+from tests.integration.test_operator_claims import generated_claims
+from tests.support.operator import InProcessOperator, operator_settings, wait_for
+
+from dra_operator import controlplane, kube
+
+pytestmark = pytest.mark.controlplane
+
+BATCH = 20
+RSS_SLACK = 1.15  # the last third's mean RSS within 15 % of the middle third's
+COUNT_SLACK = 8  # sockets and tasks: a few in flight at any sample
+
+
+def rss_kib() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS in /proc/self/status")
+
+
+def sockets() -> int:
+    count = 0
+    for fd in Path("/proc/self/fd").iterdir():
+        with contextlib.suppress(OSError):
+            count += os.readlink(fd).startswith("socket:")
+    return count
+
+
+def flat(samples: list[float], slack: float, *, ratio: bool) -> bool:
+    third = len(samples) // 3
+    middle, last = samples[third : 2 * third], samples[2 * third :]
+    limit = statistics.mean(middle) * slack if ratio else max(middle) + slack
+    return statistics.mean(last) <= limit
+
+
+async def test_steady_churn_leaks_nothing(
+    control_plane: controlplane.ControlPlaneState,
+    shared_burst: Callable[..., Awaitable[Burst]],
+    record_property: Callable[[str, object], None],
+) -> None:
+    pods = scale(300, 20_000)
+    burst = await shared_burst(nodes=2, devices_per_node=BATCH)
+    config = kube.load_kubeconfig(control_plane.operator_kubeconfig)
+    handle = await InProcessOperator(operator_settings(burst.namespace, "soak"), config).start()
+    operator = handle.operator
+    assert operator is not None
+    samples: dict[str, list[float]] = {"rss_kib": [], "sockets": [], "tasks": []}
+    try:
+        for first in range(0, pods, BATCH):
+            await burst.create(first, BATCH)
+            await burst.wait_bound(BATCH)
+            await burst.delete([f"p-{i:05d}" for i in range(first, first + BATCH)])
+
+            async def cleaned() -> bool:
+                return not await generated_claims(burst.api, burst.namespace)
+
+            await wait_for(cleaned, timeout=120, what="the batch's claims deleted")
+            samples["rss_kib"].append(rss_kib())
+            samples["sockets"].append(sockets())
+            samples["tasks"].append(len(asyncio.all_tasks()))
+        await wait_for(lambda: len(operator.caches.claims) == 0, what="the claim cache emptied")
+        assert not operator.caches.ledger.snapshot().exclusive  # no device held any more
+    finally:
+        await handle.stop()
+    ranges = {k: [min(v), max(v)] for k, v in samples.items()}
+    record(record_property, "soak", runs=1, pods=pods, faults=0, violations=0, ranges=ranges)
+    assert flat(samples["rss_kib"], RSS_SLACK, ratio=True), samples["rss_kib"]
+    assert flat(samples["sockets"], COUNT_SLACK, ratio=False), samples["sockets"]
+    assert flat(samples["tasks"], COUNT_SLACK, ratio=False), samples["tasks"]

@@ -6,7 +6,8 @@ one slice per node it uses (pool = the node's name), each with `DEVICES_PER_NODE
 carry attributes and a capacity, under a driver name unique to the test session, and a
 DeviceClass selecting that driver. Objects of other drivers and sessions are never matched.
 In kind no kubelet plugin answers for this driver, so bound pods wait in ContainerCreating;
-the suite asserts placement and claim status, which do not depend on that.
+the suite asserts placement and claim status, which do not depend on that. Objects go through
+the newest version the server serves (v1alpha3 on 1.31, v1beta1 on 1.32 and 1.33).
 """
 
 from __future__ import annotations
@@ -17,16 +18,15 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tests.support.dra_objects import device_class, resource_slice, selects_driver
+from tests.support.dra_objects import device_class, in_version, resource_slice, selects_driver
 
+from dra_operator.app import ServerInfo
 from dra_operator.errors import APINotFoundError
-from dra_operator.kube import Client, dra
+from dra_operator.kube import Client
 
 __all__ = [
-    "CLASSES",
     "DEVICES_PER_NODE",
     "MAX_NODES",
-    "SLICES",
     "FakeDriver",
     "class_manifest",
     "new_driver",
@@ -34,8 +34,6 @@ __all__ = [
     "slice_manifest",
 ]
 
-CLASSES = dra("deviceclasses")
-SLICES = dra("resourceslices")
 DEVICES_PER_NODE = 2
 # A big cluster would otherwise need one pod per device in the "more pods than devices" test.
 MAX_NODES = 3
@@ -63,17 +61,19 @@ class FakeDriver:
             f"device.capacity['{self.name}'].memory.compareTo(quantity('8Gi')) >= 0"
         )
 
-    async def publish(self, api: Client) -> None:
-        await api.create(CLASSES, class_manifest(self.name))
+    async def publish(self, api: Client, served: ServerInfo) -> None:
+        classes, slices = served.resource("deviceclasses"), served.resource("resourceslices")
+        await api.create(classes, in_version(class_manifest(self.name), classes.version))
         for node in self.nodes:
-            await api.create(SLICES, slice_manifest(self.name, node, self.devices_per_node))
+            manifest = slice_manifest(self.name, node, self.devices_per_node)
+            await api.create(slices, in_version(manifest, slices.version))
 
-    async def withdraw(self, api: Client) -> None:
+    async def withdraw(self, api: Client, served: ServerInfo) -> None:
         for node in self.nodes:
             with contextlib.suppress(APINotFoundError):
-                await api.delete(SLICES, _slice_name(self.name, node))
+                await api.delete(served.resource("resourceslices"), _slice_name(self.name, node))
         with contextlib.suppress(APINotFoundError):
-            await api.delete(CLASSES, self.name)
+            await api.delete(served.resource("deviceclasses"), self.name)
 
 
 def new_driver(nodes: Sequence[str]) -> FakeDriver:

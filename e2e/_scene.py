@@ -4,7 +4,8 @@ Assertions are about outcomes that hold whoever runs the claims controller (the 
 kube-controller-manager's in a full cluster): a pod bound to a node, its claim allocated from
 the driver's pool on that node and reserved for the pod, FailedScheduling events, claims
 released and deleted. Claim names are read from the pod's status, never guessed, because the
-two controllers name generated claims differently.
+two controllers name generated claims differently. Claims and templates go through the newest
+version the server serves.
 """
 
 from __future__ import annotations
@@ -17,18 +18,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tests.support.dra_objects import claim_spec, claim_template, resource_claim
+from tests.support.dra_objects import claim_spec, claim_template, in_version, resource_claim
 from tests.support.operator import wait_for
 
 from dra_operator import names
+from dra_operator.app import ServerInfo
 from dra_operator.errors import APINotFoundError
-from dra_operator.kube import CORE_EVENTS, PODS, Client, JSONObject, PatchType, dra
+from dra_operator.kube import CORE_EVENTS, PODS, Client, JSONObject, PatchType
 from e2e._driver import FakeDriver
 
 __all__ = [
-    "CLAIMS",
     "TAINT_KEY",
-    "TEMPLATES",
     "Scene",
     "allocation",
     "claim_name_of",
@@ -36,8 +36,6 @@ __all__ = [
     "reserved_for",
 ]
 
-CLAIMS = dra("resourceclaims")
-TEMPLATES = dra("resourceclaimtemplates")
 REQUEST = "gpu"  # the one request of every claim, and the pod's name for its claim
 TEMPLATE = "gpu"
 CLEANUP_TIMEOUT = 60.0
@@ -45,13 +43,24 @@ TAINT_KEY = "e2e.dra-operator.dev/broken"
 
 
 class Scene:
-    """Acts in `namespace` as the admin of `kubeconfig`; `driver` is the session's driver."""
+    """Acts in `namespace` as the admin of `kubeconfig`; `driver` is the session's driver,
+    `served` what the server serves."""
 
-    def __init__(self, api: Client, namespace: str, driver: FakeDriver, kubeconfig: Path) -> None:
+    def __init__(
+        self,
+        api: Client,
+        namespace: str,
+        driver: FakeDriver,
+        kubeconfig: Path,
+        served: ServerInfo,
+    ) -> None:
         self.api = api
         self.namespace = namespace
         self.driver = driver
         self.kubeconfig = kubeconfig
+        self.served = served
+        self.claims = served.resource("resourceclaims")
+        self.templates = served.resource("resourceclaimtemplates")
         self._rules: dict[str, tuple[str, str]] = {}  # DeviceTaintRule -> (pool, device)
 
     # -- what a user creates ----------------------------------------------------------------
@@ -63,12 +72,12 @@ class Scene:
     async def template(self) -> None:
         """ResourceClaimTemplate `gpu`: one device of the driver, selected by attribute and
         capacity."""
-        body = claim_template(TEMPLATE, self._claim_spec())
-        await self.api.create(TEMPLATES, body, namespace=self.namespace)
+        body = in_version(claim_template(TEMPLATE, self._claim_spec()), self.templates.version)
+        await self.api.create(self.templates, body, namespace=self.namespace)
 
     async def claim(self, name: str) -> None:
-        body = resource_claim(name, self._claim_spec())
-        await self.api.create(CLAIMS, body, namespace=self.namespace)
+        body = in_version(resource_claim(name, self._claim_spec()), self.claims.version)
+        await self.api.create(self.claims, body, namespace=self.namespace)
 
     async def pod(self, name: str, *, claim: str | None = None) -> JSONObject:
         """A pause pod for the operator's scheduler, using ResourceClaim `claim` or, without
@@ -107,7 +116,7 @@ class Scene:
 
     async def get_claim(self, name: str) -> JSONObject | None:
         try:
-            return await self.api.get(CLAIMS, name, namespace=self.namespace)
+            return await self.api.get(self.claims, name, namespace=self.namespace)
         except APINotFoundError:
             return None
 
@@ -141,7 +150,7 @@ class Scene:
         """Add a finalizer of the test's own, so the claim stays readable once deleted."""
         add = [{"op": "add", "path": "/metadata/finalizers/-", "value": finalizer}]
         await self.api.patch(
-            CLAIMS, claim, add, namespace=self.namespace, patch_type=PatchType.JSON
+            self.claims, claim, add, namespace=self.namespace, patch_type=PatchType.JSON
         )
 
     async def release(self, claim: str, finalizer: str) -> None:
@@ -151,7 +160,7 @@ class Scene:
         kept = [f for f in current["metadata"].get("finalizers") or () if f != finalizer]
         patch = {"metadata": {"finalizers": kept or None}}
         with contextlib.suppress(APINotFoundError):
-            await self.api.patch(CLAIMS, claim, patch, namespace=self.namespace)
+            await self.api.patch(self.claims, claim, patch, namespace=self.namespace)
 
     # -- the command line, as a user runs it ------------------------------------------------
 
@@ -207,13 +216,14 @@ class Scene:
         for pod in pods.get("items") or ():
             with contextlib.suppress(APINotFoundError):
                 await self.delete_pod(pod["metadata"]["name"])
-        claims = await self.api.list(CLAIMS, namespace=self.namespace)
+        claims = await self.api.list(self.claims, namespace=self.namespace)
         for claim in claims.get("items") or ():
+            name = claim["metadata"]["name"]
             with contextlib.suppress(APINotFoundError):
-                await self.api.delete(CLAIMS, claim["metadata"]["name"], namespace=self.namespace)
+                await self.api.delete(self.claims, name, namespace=self.namespace)
 
         async def no_claims() -> bool:
-            left = await self.api.list(CLAIMS, namespace=self.namespace)
+            left = await self.api.list(self.claims, namespace=self.namespace)
             return not left.get("items")
 
         await wait_for(

@@ -3,6 +3,7 @@
 target         session: the chosen cluster (KUBECONFIG, else the local control plane, which
                fails rather than skips under CI=true without binaries)
 e2e_api        session: a client as the admin of that cluster
+served         session: what it serves (resource.k8s.io version per kind, release features)
 fake_driver    session: the suite's driver, published on the nodes it uses (locally two fake
                Ready nodes it creates); withdrawn at the end
 namespaces     session: one fresh namespace for each test that uses `scene`, created up front
@@ -33,6 +34,7 @@ from tests.support.controlplane import Spawned
 from tests.support.operator import operator_args
 
 from dra_operator import controlplane
+from dra_operator.app import ServerInfo, discover
 from dra_operator.errors import APINotFoundError
 from dra_operator.kube import NAMESPACES, NODES, Client, load_kubeconfig
 from e2e._driver import FakeDriver, new_driver, schedulable
@@ -90,7 +92,14 @@ async def e2e_api(target: Target) -> AsyncIterator[Client]:
 
 
 @pytest.fixture(scope="session")
-async def fake_driver(target: Target, e2e_api: Client) -> AsyncIterator[FakeDriver]:
+async def served(e2e_api: Client) -> ServerInfo:
+    return await discover(e2e_api)
+
+
+@pytest.fixture(scope="session")
+async def fake_driver(
+    target: Target, e2e_api: Client, served: ServerInfo
+) -> AsyncIterator[FakeDriver]:
     own: list[str] = []
     if target.local:
         session = uuid.uuid4().hex[:6]
@@ -105,9 +114,9 @@ async def fake_driver(target: Target, e2e_api: Client) -> AsyncIterator[FakeDriv
         if not nodes:
             pytest.fail("no Ready, schedulable, untainted node in the cluster", pytrace=False)
     driver = new_driver(nodes)
-    await driver.publish(e2e_api)
+    await driver.publish(e2e_api, served)
     yield driver
-    await driver.withdraw(e2e_api)
+    await driver.withdraw(e2e_api, served)
     for name in own:
         with contextlib.suppress(APINotFoundError):
             await e2e_api.delete(NODES, name)
@@ -205,8 +214,9 @@ async def scene(
     fake_driver: FakeDriver,
     namespaces: Namespaces,
     operator: str,
+    served: ServerInfo,
 ) -> AsyncIterator[Scene]:
-    world = Scene(e2e_api, namespaces.take(), fake_driver, target.kubeconfig)
+    world = Scene(e2e_api, namespaces.take(), fake_driver, target.kubeconfig, served)
     try:
         yield world
     finally:

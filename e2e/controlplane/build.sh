@@ -28,7 +28,7 @@ declare -A pkg=(
 wanted=("$@")
 if [ ${#wanted[@]} -eq 0 ]; then  # default: every binary the module pins (its `tool` block)
   for bin in etcd kube-apiserver kubectl kube-scheduler kube-controller-manager; do
-    grep -q "^[[:space:]]*${pkg[$bin]}\$" "$module/go.mod" && wanted+=("$bin")
+    grep -Eq "^[[:space:]]*(tool[[:space:]]+)?${pkg[$bin]}\$" "$module/go.mod" && wanted+=("$bin")
   done
 fi
 ldflags="-s -w"

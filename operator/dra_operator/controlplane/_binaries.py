@@ -31,7 +31,15 @@ __all__ = [
 ]
 
 # minor -> the patch release e2e/controlplane/v1.<minor>/go.mod pins
-PINNED: dict[int, str] = {35: "v1.35.4", 36: "v1.36.4", 37: "v1.37.2"}
+PINNED: dict[int, str] = {
+    31: "v1.31.0",
+    32: "v1.32.2",
+    33: "v1.33.13",
+    34: "v1.34.4",
+    35: "v1.35.4",
+    36: "v1.36.4",
+    37: "v1.37.2",
+}
 K8S_VERSION = PINNED[37]
 SHARED = frozenset({"etcd", "kubectl"})  # taken from the primary release when not built
 

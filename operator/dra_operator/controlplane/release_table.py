@@ -42,9 +42,10 @@ What the operator does with a server of each release. It reads the release from 
 does by default (`allocator.Features.for_kubernetes`; a newer release gets 1.37's set). **on** /
 **off**: the operator's behaviour; in brackets the gate's stage and default in that release
 (`controlplane/_features.py`, checked against upstream's `kube_features.go`); "—": the gate
-does not exist yet. The last two rows are not gates: the release of upstream's allocator
-library whose ungated behaviour the operator follows (`Features.release`, see
-docs/allocator.md), and the resource.k8s.io version the operator reads and writes claims,
+does not exist yet; "no gate": the behaviour exists ungated (1.31's `adminAccess`, which
+upstream's 1.31 allocator honours). The last two rows are not gates: the release of
+upstream's allocator library whose ungated behaviour the operator follows (`Features.release`,
+see docs/allocator.md), and the resource.k8s.io version the operator reads and writes claims,
 slices and classes in: the newest the server serves (1.31 serves only v1alpha3, 1.32 adds
 v1beta1, 1.33 v1beta2, 1.34 v1; the older versions must be enabled with `--runtime-config`,
 which `dra-operator controlplane up` does). Classic DRA (1.31's DRAControlPlaneController,
@@ -67,7 +68,7 @@ skips devices of slices with `skipNodeOperations`:"""
 
 def _gate_cell(on: bool, gates: tuple[Gate, ...]) -> str:
     if not gates:
-        return "—"
+        return "**on** (no gate)" if on else "—"
     stages = "; ".join(
         f"{g.stage.value}{', locked' if g.locked else ''}, default {'on' if g.default else 'off'}"
         for g in gates

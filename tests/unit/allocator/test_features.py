@@ -11,7 +11,7 @@ from dra_operator.errors import AllocationInputError
 @pytest.mark.parametrize(
     ("version", "expected"),
     [
-        pytest.param("1.31", Features(), id="1.31-all-off"),
+        pytest.param("1.31", Features(admin_access=True), id="1.31-admin-access-ungated"),
         pytest.param("1.33", Features(), id="1.33-all-off"),
         pytest.param("v1.34.2", Features(admin_access=True, prioritized_list=True), id="1.34"),
         pytest.param(

@@ -49,6 +49,7 @@ def test_up_status_env_demo_down(tmp_path: Path, binaries: Binaries) -> None:
         assert "ready" in up.stderr
         status = _run("controlplane", "status", "--state-dir", state_dir)
         assert status.returncode == 0, status.stderr
+        assert f"kubernetes {binaries.kubernetes_version()} at" in status.stderr
         env = _run("controlplane", "env", "--state-dir", state_dir)
         assert env.stdout.startswith("export KUBECONFIG=")
         kubeconfig = env.stdout.strip().split("=", 1)[1]

@@ -65,7 +65,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_report_header() -> str:
-    return f"kubernetes control plane: {controlplane.find_binaries().directory}"
+    try:
+        return f"kubernetes control plane: {controlplane.find_binaries().directory}"
+    except ControlPlaneError as exc:
+        return f"kubernetes control plane: {exc}"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -130,6 +130,11 @@ def _request_data(
     else:
         body, admin = request, None
     name = request.name
+    if body.derived_attributes:  # DRADerivedAttributes (1.37 alpha) is not implemented
+        raise AllocationInputError(
+            f"claim {ref}, request {name}: cannot handle request with derived attributes, the "
+            "feature is disabled"
+        )
     selectors = body.selectors
     for index, selector in enumerate(selectors):
         if selector.cel is None:

@@ -354,8 +354,8 @@ def _table(outcomes: Sequence[_Outcome]) -> str:
 )
 @click.option(
     "--kubernetes-version",
-    default="1.36",
-    help="Mimic the default feature gates of this release [default: 1.36].",
+    default="1.37",
+    help="Mimic the default feature gates of this release [default: 1.37].",
 )
 @click.option(
     "--hook",

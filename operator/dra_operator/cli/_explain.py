@@ -115,7 +115,7 @@ def _table(found: Diagnosis) -> str:
 )
 @click.option(
     "--kubernetes-version",
-    default="1.36",
+    default="1.37",
     show_default=True,
     help="Mimic the default feature gates of this release.",
 )

@@ -59,11 +59,12 @@ The release's other DRA gates are not allocator behaviours here. Extended resour
 (DRAExtendedResource), device taint rules (DRADeviceTaintRules: applied when the server serves
 DeviceTaintRules), the scheduler filter timeout and the claim controllers have their own pages.
 **Not implemented:** the 1.37 allocator gates DRADeviceCompatibilityGroups, DRADerivedAttributes,
-DRAOptionalNodeOperations and DRAFractionalCapacityRange (all off by default). As upstream
-with the gate off, slices with `compatibilityGroups` are ignored (their pool is incomplete);
-the other three fields are not read, so objects that use them are allocated as if the fields
-were absent, where upstream with the gates off rejects requests with `derivedAttributes` and
-skips devices of slices with `skipNodeOperations`:"""
+DRAOptionalNodeOperations and DRAFractionalCapacityRange (all off by default). The operator
+behaves as upstream with them off where their fields can reach it: slices with
+`compatibilityGroups` are ignored (their pool is incomplete) and requests with
+`derivedAttributes` are refused. `skipNodeOperations` and the fractional range are not read (a
+1.37 API server with those gates off does not store the first, and the second only changes
+rounding when on):"""
 
 
 def _gate_cell(on: bool, gates: tuple[Gate, ...]) -> str:

@@ -47,6 +47,7 @@ from dra_operator.model._types import (
     DeviceClaimConfiguration,
     DeviceClass,
     DeviceConstraint,
+    DeviceDerivedAttribute,
     DeviceRequest,
     DeviceRequestAllocationResult,
     DeviceSelector,
@@ -141,6 +142,14 @@ def _exact(raw: Raw, path: str) -> ExactDeviceRequest:
         admin_access=opt_bool(raw, "adminAccess", path),
         tolerations=list_of(raw, "tolerations", path, device_toleration),
         capacity=_capacity(raw, path),
+        derived_attributes=list_of(raw, "derivedAttributes", path, _derived_attribute),
+    )
+
+
+def _derived_attribute(value: object, path: str) -> DeviceDerivedAttribute:
+    raw = as_object(value, path)
+    return DeviceDerivedAttribute(
+        name=req_str(raw, "name", path), expression=req_str(raw, "expression", path)
     )
 
 
@@ -155,6 +164,7 @@ def _sub_request(value: object, path: str) -> DeviceSubRequest:
         count=count,
         tolerations=list_of(raw, "tolerations", path, device_toleration),
         capacity=_capacity(raw, path),
+        derived_attributes=list_of(raw, "derivedAttributes", path, _derived_attribute),
     )
 
 

@@ -38,6 +38,7 @@ from dra_operator.model._types import (
     DeviceClaim,
     DeviceClass,
     DeviceCounterConsumption,
+    DeviceDerivedAttribute,
     DeviceRequest,
     DeviceRequestAllocationResult,
     DeviceSelector,
@@ -168,6 +169,10 @@ def _capacity_requirements(c: CapacityRequirements | None) -> Json | None:
     return out
 
 
+def _derived(d: DeviceDerivedAttribute) -> Json:
+    return {"name": d.name, "expression": d.expression}
+
+
 def _exact(r: ExactDeviceRequest) -> Json:
     out: Json = {"deviceClassName": r.device_class_name}
     put(out, "selectors", [_selector(s) for s in r.selectors])
@@ -176,6 +181,7 @@ def _exact(r: ExactDeviceRequest) -> Json:
     put_pointer(out, "adminAccess", r.admin_access)
     put(out, "tolerations", [_toleration(t) for t in r.tolerations])
     put_pointer(out, "capacity", _capacity_requirements(r.capacity))
+    put(out, "derivedAttributes", [_derived(d) for d in r.derived_attributes])
     return out
 
 
@@ -186,6 +192,7 @@ def _sub_request(r: DeviceSubRequest) -> Json:
     put(out, "count", r.count)
     put(out, "tolerations", [_toleration(t) for t in r.tolerations])
     put_pointer(out, "capacity", _capacity_requirements(r.capacity))
+    put(out, "derivedAttributes", [_derived(d) for d in r.derived_attributes])
     return out
 
 

@@ -224,6 +224,15 @@ class CapacityRequirements:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceDerivedAttribute:
+    """1.37, DRADerivedAttributes (alpha): a per-request attribute computed by CEL. Not
+    implemented: the allocator refuses such requests, as upstream does with the gate off."""
+
+    name: str
+    expression: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ExactDeviceRequest:
     device_class_name: str
     selectors: tuple[DeviceSelector, ...] = ()
@@ -232,6 +241,7 @@ class ExactDeviceRequest:
     admin_access: bool | None = None
     tolerations: tuple[DeviceToleration, ...] = ()
     capacity: CapacityRequirements | None = None
+    derived_attributes: tuple[DeviceDerivedAttribute, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -243,6 +253,7 @@ class DeviceSubRequest:
     count: int = 1
     tolerations: tuple[DeviceToleration, ...] = ()
     capacity: CapacityRequirements | None = None
+    derived_attributes: tuple[DeviceDerivedAttribute, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

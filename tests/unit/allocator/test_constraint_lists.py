@@ -86,6 +86,14 @@ def one_request(
 
 UNSUPPORTED = "unsupported attribute value"
 
+DISABLED_DISTINCT_LISTS = one_request(
+    2,
+    distinct(STRING),
+    strings("value1", "value2", "value3"),
+    strings("value2", "value3", "value4"),
+    features=Features(consumable_capacity=True),
+)
+
 SCENARIOS = [
     pytest.param(
         one_request(2, match(STRING), "value1", "value1", features=MATCH_LISTS, picked=(1, 2)),
@@ -242,30 +250,11 @@ SCENARIOS = [
         id="list-attributes-distinct-constaint-with-empty-or-unknown-type",
     ),
     pytest.param(
-        replace(
-            one_request(
-                2,
-                distinct(STRING),
-                strings("value1", "value2", "value3"),
-                strings("value2", "value3", "value4"),
-                features=Features(consumable_capacity=True),
-                error=UNSUPPORTED,
-            ),
-            releases=(36,),
-        ),
+        replace(DISABLED_DISTINCT_LISTS, error=UNSUPPORTED, releases=(36,)),
         id="list-attributes-disabled-distinct-constraint-with-lists",
     ),
     pytest.param(
-        replace(
-            one_request(
-                2,
-                distinct(STRING),
-                strings("value1", "value2", "value3"),
-                strings("value2", "value3", "value4"),
-                features=Features(consumable_capacity=True),
-            ),
-            releases=(37,),
-        ),
+        replace(DISABLED_DISTINCT_LISTS, releases=(37,)),  # 1.37: lists reach CEL, no error
         id="list-attributes-disabled-distinct-constraint-with-lists/1.37",
     ),
     pytest.param(

@@ -357,6 +357,14 @@ def _listed(count: int, constraint: DeviceConstraint, *values: object, features=
     )
 
 
+DISABLED_MATCH_LISTS = _listed(
+    2,
+    match(STRING),
+    _strings("value1", "value2"),
+    _strings("value2", "value3"),
+    features=Features(),
+)
+
 LIST_SCENARIOS = [
     pytest.param(
         replace(
@@ -386,30 +394,11 @@ LIST_SCENARIOS = [
         id="list-attributes-match-constaint-mixed-scalar-and-list-of-string-values-without-common-elements",
     ),
     pytest.param(
-        replace(
-            _listed(
-                2,
-                match(STRING),
-                _strings("value1", "value2"),
-                _strings("value2", "value3"),
-                features=Features(),
-            ),
-            error="unsupported attribute value",
-            releases=(36,),
-        ),
+        replace(DISABLED_MATCH_LISTS, error="unsupported attribute value", releases=(36,)),
         id="list-attributes-disabled-match-constraint-with-lists",
     ),
     pytest.param(
-        replace(
-            _listed(
-                2,
-                match(STRING),
-                _strings("value1", "value2"),
-                _strings("value2", "value3"),
-                features=Features(),
-            ),
-            releases=(37,),
-        ),
+        replace(DISABLED_MATCH_LISTS, releases=(37,)),  # 1.37: lists reach CEL, no error
         id="list-attributes-disabled-match-constraint-with-lists/1.37",
     ),
     pytest.param(

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -29,6 +28,7 @@ import test_search
 import test_taints
 from _pytest.mark.structures import ParameterSet
 from allocator_builders import Case
+from tests.support.go_modules import module_cache
 
 HERE = Path(__file__).resolve().parent
 RELEASES = {36: "v0.36.5", 37: "v0.37.2"}
@@ -103,19 +103,9 @@ NOT_PORTED_137 = {
 }
 
 
-def _module_cache() -> Path:
-    try:
-        out = subprocess.run(
-            ["go", "env", "GOMODCACHE"], capture_output=True, text=True, check=True, timeout=30
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return Path.home() / "go" / "pkg" / "mod"
-    return Path(out)
-
-
 def upstream_names(version: str) -> set[str]:
     folder = (
-        _module_cache()
+        module_cache()
         / f"k8s.io/dynamic-resource-allocation@{version}"
         / "structured/internal/allocatortesting"
     )

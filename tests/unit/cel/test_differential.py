@@ -11,6 +11,8 @@ comprehension (a cel-cpp bug); those are the only differences allowed.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from cel_expr_python import cel as cel_cpp
@@ -97,9 +99,27 @@ def assert_agree(expression: str, upstream: dict[str, Any], actual: dict[str, An
 )
 @given(data=st.data())
 def test_agrees_with_upstream(oracle: Oracle, data: st.DataObject) -> None:
+    _agree(oracle, data, cel.CELFeatures)
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(data=st.data())
+def test_agrees_with_upstream_137(oracle_137: Oracle, data: st.DataObject) -> None:
+    """The same against 1.37's CEL (the devices drawn have scalar attributes only, so 1.37's
+    list exposure is exercised by the allocator's differential test)."""
+    _agree(oracle_137, data, partial(cel.CELFeatures, expose_lists=True))
+
+
+def _agree(
+    oracle: Oracle, data: st.DataObject, make_features: Callable[..., cel.CELFeatures]
+) -> None:
     device = data.draw(devices(), label="device")
     consumable = data.draw(st.booleans(), label="consumableCapacity")
-    features = cel.CELFeatures(consumable_capacity=consumable)
+    features = make_features(consumable_capacity=consumable)
     for _ in range(CASES_PER_DEVICE):
         expression = data.draw(expressions(device), label="expression")
         upstream = oracle.cel(expression, device, DRIVER, {"consumableCapacity": consumable})

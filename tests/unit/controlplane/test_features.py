@@ -10,12 +10,10 @@ source is in the Go module cache, the table matches upstream's versioned gate sp
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-from pathlib import Path
 
 import pytest
+from tests.support.go_modules import module_cache
 
 from dra_operator.controlplane import PINNED, SUPPORTED_MINORS, Stage, release_flags
 
@@ -116,19 +114,6 @@ _ENTRY = re.compile(
 )
 
 
-def _module_cache() -> Path:
-    env = os.environ.get("GOMODCACHE")
-    if env:
-        return Path(env)
-    try:
-        out = subprocess.run(
-            ["go", "env", "GOMODCACHE"], capture_output=True, text=True, check=True, timeout=30
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return Path.home() / "go" / "pkg" / "mod"
-    return Path(out)
-
-
 def _upstream_gates(source: str, minor: int) -> dict[str, tuple[Stage, bool, bool]]:
     gates = {
         spec["name"]: (Stage(spec["stage"]), spec["default"] == "true", "Lock" in spec["rest"])
@@ -151,7 +136,7 @@ def _upstream_gates(source: str, minor: int) -> dict[str, tuple[Stage, bool, boo
     [pytest.param(minor, version, id=f"1.{minor}") for minor, version in PINNED.items()],
 )
 def test_table_matches_upstream_source(minor: int, release: str) -> None:
-    features = _module_cache() / f"k8s.io/kubernetes@{release}" / "pkg/features"
+    features = module_cache() / f"k8s.io/kubernetes@{release}" / "pkg/features"
     if not features.is_dir():
         pytest.skip(f"{features} not downloaded (make controlplane fetches the pinned release)")
     # 1.32 keeps its versioned specs in versioned_kube_features.go.

@@ -9,7 +9,8 @@ On the local real nodes the simulated driver (`dra-operator driver`) publishes t
 from `inventory` on every node and prepares them for the kubelets, so pods run and see their
 devices. In kind no kubelet plugin answers for this driver, so bound pods wait in
 ContainerCreating; the scenarios common to both assert placement and claim status, which do not
-depend on that.
+depend on that. Objects go through the newest version the server serves (v1alpha3 on 1.31,
+v1beta1 on 1.32 and 1.33).
 """
 
 from __future__ import annotations
@@ -20,16 +21,15 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tests.support.dra_objects import device_class, resource_slice, selects_driver
+from tests.support.dra_objects import device_class, in_version, resource_slice, selects_driver
 
+from dra_operator.app import ServerInfo
 from dra_operator.errors import APINotFoundError
-from dra_operator.kube import Client, dra
+from dra_operator.kube import Client
 
 __all__ = [
-    "CLASSES",
     "DEVICES_PER_NODE",
     "MAX_NODES",
-    "SLICES",
     "FakeDriver",
     "class_manifest",
     "inventory",
@@ -38,8 +38,6 @@ __all__ = [
     "slice_manifest",
 ]
 
-CLASSES = dra("deviceclasses")
-SLICES = dra("resourceslices")
 DEVICES_PER_NODE = 2
 # A big cluster would otherwise need one pod per device in the "more pods than devices" test.
 MAX_NODES = 3
@@ -67,18 +65,20 @@ class FakeDriver:
             f"device.capacity['{self.name}'].memory.compareTo(quantity('8Gi')) >= 0"
         )
 
-    async def publish(self, api: Client, *, slices: bool = True) -> None:
+    async def publish(self, api: Client, served: ServerInfo, *, slices: bool = True) -> None:
         """The DeviceClass and (unless a real driver publishes them) the slices."""
-        await api.create(CLASSES, class_manifest(self.name))
+        classes, resource = served.resource("deviceclasses"), served.resource("resourceslices")
+        await api.create(classes, in_version(class_manifest(self.name), classes.version))
         for node in self.nodes if slices else ():
-            await api.create(SLICES, slice_manifest(self.name, node, self.devices_per_node))
+            manifest = slice_manifest(self.name, node, self.devices_per_node)
+            await api.create(resource, in_version(manifest, resource.version))
 
-    async def withdraw(self, api: Client) -> None:
+    async def withdraw(self, api: Client, served: ServerInfo) -> None:
         for node in self.nodes:
             with contextlib.suppress(APINotFoundError):
-                await api.delete(SLICES, _slice_name(self.name, node))
+                await api.delete(served.resource("resourceslices"), _slice_name(self.name, node))
         with contextlib.suppress(APINotFoundError):
-            await api.delete(CLASSES, self.name)
+            await api.delete(served.resource("deviceclasses"), self.name)
 
 
 def new_driver(nodes: Sequence[str]) -> FakeDriver:

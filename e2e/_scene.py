@@ -4,7 +4,8 @@ Assertions are about outcomes that hold whoever runs the claims controller (the 
 kube-controller-manager's in a full cluster): a pod bound to a node, its claim allocated from
 the driver's pool on that node and reserved for the pod, FailedScheduling events, claims
 released and deleted. Claim names are read from the pod's status, never guessed, because the
-two controllers name generated claims differently.
+two controllers name generated claims differently. Claims and templates go through the newest
+version the server serves.
 """
 
 from __future__ import annotations
@@ -17,19 +18,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tests.support.dra_objects import claim_spec, claim_template, resource_claim
+from tests.support.dra_objects import claim_spec, claim_template, in_version, resource_claim
 from tests.support.operator import wait_for
 
 from dra_operator import names
+from dra_operator.app import ServerInfo
 from dra_operator.controlplane import TEST_IMAGE, NodeState, find_binaries
 from dra_operator.errors import APINotFoundError
-from dra_operator.kube import CORE_EVENTS, PODS, Client, JSONObject, PatchType, dra
+from dra_operator.kube import CORE_EVENTS, PODS, Client, JSONObject, PatchType
 from e2e._driver import FakeDriver
 
 __all__ = [
-    "CLAIMS",
     "TAINT_KEY",
-    "TEMPLATES",
     "Scene",
     "allocation",
     "claim_name_of",
@@ -37,8 +37,6 @@ __all__ = [
     "reserved_for",
 ]
 
-CLAIMS = dra("resourceclaims")
-TEMPLATES = dra("resourceclaimtemplates")
 REQUEST = "gpu"  # the one request of every claim, and the pod's name for its claim
 TEMPLATE = "gpu"
 CLEANUP_TIMEOUT = 60.0
@@ -54,7 +52,8 @@ TAINT_KEY = "e2e.dra-operator.dev/broken"
 
 
 class Scene:
-    """Acts in `namespace` as the admin of `kubeconfig`; `driver` is the session's driver.
+    """Acts in `namespace` as the admin of `kubeconfig`; `driver` is the session's driver,
+    `served` what the server serves.
 
     With `real_nodes` (the local control plane's kubelets) pods run the busybox test image and
     print the devices they got, and pods are deleted gracefully, so a kubelet stops them and
@@ -67,6 +66,7 @@ class Scene:
         namespace: str,
         driver: FakeDriver,
         kubeconfig: Path,
+        served: ServerInfo,
         *,
         real_nodes: Sequence[NodeState] = (),
     ) -> None:
@@ -75,6 +75,9 @@ class Scene:
         self.driver = driver
         self.kubeconfig = kubeconfig
         self.real_nodes = {node.name: node for node in real_nodes}
+        self.served = served
+        self.claims = served.resource("resourceclaims")
+        self.templates = served.resource("resourceclaimtemplates")
         self._rules: dict[str, tuple[str, str]] = {}  # DeviceTaintRule -> (pool, device)
 
     # -- what a user creates ----------------------------------------------------------------
@@ -86,13 +89,14 @@ class Scene:
     async def template(self) -> None:
         """ResourceClaimTemplate `gpu`: one device of the driver, selected by attribute and
         capacity."""
-        body = claim_template(TEMPLATE, self._claim_spec())
-        await self.api.create(TEMPLATES, body, namespace=self.namespace)
+        body = in_version(claim_template(TEMPLATE, self._claim_spec()), self.templates.version)
+        await self.api.create(self.templates, body, namespace=self.namespace)
 
     async def claim(self, name: str, *, device_class: str | None = None) -> None:
         """ResourceClaim `name`: one device of the driver, or of `device_class` instead."""
         spec = claim_spec(device_class) if device_class else self._claim_spec()
-        await self.api.create(CLAIMS, resource_claim(name, spec), namespace=self.namespace)
+        body = in_version(resource_claim(name, spec), self.claims.version)
+        await self.api.create(self.claims, body, namespace=self.namespace)
 
     def _container(self) -> JSONObject:
         if self.real_nodes:
@@ -136,7 +140,7 @@ class Scene:
 
     async def get_claim(self, name: str) -> JSONObject | None:
         try:
-            return await self.api.get(CLAIMS, name, namespace=self.namespace)
+            return await self.api.get(self.claims, name, namespace=self.namespace)
         except APINotFoundError:
             return None
 
@@ -201,7 +205,7 @@ class Scene:
         """Add a finalizer of the test's own, so the claim stays readable once deleted."""
         add = [{"op": "add", "path": "/metadata/finalizers/-", "value": finalizer}]
         await self.api.patch(
-            CLAIMS, claim, add, namespace=self.namespace, patch_type=PatchType.JSON
+            self.claims, claim, add, namespace=self.namespace, patch_type=PatchType.JSON
         )
 
     async def release(self, claim: str, finalizer: str) -> None:
@@ -211,7 +215,7 @@ class Scene:
         kept = [f for f in current["metadata"].get("finalizers") or () if f != finalizer]
         patch = {"metadata": {"finalizers": kept or None}}
         with contextlib.suppress(APINotFoundError):
-            await self.api.patch(CLAIMS, claim, patch, namespace=self.namespace)
+            await self.api.patch(self.claims, claim, patch, namespace=self.namespace)
 
     # -- the command line, as a user runs it ------------------------------------------------
 
@@ -288,13 +292,14 @@ class Scene:
             return not left.get("items")
 
         await wait_for(no_pods, timeout=CLEANUP_TIMEOUT, what=f"the pods of {self.namespace} gone")
-        claims = await self.api.list(CLAIMS, namespace=self.namespace)
+        claims = await self.api.list(self.claims, namespace=self.namespace)
         for claim in claims.get("items") or ():
+            name = claim["metadata"]["name"]
             with contextlib.suppress(APINotFoundError):
-                await self.api.delete(CLAIMS, claim["metadata"]["name"], namespace=self.namespace)
+                await self.api.delete(self.claims, name, namespace=self.namespace)
 
         async def no_claims() -> bool:
-            left = await self.api.list(CLAIMS, namespace=self.namespace)
+            left = await self.api.list(self.claims, namespace=self.namespace)
             return not left.get("items")
 
         await wait_for(

@@ -3,9 +3,11 @@
 target         session: the chosen cluster (KUBECONFIG, else the local control plane with
                its real nodes, which fails rather than skips under CI=true without binaries)
 e2e_api        session: a client as the admin of that cluster
-fake_driver    session: the suite's driver on the nodes it uses: locally the simulated driver
-               (`dra-operator driver`) on every real node, on a given cluster published
-               slices only; its class (and slices) withdrawn at the end
+served         session: what it serves (resource.k8s.io version per kind, release features)
+fake_driver    session: the suite's driver on the nodes it uses: locally on 1.36+ the simulated
+               driver (`dra-operator driver`) on every real node; locally on an older release
+               two fake Ready nodes it creates with published slices; on a given cluster
+               published slices only; its class (and slices, nodes) withdrawn at the end
 namespaces     session: one fresh namespace for each test that uses `scene`, created up front
                so that one operator can be told all of them; deleted at the end
 operator       session: the operator serving them: the deployed one once its leader renews
@@ -36,6 +38,7 @@ from tests.support.controlplane import Spawned
 from tests.support.operator import operator_args
 
 from dra_operator import controlplane
+from dra_operator.app import ServerInfo, discover
 from dra_operator.errors import APINotFoundError
 from dra_operator.kube import NAMESPACES, NODES, Client, load_kubeconfig
 from e2e._driver import FakeDriver, inventory, new_driver, schedulable
@@ -43,6 +46,17 @@ from e2e._scene import Scene
 from e2e._target import DEPLOYED_LEASE, Target, choose, wait_for_leader
 
 LEASE = "dra-operator"
+LOCAL_NODES = 2  # fake Ready nodes on a local release without real ones
+OLDEST_REAL_NODES = 36  # the oldest release whose kubelet e2e/controlplane builds
+
+
+def _real_nodes_locally() -> bool:
+    """Locally, 1.36 and 1.37 run real nodes; older API servers get fake Ready nodes (their
+    modules pin only kube-apiserver, and a newer kubelet may not talk to an older server)."""
+    version = controlplane.find_binaries().directory.name
+    return controlplane.minor_of(version) >= OLDEST_REAL_NODES
+
+
 _OPERATOR_LOG = pytest.StashKey[Path]()
 
 
@@ -67,14 +81,15 @@ def target(request: pytest.FixtureRequest) -> Target:
     except ValueError as exc:
         raise pytest.fail.Exception(str(exc), pytrace=False) from None
     if choice.kubeconfig is None:
-        state = request.getfixturevalue("node_control_plane")
+        real = _real_nodes_locally()
+        state = request.getfixturevalue("node_control_plane" if real else "control_plane")
         assert isinstance(state, controlplane.ControlPlaneState)
         return Target(
             kubeconfig=state.admin_kubeconfig,
             operator_kubeconfig=state.operator_kubeconfig,
             local=True,
             deployed=False,
-            control_plane=state,
+            control_plane=state if real else None,
         )
     if not choice.kubeconfig.is_file():
         pytest.fail(f"KUBECONFIG={choice.kubeconfig}: no such file", pytrace=False)
@@ -93,27 +108,48 @@ async def e2e_api(target: Target) -> AsyncIterator[Client]:
 
 
 @pytest.fixture(scope="session")
+async def served(e2e_api: Client) -> ServerInfo:
+    return await discover(e2e_api)
+
+
+@pytest.fixture(scope="session")
 async def fake_driver(
-    target: Target, e2e_api: Client, tmp_path_factory: pytest.TempPathFactory
+    target: Target,
+    e2e_api: Client,
+    served: ServerInfo,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> AsyncIterator[FakeDriver]:
-    if target.control_plane is not None:
-        driver = new_driver([n.name for n in target.real_nodes])
+    own: list[str] = []
+    real = target.real_nodes
+    if real and target.control_plane is not None:
+        driver = new_driver([n.name for n in real])
         devices = tmp_path_factory.mktemp("driver") / "inventory.yaml"
         devices.write_text(yaml.safe_dump(inventory(driver.name, driver.devices_per_node)))
         # The drivers run until the control plane goes down, like a DaemonSet's pods.
         await asyncio.to_thread(
             controlplane.start_drivers, target.control_plane.state_dir, devices, driver=driver.name
         )
-        await driver.publish(e2e_api, slices=False)
+        await driver.publish(e2e_api, served, slices=False)
+    elif target.local:
+        session = uuid.uuid4().hex[:6]
+        for index in range(LOCAL_NODES):
+            name = f"e2e-{session}-{index}"
+            await controlplane.create_ready_node(e2e_api, name)
+            own.append(name)
+        driver = new_driver(own)
+        await driver.publish(e2e_api, served)
     else:
         listed = (await e2e_api.list(NODES)).get("items") or []
         nodes = sorted(n["metadata"]["name"] for n in listed if schedulable(n))
         if not nodes:
             pytest.fail("no Ready, schedulable, untainted node in the cluster", pytrace=False)
         driver = new_driver(nodes)
-        await driver.publish(e2e_api)
+        await driver.publish(e2e_api, served)
     yield driver
-    await driver.withdraw(e2e_api)
+    await driver.withdraw(e2e_api, served)
+    for name in own:
+        with contextlib.suppress(APINotFoundError):
+            await e2e_api.delete(NODES, name)
 
 
 class Namespaces:
@@ -208,9 +244,15 @@ async def scene(
     fake_driver: FakeDriver,
     namespaces: Namespaces,
     operator: str,
+    served: ServerInfo,
 ) -> AsyncIterator[Scene]:
     world = Scene(
-        e2e_api, namespaces.take(), fake_driver, target.kubeconfig, real_nodes=target.real_nodes
+        e2e_api,
+        namespaces.take(),
+        fake_driver,
+        target.kubeconfig,
+        served,
+        real_nodes=target.real_nodes,
     )
     try:
         yield world

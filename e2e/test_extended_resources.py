@@ -22,7 +22,7 @@ from tests.support.operator import wait_for
 from dra_operator import names
 from dra_operator.errors import APINotFoundError
 from dra_operator.kube import PODS
-from e2e._driver import CLASSES, DEVICES_PER_NODE
+from e2e._driver import DEVICES_PER_NODE
 from e2e._scene import Scene, allocation, devices, reserved_for
 
 pytestmark = pytest.mark.controlplane
@@ -31,13 +31,16 @@ pytestmark = pytest.mark.controlplane
 @pytest.fixture
 async def resource(scene: Scene) -> AsyncIterator[str]:
     """The extended resource name a class of the session's driver serves."""
+    if not scene.served.extended_resources_in_effect:
+        pytest.skip(f"no extended resources backed by DRA before 1.36 ({scene.served.git_version})")
+    classes = scene.served.resource("deviceclasses")
     name = f"{scene.driver.name}/gpu"
     body = device_class(f"ext-{scene.driver.name}", selects_driver(scene.driver.name))
     body["spec"]["extendedResourceName"] = name
-    await scene.api.create(CLASSES, body)
+    await scene.api.create(classes, body)
     yield name
     with contextlib.suppress(APINotFoundError):
-        await scene.api.delete(CLASSES, body["metadata"]["name"])
+        await scene.api.delete(classes, body["metadata"]["name"])
 
 
 async def _pod(scene: Scene, name: str, resource: str, count: int) -> dict[str, Any]:

@@ -7,8 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.dra_objects import claim_spec, claim_template, in_version
 
-from dra_operator.model import parse_device_class, parse_resource_slice
+from dra_operator.model import (
+    parse_device_class,
+    parse_resource_claim_template,
+    parse_resource_slice,
+)
 from e2e._driver import MAX_NODES, class_manifest, new_driver, schedulable, slice_manifest
 from e2e._target import ClusterChoice, choose
 
@@ -108,3 +113,17 @@ def test_published_objects_are_valid_v1() -> None:
     assert parsed.node_name == "node-a"
     assert [d.name for d in parsed.devices] == ["gpu-0", "gpu-1"]
     assert parse_device_class(class_manifest(driver.name)).metadata.name == driver.name
+
+
+@pytest.mark.parametrize("version", ["v1beta2", "v1beta1", "v1alpha3"])
+def test_published_objects_reshape_for_older_servers(version: str) -> None:
+    """What the suite creates on 1.31-1.33 says the same as its v1 manifest."""
+    driver = new_driver(["node-a"])
+    manifest = slice_manifest(driver.name, "node-a", 2)
+    reshaped = in_version(manifest, version)
+    assert reshaped["apiVersion"] == f"resource.k8s.io/{version}"
+    assert parse_resource_slice(reshaped, version) == parse_resource_slice(manifest)
+    spec = claim_spec(driver.name, selectors=[{"cel": {"expression": driver.selector()}}])
+    template = claim_template("gpu", spec)
+    parsed = parse_resource_claim_template(in_version(template, version), version)
+    assert parsed == parse_resource_claim_template(template)

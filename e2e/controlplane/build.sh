@@ -2,8 +2,9 @@
 # Build the pinned upstream control-plane binaries of one release into a per-version cache
 # outside the repo. Each minor is its own Go module (v1.<minor>/, written by pin.py).
 # Skips binaries already there; prints how long each build took.
-# Usage: e2e/controlplane/build.sh [1.36|1.37|v1.37.2] [binary ...]
-#        (default: the primary release 1.37 and all binaries)
+# Usage: e2e/controlplane/build.sh [1.31|...|1.37|v1.37.2] [binary ...]
+#        (default: the primary release 1.37 and every binary its module pins; the older
+#        releases pin only etcd and kube-apiserver)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 release=1.37
@@ -26,7 +27,11 @@ declare -A pkg=(
   [kubelet]=k8s.io/kubernetes/cmd/kubelet
 )
 wanted=("$@")
-[ ${#wanted[@]} -gt 0 ] || wanted=(etcd kube-apiserver kubectl kube-scheduler kube-controller-manager kubelet)
+if [ ${#wanted[@]} -eq 0 ]; then  # default: every binary the module pins (its `tool` block)
+  for bin in etcd kube-apiserver kubectl kube-scheduler kube-controller-manager kubelet; do
+    grep -Eq "^[[:space:]]*(tool[[:space:]]+)?${pkg[$bin]}\$" "$module/go.mod" && wanted+=("$bin")
+  done
+fi
 ldflags="-s -w"
 for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags+=" -X $p.gitVersion=$version -X $p.gitMajor=1 -X $p.gitMinor=$minor"

@@ -5,8 +5,13 @@ k8s.io/kubernetes and resolved there by `replace => ./staging/...` lines that a 
 ignores. We read those lines from the release's own go.mod (served by the module proxy) and
 replace each staging module with its published v0.X.Y twin, so the list is never typed by hand.
 One module per minor lets several releases be built and cached side by side (build.sh 1.36).
+etcd is pinned at the version the release's own go.mod names: the newest etcd raises shared
+dependencies (cel-go, grpc, otel) above what an older release compiles against.
+Releases older than the primary ones need only kube-apiserver (a bare API server for the
+operator; the primary release's etcd and kubectl serve them): naming the binaries keeps the
+staging modules of the others, some of which the module proxy does not serve, out of the module.
 
-Usage: python3 pin.py 1.37.2   (needs `go` on PATH; rewrites v1.37/go.mod and go.sum)
+Usage: python3 pin.py 1.37.2 [binary ...]   (needs `go` on PATH; rewrites v1.37/go.mod, go.sum)
 """
 
 import json
@@ -15,15 +20,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-TOOLS = (
-    "k8s.io/kubernetes/cmd/kube-apiserver",
-    "k8s.io/kubernetes/cmd/kube-scheduler",
-    "k8s.io/kubernetes/cmd/kube-controller-manager",
-    "k8s.io/kubernetes/cmd/kubectl",
-    "k8s.io/kubernetes/cmd/kubelet",
-    "go.etcd.io/etcd/server/v3",
-)
+ETCD = "go.etcd.io/etcd/server/v3"
+TOOLS = {
+    "kube-apiserver": "k8s.io/kubernetes/cmd/kube-apiserver",
+    "kube-scheduler": "k8s.io/kubernetes/cmd/kube-scheduler",
+    "kube-controller-manager": "k8s.io/kubernetes/cmd/kube-controller-manager",
+    "kubectl": "k8s.io/kubernetes/cmd/kubectl",
+    "kubelet": "k8s.io/kubernetes/cmd/kubelet",
+    "etcd": ETCD,
+}
 STAGING = re.compile(r"^\s*(k8s\.io/[\w.-]+)\s+=>\s+\./staging/src/", re.MULTILINE)
+ETCD_VERSION = re.compile(r"^\s*go\.etcd\.io/etcd/server/v3 (v\S+)", re.MULTILINE)
 
 
 HERE = Path(__file__).resolve().parent
@@ -33,10 +40,11 @@ def go(*args: str, cwd: Path = HERE) -> str:
     return subprocess.run(["go", *args], check=True, capture_output=True, text=True, cwd=cwd).stdout
 
 
-def main(version: str) -> None:
+def main(version: str, binaries: list[str]) -> None:
     info = json.loads(go("mod", "download", "-json", f"k8s.io/kubernetes@v{version}"))
     upstream = Path(info["GoMod"]).read_text()
     go_directive = re.search(r"^go (\S+)", upstream, re.MULTILINE)
+    etcd = ETCD_VERSION.search(upstream)
     staging = sorted(set(STAGING.findall(upstream)))
     minor = version.split(".")[1]
     patch = version.split(".", 2)[2]
@@ -57,11 +65,13 @@ def main(version: str) -> None:
     module.mkdir(exist_ok=True)
     (module / "go.mod").write_text("\n".join(lines))
     (module / "go.sum").unlink(missing_ok=True)
-    for tool in TOOLS:
-        go("get", "-tool", tool if "etcd" in tool else f"{tool}@v{version}", cwd=module)
+    for binary in binaries or TOOLS:
+        tool = TOOLS[binary]
+        pinned = (etcd.group(1) if etcd else "latest") if tool == ETCD else f"v{version}"
+        go("get", "-tool", f"{tool}@{pinned}", cwd=module)
     go("mod", "tidy", cwd=module)
     print(f"pinned k8s.io/kubernetes v{version} with {len(staging)} staging replaces")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2:])

@@ -18,8 +18,9 @@ Fixtures:
 Tests that use these carry the `controlplane` marker. Without the binaries they skip, except
 under CI=true, where they fail: a broken build must not pass as skipped tests.
 
-`--k8s-version 1.36|1.37` (or $DRA_OPERATOR_K8S_VERSION; default the primary release) picks the
-pinned release every control plane of the session runs, so CI runs the suites once per release.
+`--k8s-version 1.3x` (any pinned minor; or $DRA_OPERATOR_K8S_VERSION; default the primary
+release) picks the pinned release every control plane of the session runs, so CI runs the
+suites once per release.
 """
 
 from __future__ import annotations

@@ -6,16 +6,17 @@ out, so a test reads exactly what it wrote. Names follow one convention so that 
 test leaves in the shared control plane never match another test's classes: a class `<name>`
 selects driver `<name>.example.com` (`driver_of`), and a node's slice of a driver is
 `<node>-<driver>` in a pool named after the node. Tests whose layout differs on purpose pass
-their own names, pools and selector expressions.
+their own names, pools and selector expressions. `in_version` reshapes one for an older server
+(1.31-1.33 serve no v1), through the model's own parser and renderer.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from dra_operator import names
+from dra_operator import model, names
 from dra_operator.kube import dra
 
 Manifest = dict[str, Any]
@@ -24,6 +25,24 @@ PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 REQUEST = "gpu"  # the one request of every claim built here, and its pod's claim entry
 
 _RESOURCE_API = dra("deviceclasses").api_version
+# kind -> (v1 parser, renderer in any version)
+_RESHAPE: dict[str, tuple[Callable[[Manifest], Any], Callable[[Any, str], Manifest]]] = {
+    "DeviceClass": (model.parse_device_class, model.render_device_class),
+    "ResourceSlice": (model.parse_resource_slice, model.render_resource_slice),
+    "ResourceClaim": (model.parse_resource_claim, model.render_resource_claim),
+    "ResourceClaimTemplate": (
+        model.parse_resource_claim_template,
+        model.render_resource_claim_template,
+    ),
+}
+
+
+def in_version(manifest: Mapping[str, Any], version: str) -> Manifest:
+    """A v1 manifest built here, in the shape of resource.k8s.io `version`."""
+    if version == "v1":
+        return dict(manifest)
+    parse, render = _RESHAPE[manifest["kind"]]
+    return render(parse(dict(manifest)), version)
 
 
 def unique_name(prefix: str) -> str:

@@ -21,6 +21,7 @@ OLDEST_RELEASE, NEWEST_RELEASE = 36, 37  # allocator library releases we follow
 
 # minor -> flags on by default in kube-scheduler of that release
 _DEFAULTS: dict[int, frozenset[str]] = {
+    31: frozenset({"admin_access"}),  # ungated in 1.31 (v1alpha3 `adminAccess`), gated from 1.32
     32: frozenset(),
     33: frozenset(),
     34: frozenset({"admin_access", "prioritized_list"}),
@@ -50,7 +51,7 @@ _DEFAULTS: dict[int, frozenset[str]] = {
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Features:
-    """Which gated DRA behaviours are on; everything off is the 1.32/1.33 GA core."""
+    """Which gated DRA behaviours are on; everything off is the 1.32/1.33 core."""
 
     admin_access: bool = False
     prioritized_list: bool = False

@@ -2,10 +2,11 @@
 
 Lookup order: an explicit directory, $DRA_OPERATOR_K8S_BIN, then the per-version build cache
 $DRA_OPERATOR_K8S_CACHE (default $XDG_CACHE_HOME/dra-operator/k8s, i.e. ~/.cache/...)/<version>,
-the same place build.sh writes. Several releases are pinned side by side (`PINNED`, one Go
-module per minor in e2e/controlplane/v1.<minor>/); a version may be named by its minor
-("1.36") or in full ("v1.36.4"), from the argument or $DRA_OPERATOR_K8S_VERSION, and defaults
-to the primary release `K8S_VERSION`. A unit test keeps `PINNED` equal to the go.mod pins, so
+the same place build.sh writes; a release built without etcd or kubectl uses the primary's.
+Several releases are pinned side by side (`PINNED`, one Go module per minor in
+e2e/controlplane/v1.<minor>/); a version may be named by its minor ("1.36") or in full
+("v1.36.4"), from the argument or $DRA_OPERATOR_K8S_VERSION, and defaults to the primary
+release `K8S_VERSION`. A unit test keeps `PINNED` equal to the go.mod pins, so
 an installed package (without the repo) still finds what the repo built.
 """
 
@@ -33,8 +34,17 @@ __all__ = [
 ]
 
 # minor -> the patch release e2e/controlplane/v1.<minor>/go.mod pins
-PINNED: dict[int, str] = {36: "v1.36.4", 37: "v1.37.2"}
+PINNED: dict[int, str] = {
+    31: "v1.31.0",
+    32: "v1.32.2",
+    33: "v1.33.13",
+    34: "v1.34.4",
+    35: "v1.35.4",
+    36: "v1.36.4",
+    37: "v1.37.2",
+}
 K8S_VERSION = PINNED[37]
+SHARED = frozenset({"etcd", "kubectl"})  # taken from the primary release when not built
 
 
 def cache_root() -> Path:
@@ -53,7 +63,17 @@ class Binaries:
     directory: Path
 
     def path(self, name: str) -> Path:
-        return self.directory / name
+        """Where `name` is; etcd and kubectl fall back to the primary release's beside it.
+
+        The older releases build only kube-apiserver: etcd serves any of them alike (its v3
+        API is what they all speak), and kubectl here only renders deploy/'s kustomization.
+        """
+        own = self.directory / name
+        if name in SHARED and not os.access(own, os.X_OK):
+            primary = self.directory.parent / K8S_VERSION / name
+            if os.access(primary, os.X_OK):
+                return primary
+        return own
 
     def has(self, name: str) -> bool:
         return os.access(self.path(name), os.X_OK)

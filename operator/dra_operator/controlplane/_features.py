@@ -6,10 +6,11 @@ The flags cannot be one list for all releases: kube-apiserver exits on a gate it
 and on a locked gate set against its default, and a gate whose dependency is off fails
 validation. So the table lists, per minor, each DRA gate with its stage, default and lock, as
 upstream's versioned gate specs (`pkg/features/kube_features.go`,
-`defaultVersionedKubernetesFeatureGates`) give it; 1.34 and 1.35 are read off the version
-history kept in the 1.36.4 and 1.37.1 sources. Locked gates are already at their (on) default
-and are not passed. Non-DRA gates that DRA gates depend on (`GenericWorkload` for
-`DRAWorkloadResourceClaims`) are switched on together with the API version serving them.
+`defaultVersionedKubernetesFeatureGates`, 1.31's unversioned `defaultKubernetesFeatureGates`)
+give it; 1.31-1.35 are checked against each pinned release's own source. Locked gates are
+already at their (on) default and are not passed. Non-DRA gates that DRA gates depend on
+(`GenericWorkload` for `DRAWorkloadResourceClaims`) are switched on together with the API
+version serving them.
 """
 
 from __future__ import annotations
@@ -52,12 +53,21 @@ class Release:
         names = sorted(g.name for g in (*self.gates, *self.dependency_gates) if not g.locked)
         return ",".join(f"{name}=true" for name in names)
 
+    def resource_versions(self) -> tuple[str, ...]:
+        """The resource.k8s.io versions served: v1 (on by default from 1.34) and those enabled."""
+        enabled = tuple(
+            gv.removeprefix(f"{_GROUP}/") for gv in self.runtime_config if gv.startswith(_GROUP)
+        )
+        return ("v1", *enabled) if self.minor >= _V1_SINCE else enabled
+
     def runtime_config_flag(self) -> str:
         """`--runtime-config` value: the API versions that are off by default, on."""
         return ",".join(f"{gv}=true" for gv in self.runtime_config)
 
 
 _A, _B, _GA = Stage.ALPHA, Stage.BETA, Stage.GA
+_GROUP = "resource.k8s.io"
+_V1_SINCE = 34
 _RESOURCE_VERSIONS = (
     "resource.k8s.io/v1beta1",
     "resource.k8s.io/v1beta2",
@@ -65,6 +75,35 @@ _RESOURCE_VERSIONS = (
 )
 
 _RELEASES: dict[int, Release] = {
+    # 1.31-1.33: the API versions a release lacks are left out (the apiserver exits on an
+    # unknown group version), and DynamicResourceAllocation is alpha/beta off, so it is passed.
+    # 1.31's DRAControlPlaneController (classic DRA) stays off: only structured DRA is served.
+    31: Release(
+        minor=31,
+        gates=(Gate("DynamicResourceAllocation", _A, False),),
+        runtime_config=("resource.k8s.io/v1alpha3",),
+    ),
+    32: Release(
+        minor=32,
+        gates=(
+            Gate("DRAAdminAccess", _A, False),
+            Gate("DRAResourceClaimDeviceStatus", _A, False),
+            Gate("DynamicResourceAllocation", _B, False),
+        ),
+        runtime_config=("resource.k8s.io/v1beta1", "resource.k8s.io/v1alpha3"),
+    ),
+    33: Release(
+        minor=33,
+        gates=(
+            Gate("DRAAdminAccess", _A, False),
+            Gate("DRADeviceTaints", _A, False),
+            Gate("DRAPartitionableDevices", _A, False),
+            Gate("DRAPrioritizedList", _A, False),
+            Gate("DRAResourceClaimDeviceStatus", _B, True),
+            Gate("DynamicResourceAllocation", _B, False),
+        ),
+        runtime_config=_RESOURCE_VERSIONS,
+    ),
     34: Release(
         minor=34,
         gates=(

@@ -13,11 +13,12 @@ from __future__ import annotations
 import dataclasses
 
 from dra_operator.allocator import Features
-from dra_operator.controlplane._features import Gate, release_flags
+from dra_operator.controlplane._features import SUPPORTED_MINORS, Gate, release_flags
 
 __all__ = ["MINORS", "render"]
 
-MINORS = (34, 35, 36, 37)
+MINORS = SUPPORTED_MINORS
+_NEWEST_FIRST = ("v1", "v1beta2", "v1beta1", "v1alpha3")  # as discovery prefers them
 
 # Features field -> the kube-scheduler feature gates that switch it (all must be on)
 _GATES: dict[str, tuple[str, ...]] = {
@@ -41,8 +42,14 @@ What the operator does with a server of each release. It reads the release from 
 does by default (`allocator.Features.for_kubernetes`; a newer release gets 1.37's set). **on** /
 **off**: the operator's behaviour; in brackets the gate's stage and default in that release
 (`controlplane/_features.py`, checked against upstream's `kube_features.go`); "—": the gate
-does not exist yet. The last row is not a gate: the release of upstream's allocator library
-whose ungated behaviour the operator follows (`Features.release`, see docs/allocator.md).
+does not exist yet; "no gate": the behaviour exists ungated (1.31's `adminAccess`, which
+upstream's 1.31 allocator honours). The last two rows are not gates: the release of
+upstream's allocator library whose ungated behaviour the operator follows (`Features.release`,
+see docs/allocator.md), and the resource.k8s.io version the operator reads and writes claims,
+slices and classes in: the newest the server serves (1.31 serves only v1alpha3, 1.32 adds
+v1beta1, 1.33 v1beta2, 1.34 v1; the older versions must be enabled with `--runtime-config`,
+which `dra-operator controlplane up` does). Classic DRA (1.31's DRAControlPlaneController,
+v1alpha2 before it) is not served.
 
 """
 
@@ -62,7 +69,7 @@ rounding when on):"""
 
 def _gate_cell(on: bool, gates: tuple[Gate, ...]) -> str:
     if not gates:
-        return "—"
+        return "**on** (no gate)" if on else "—"
     stages = "; ".join(
         f"{g.stage.value}{', locked' if g.locked else ''}, default {'on' if g.default else 'off'}"
         for g in gates
@@ -96,6 +103,10 @@ def render() -> str:
     lines.append(
         "| allocator library rules (`release`) | " + " | ".join(f"1.{r}" for r in releases) + " |"
     )
+    spoken = [
+        next(v for v in _NEWEST_FIRST if v in release_flags(m).resource_versions()) for m in MINORS
+    ]
+    lines.append("| resource.k8s.io version used | " + " | ".join(spoken) + " |")
     lines += ["", _OTHER_GATES, ""]
     used = {name for names in _GATES.values() for name in names}
     for minor in MINORS:

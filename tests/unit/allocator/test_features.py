@@ -11,6 +11,7 @@ from dra_operator.errors import AllocationInputError
 @pytest.mark.parametrize(
     ("version", "expected"),
     [
+        pytest.param("1.31", Features(admin_access=True), id="1.31-admin-access-ungated"),
         pytest.param("1.33", Features(), id="1.33-all-off"),
         pytest.param("v1.34.2", Features(admin_access=True, prioritized_list=True), id="1.34"),
         pytest.param(
@@ -31,7 +32,7 @@ def test_for_kubernetes(version: str, expected: Features) -> None:
     assert Features.for_kubernetes(version) == expected
 
 
-@pytest.mark.parametrize("version", ["2.0", "1.31", "latest"])
+@pytest.mark.parametrize("version", ["2.0", "1.30", "latest"])
 def test_unknown_versions_are_input_errors(version: str) -> None:
     with pytest.raises(AllocationInputError, match=f"kubernetes version {version}"):
         Features.for_kubernetes(version)

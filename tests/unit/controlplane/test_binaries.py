@@ -4,7 +4,8 @@ Covers: each pinned release equals the pin in e2e/controlplane/v1.<minor>/go.mod
 primary one is build.sh's default (so an installed package looks where `make controlplane`
 builds); a minor resolves to its pinned patch; explicit directory over $DRA_OPERATOR_K8S_BIN over
 the per-version cache; the cache honours $DRA_OPERATOR_K8S_CACHE and $XDG_CACHE_HOME like
-build.sh; a missing binary is a ControlPlaneError that says how to build it.
+build.sh; a missing binary is a ControlPlaneError that says how to build it; a release without
+its own etcd or kubectl uses the primary release's.
 """
 
 from __future__ import annotations
@@ -58,8 +59,8 @@ def test_pinned_version(version: str, expected: str) -> None:
 
 
 def test_unpinned_minor_is_an_error() -> None:
-    with pytest.raises(ControlPlaneError, match=r"pinned: 1\.36, 1\.37"):
-        pinned_version("1.35")
+    with pytest.raises(ControlPlaneError, match=r"kubernetes 1\.30 is not pinned \(pinned: 1\.3"):
+        pinned_version("1.30")
 
 
 @pytest.fixture
@@ -111,3 +112,34 @@ def test_node_binaries_say_what_is_missing(tmp_path: Path) -> None:
         binaries.require()
     for wanted in ("containerd (make node-runtime)", "runc (make node-packages", "cni/bridge"):
         assert wanted in str(caught.value)
+
+
+def _executable(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755)
+    return path
+
+
+@pytest.mark.parametrize("name", ["etcd", "kubectl"])
+def test_shared_binaries_fall_back_to_the_primary_release(clean_env: Path, name: str) -> None:
+    """The older releases build only kube-apiserver: the primary's etcd and kubectl serve."""
+    primary = _executable(cache_root() / K8S_VERSION / name)
+    old = find_binaries(version="v1.31.0")
+    assert old.has(name) and old.path(name) == primary
+    own = _executable(old.directory / name)
+    assert old.path(name) == own
+
+
+def test_apiserver_never_falls_back(clean_env: Path) -> None:
+    _executable(cache_root() / K8S_VERSION / "kube-apiserver")
+    old = find_binaries(version="v1.31.0")
+    assert not old.has("kube-apiserver")
+    with pytest.raises(ControlPlaneError, match="run `make controlplane`"):
+        old.require("kube-apiserver")
+
+
+def test_shared_binary_missing_everywhere_is_the_release_own_path(clean_env: Path) -> None:
+    old = find_binaries(version="v1.31.0")
+    assert old.path("kubectl") == old.directory / "kubectl"
+    assert not old.has("kubectl")

@@ -1,9 +1,10 @@
 """The per-release DRA flag table.
 
-Covers: every supported minor (1.34–1.37) has flags; locked gates are never passed (the
+Covers: every supported minor (1.31–1.37) has flags; locked gates are never passed (the
 apiserver refuses to start on a locked gate set against its default, and passing one at its
 default is noise); every gate a passed gate depends on is on (upstream validates dependencies
-at startup); every resource.k8s.io version off by default is enabled; and, where the upstream
+at startup); every resource.k8s.io version the release has is enabled, and none it lacks (the
+apiserver exits on an unknown group version); and, where the upstream
 source is in the Go module cache, the table matches upstream's versioned gate specs exactly.
 """
 
@@ -53,16 +54,33 @@ def test_dependencies_of_passed_gates_are_on(minor: int) -> None:
         assert DEPENDENCIES.get(gate, set()) <= on, gate
 
 
+# resource.k8s.io versions each release has besides v1 (on by default from 1.34 on).
+OPTIONAL_VERSIONS = {
+    31: {"v1alpha3"},
+    32: {"v1alpha3", "v1beta1"},
+    **{minor: {"v1alpha3", "v1beta1", "v1beta2"} for minor in range(33, 38)},
+}
+
+
 @pytest.mark.parametrize("minor", SUPPORTED_MINORS)
-def test_every_resource_version_is_enabled(minor: int) -> None:
+def test_every_resource_version_of_the_release_is_enabled(minor: int) -> None:
     runtime = release_flags(minor).runtime_config_flag().split(",")
-    for version in ("v1beta1", "v1beta2", "v1alpha3"):
-        assert f"resource.k8s.io/{version}=true" in runtime
+    resource = {item.split("/")[1].removesuffix("=true") for item in runtime if "resource" in item}
+    assert resource == OPTIONAL_VERSIONS[minor]
+
+
+@pytest.mark.parametrize("minor", SUPPORTED_MINORS)
+def test_served_versions_are_v1_from_1_34_and_the_enabled_ones(minor: int) -> None:
+    served = set(release_flags(minor).resource_versions())
+    assert served == OPTIONAL_VERSIONS[minor] | ({"v1"} if minor >= 34 else set())
 
 
 @pytest.mark.parametrize(
     ("minor", "gate", "present"),
     [
+        pytest.param(31, "DRAAdminAccess", False, id="admin-access-gate-new-in-1.32"),
+        pytest.param(32, "DRAPrioritizedList", False, id="prioritized-list-new-in-1.33"),
+        pytest.param(33, "DRAConsumableCapacity", False, id="consumable-capacity-new-in-1.34"),
         pytest.param(34, "DRADeviceTaintRules", False, id="taint-rules-gate-new-in-1.35"),
         pytest.param(35, "DRADeviceTaintRules", True, id="taint-rules-gate-in-1.35"),
         pytest.param(35, "DRAListTypeAttributes", False, id="list-attributes-new-in-1.36"),
@@ -75,12 +93,19 @@ def test_gates_exist_only_from_their_first_release(minor: int, gate: str, presen
 
 
 def test_unsupported_minor_names_the_range() -> None:
-    with pytest.raises(ValueError, match=r"kubernetes 1\.33 is not supported \(supported: 1\.34"):
-        release_flags(33)
+    with pytest.raises(ValueError, match=r"kubernetes 1\.30 is not supported \(supported: 1\.31"):
+        release_flags(30)
 
 
 _SPEC = re.compile(
     r"^\t(?P<name>DRA\w+|DynamicResourceAllocation): \{\n(?P<body>(?:\t\t.*\n|\t\t//.*\n)*?)\t\},",
+    re.MULTILINE,
+)
+CLASSIC_GATES = ("DRAControlPlaneController",)
+# 1.31 still lists its DRA gates in the unversioned map.
+_UNVERSIONED = re.compile(
+    r"^\t(?P<name>DRA\w+|DynamicResourceAllocation): \{Default: (?P<default>true|false), "
+    r"PreRelease: featuregate\.(?P<stage>\w+)(?P<rest>[^}]*)\},",
     re.MULTILINE,
 )
 _ENTRY = re.compile(
@@ -90,8 +115,11 @@ _ENTRY = re.compile(
 
 
 def _upstream_gates(source: str, minor: int) -> dict[str, tuple[Stage, bool, bool]]:
-    gates = {}
-    versioned = source[source.index("defaultVersionedKubernetesFeatureGates") :]
+    gates = {
+        spec["name"]: (Stage(spec["stage"]), spec["default"] == "true", "Lock" in spec["rest"])
+        for spec in _UNVERSIONED.finditer(source)
+    }
+    versioned = source[source.find("defaultVersionedKubernetesFeatureGates") :]
     for spec in _SPEC.finditer(versioned):
         current = None
         for entry in _ENTRY.finditer(spec["body"]):
@@ -108,9 +136,13 @@ def _upstream_gates(source: str, minor: int) -> dict[str, tuple[Stage, bool, boo
     [pytest.param(minor, version, id=f"1.{minor}") for minor, version in PINNED.items()],
 )
 def test_table_matches_upstream_source(minor: int, release: str) -> None:
-    path = module_cache() / f"k8s.io/kubernetes@{release}" / "pkg/features/kube_features.go"
-    if not path.exists():
-        pytest.skip(f"{path} not downloaded (make controlplane fetches the pinned release)")
-    upstream = _upstream_gates(path.read_text(), minor)
+    features = module_cache() / f"k8s.io/kubernetes@{release}" / "pkg/features"
+    if not features.is_dir():
+        pytest.skip(f"{features} not downloaded (make controlplane fetches the pinned release)")
+    # 1.32 keeps its versioned specs in versioned_kube_features.go.
+    source = "\n".join(path.read_text() for path in sorted(features.glob("*kube_features.go")))
+    upstream = _upstream_gates(source, minor)
+    for name in CLASSIC_GATES:  # classic DRA is not served: its gate stays off
+        upstream.pop(name, None)
     ours = {g.name: (g.stage, g.default, g.locked) for g in release_flags(minor).gates}
     assert ours == upstream

@@ -25,10 +25,10 @@ def empty_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 
 def test_an_unpinned_release_is_refused(empty_cache: Path) -> None:
     result = CliRunner().invoke(
-        main, ["controlplane", "up", "--state-dir", str(empty_cache), "--version", "1.35"]
+        main, ["controlplane", "up", "--state-dir", str(empty_cache), "--version", "1.30"]
     )
     assert result.exit_code == 2
-    assert "'1.35' is not one of '1.36', '1.37'" in result.output
+    assert "'1.30' is not one of '1.31', '1.32', '1.33', '1.34', '1.35'" in result.output
 
 
 @pytest.mark.parametrize(

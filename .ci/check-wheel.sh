@@ -25,7 +25,9 @@ echo "clean install: $((SECONDS - start)) s"
 cd "$work"
 venv/bin/dra-operator --version
 venv/bin/kubectl-dra --help >/dev/null
-venv/bin/kubectl_complete-dra "" | grep -qx 'explain.*'
+# Into a file first: `grep -q` stops reading at its match, which fails the writer (EPIPE).
+venv/bin/kubectl_complete-dra "" >complete.out
+grep -qx 'explain.*' complete.out
 rc=0
 venv/bin/dra-operator allocate -f "$root/examples/deviceclass.yaml" \
   -f "$root/examples/resourceslices.yaml" -f "$root/examples/workloads.yaml" >allocate.out || rc=$?

@@ -147,6 +147,9 @@ class ClaimsReconciler:
     ) -> None:
         self._view = view
         self._recheck = recheck  # whether another claims controller may have just created some
+        # Pod claims whose create got no answer (connection lost, timeout, 5xx): the claim may
+        # exist on the server without our cache knowing, so the next try asks first.
+        self._unanswered: set[tuple[str, str]] = set()
         self._claims = claims
         self._pods = pods  # where our pod status writes go at once (`Store.assume`)
         self._writer = writer
@@ -213,11 +216,13 @@ class ClaimsReconciler:
         Our cache knows our own creations (`Store.assume`), not those of another claims
         controller that ran a moment ago (kube-controller-manager during a handover): a
         second claim for one pod claim would be allocated too, so the server is asked first
-        while `recheck` says another controller was at work recently. Not always: a LIST of
-        the namespace per creation would make filling a namespace quadratic.
+        while `recheck` says another controller was at work recently, and after our own create
+        for this pod claim got no answer (it may have landed). Not always: a LIST of the
+        namespace per creation would make filling a namespace quadratic.
         """
         existing = None
-        if self._recheck():
+        asked = (write.pod_uid, write.pod_claim_name)
+        if asked in self._unanswered or self._recheck():
             existing = next(
                 (
                     c
@@ -226,12 +231,15 @@ class ClaimsReconciler:
                 ),
                 None,
             )
+        self._unanswered.discard(asked)
         if existing is not None:
             self._remember(existing)
             return str(existing["metadata"]["name"])
         try:
             answer = await self._writer.create_claim(write.namespace, write.manifest())
         except errors.APIError as exc:
+            if isinstance(exc, errors.APIServerError):
+                self._unanswered.add(asked)
             if self._on_created is not None:
                 self._on_created(False, write.admin_access)
             # Upstream's text: the name is empty because the server generates it.

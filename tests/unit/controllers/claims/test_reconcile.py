@@ -58,6 +58,7 @@ class World:
         self.fail_apply = 0
         self.fail_create: errors.APIError | None = None
         self.lists = 0
+        self.lose_create_answers = 0
 
     def _bump(self, body: dict[str, Any]) -> dict[str, Any]:
         self.version += 1
@@ -80,6 +81,9 @@ class World:
         name = body["metadata"].pop("generateName") + f"{len(self.claims):05d}"
         body["metadata"].update(name=name, uid=f"uid-{name}")
         self.claims[name] = body
+        if self.lose_create_answers:  # the claim landed, the answer did not
+            self.lose_create_answers -= 1
+            raise errors.APIServerError(0, "Unreachable", "connection reset by peer")
         return self._bump(body)
 
     async def list_claims(self, namespace: str) -> list[Mapping[str, Any]]:
@@ -242,6 +246,22 @@ async def test_the_server_is_asked_only_right_after_a_handover() -> None:
         await cluster.reconcile(POD_KEY)
         assert list(cluster.world.claims) == ["train-gpu-00000"]
         assert cluster.world.lists == lists
+
+
+async def test_a_create_without_an_answer_is_looked_up_before_trying_again() -> None:
+    """The claim landed but its answer was lost: the next try finds it, creates no second."""
+    cluster = Cluster(recheck=False)
+    cluster.templates.apply("ADDED", TEMPLATE)
+    cluster.add_pod(pod_raw())
+    cluster.world.lose_create_answers = 1
+    with pytest.raises(errors.APIServerError):
+        await cluster.reconcile(POD_KEY)
+    await cluster.reconcile(POD_KEY)
+    assert list(cluster.world.claims) == ["train-gpu-00000"]
+    assert cluster.world.lists == 1
+    assert cluster.world.pod_statuses == {
+        "train": [{"name": "gpu", "resourceClaimName": "train-gpu-00000"}]
+    }
 
 
 @pytest.mark.parametrize(

@@ -104,6 +104,11 @@ class APIServerError(APIError):
     """5xx: the server failed; retry later."""
 
 
+class ClientClosedError(DRAOperatorError):
+    """A request on an API client whose `async with` has ended (not an APIError: nothing
+    retries it)."""
+
+
 class TerminalError(DRAOperatorError):
     """Retrying this work item cannot succeed."""
 

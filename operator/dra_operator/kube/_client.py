@@ -22,7 +22,7 @@ from typing import Any, Self
 
 import aiohttp
 
-from dra_operator.errors import APINotFoundError
+from dra_operator.errors import APINotFoundError, ClientClosedError
 from dra_operator.kube._config import ClusterConfig, load_config
 from dra_operator.kube._errors import (
     error_from_response,
@@ -83,6 +83,7 @@ class Client:
         self.max_connections = max_connections
         self._user_agent = user_agent
         self._session: aiohttp.ClientSession | None = None
+        self._exited = False  # left its `async with`: no session may be opened again
         self._turns = asyncio.Semaphore(max_connections)  # a new one with each session
 
     @classmethod
@@ -102,9 +103,14 @@ class Client:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self._exited = True
         await self.close()
 
     def _open(self) -> aiohttp.ClientSession:
+        if self._exited:
+            # A task that outlived the client (a read-back, a relist's prune) would open a
+            # session nobody closes; it ends here instead.
+            raise ClientClosedError("the API client was closed with its `async with`")
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(
                 ssl=self.config.ssl_context(),

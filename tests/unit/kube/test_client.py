@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from dra_operator.errors import APIServerError
+from dra_operator.errors import APIServerError, ClientClosedError
 from dra_operator.kube import NODES, PODS, Client, ClusterConfig, dra
 
 
@@ -107,6 +107,16 @@ async def test_close_is_idempotent() -> None:
     async with api:
         pass
     await api.close()
+
+
+async def test_a_client_past_its_async_with_opens_no_session() -> None:
+    """A task that outlives the client (a read-back, a relist's prune) must not leave an
+    unclosed session behind: its request fails instead of reopening one."""
+    async with Client(ClusterConfig(server="http://127.0.0.1:1")) as api:
+        pass
+    with pytest.raises(ClientClosedError):
+        await api.get(PODS, "p", namespace="default")
+    assert api._session is None
 
 
 async def test_requests_take_turns_in_order_under_a_burst() -> None:

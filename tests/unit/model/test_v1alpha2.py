@@ -1,6 +1,7 @@
 """resource.k8s.io/v1alpha2 (1.27–1.30) objects parse to their model values and render back.
 
-Fixtures `data/v1alpha2/*.json` are written in the shape of k8s.io/api v0.30's JSON tags.
+Fixtures `data/v1alpha2/*.json` are the JSON a v1.30.14 kube-apiserver writes: e2e/
+test_named_resources.py creates each on that server and compares what it reads back.
 Covers every kind, both allocation forms (classic `data` and
 1.30's `structuredData`), every named-resources attribute type, RawExtensions written as null,
 the allocationMode default and error paths.

@@ -119,10 +119,10 @@ def render_resource_claim(claim: t.ResourceClaim) -> Json:
 
 def render_resource_claim_template(template: t.ResourceClaimTemplate) -> Json:
     out = _head("ResourceClaimTemplate", object_meta(template.metadata))
-    out["spec"] = {
-        "metadata": object_meta(template.template_metadata),
-        "spec": _claim_spec(template.spec),
-    }
+    template_meta = object_meta(template.template_metadata)
+    # 1.30's metav1.Time has no omitzero: a template's unset creationTimestamp is written null.
+    template_meta.setdefault("creationTimestamp", None)
+    out["spec"] = {"metadata": template_meta, "spec": _claim_spec(template.spec)}
     return out
 
 

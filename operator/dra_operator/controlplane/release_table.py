@@ -52,8 +52,11 @@ v1alpha3, 1.32 adds v1beta1, 1.33 v1beta2, 1.34 v1; the older versions must be e
 `--runtime-config`, which `dra-operator controlplane up` does). None of the gated behaviours
 exists before 1.31: 1.27–1.29 have classic DRA only (a driver allocates, see
 ../shared/reference/classic-dra.md), 1.30 adds structured parameters with named resources
-(`allocator.allocate_named`, one instance per request, selected by CEL over typed attribute
-maps). Only 1.30 of these is pinned and built (`controlplane up --version 1.30`).
+(one instance per request, selected by CEL over typed attribute maps), which
+`allocator.allocate_named` allocates and `model.v1alpha2` reads and writes. The operator
+itself does not run on 1.27–1.30 yet: its discovery refuses a server that serves only
+v1alpha2 ("not run" below). Only 1.30 of these is pinned and built (`controlplane up --version
+1.30`; e2e/test_named_resources.py runs there).
 
 """
 
@@ -115,7 +118,9 @@ def render() -> str:
     rules = [_rules_cell(m) for m in MINORS]
     lines.append("| allocator library rules (`release`) | " + " | ".join(rules) + " |")
     spoken = [
-        next(v for v in _NEWEST_FIRST if v in release_flags(m).resource_versions()) for m in MINORS
+        next(v for v in _NEWEST_FIRST if v in release_flags(m).resource_versions())
+        + (" (not run)" if m <= _NAMED_RESOURCES else "")
+        for m in MINORS
     ]
     lines.append("| resource.k8s.io version used | " + " | ".join(spoken) + " |")
     lines += ["", _OTHER_GATES, ""]

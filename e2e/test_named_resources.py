@@ -7,7 +7,8 @@ tests/unit/model/data/v1alpha2, with status written through /status); 1.30 named
 resources allocated with `allocator.allocate_named` from objects read as the operator's
 RBAC-limited identity (deploy/'s ClusterRole), written back through /status with the
 `dra.k8s.io/delete-protection` finalizer in 1.30's shape (which the server validates), and a
-second claim allocated against the first never gets one of its instances.
+second claim allocated against the first never gets one of its instances (`verify.check_named`
+finds no instance allocated twice or unpublished).
 
 Not covered: a running operator allocating for pods on 1.30 (it does not watch v1alpha2 yet).
 """
@@ -33,6 +34,7 @@ from dra_operator.allocator import (
 from dra_operator.app import CLASSIC_VERSION, discover
 from dra_operator.kube import NAMESPACES, Client, dra, load_kubeconfig
 from dra_operator.model import v1alpha2
+from dra_operator.verify import Code, Severity, check_named
 from e2e._target import Target
 
 pytestmark = pytest.mark.controlplane
@@ -205,6 +207,16 @@ async def test_named_resources_are_allocated_and_written_in_1_30_shape(
             for claim in ("first", "second")
         ]
         assert picked == [["gpu-1"], ["gpu-2"]]  # gpu-0 is too small; the second avoids gpu-1
+        claims = await e2e_api.list(resource("resourceclaims"), namespace=namespace)
+        listed = (await e2e_api.list(resource("resourceslices")))["items"]
+        violations = check_named(
+            [v1alpha2.parse_resource_claim(c) for c in claims["items"]],
+            [v1alpha2.parse_resource_slice(s) for s in listed if s["metadata"]["name"] in slices],
+        )
+        # Clean but for the finalizer, which _allocate removes again so the namespace can go.
+        assert {(v.code, v.severity) for v in violations} == {
+            (Code.FINALIZER_MISSING, Severity.WARNING)
+        }
     finally:
         for slice_name in slices:
             await e2e_api.delete(resource("resourceslices"), slice_name)

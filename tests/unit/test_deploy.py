@@ -344,9 +344,8 @@ def test_queries_select_controllers_and_queues_by_the_names_the_operator_exports
 # -- kind ------------------------------------------------------------------------------------
 
 
-# kind configs exist from 1.34 on; 1.31-1.33 run on the local control plane only (not yet
-# on kind: no node image of theirs has been tried with e2e/kind/run.sh).
-KIND_MINORS = tuple(m for m in controlplane.SUPPORTED_MINORS if m >= 34)
+# kind configs exist from 1.30 on (1.27-1.29 are in the release table only, never built).
+KIND_MINORS = tuple(m for m in controlplane.SUPPORTED_MINORS if m >= 30)
 
 
 @pytest.mark.parametrize("minor", KIND_MINORS)
@@ -363,6 +362,13 @@ def test_kind_config_switches_on_what_the_local_control_plane_does(minor: int) -
     assert len(images) == 1
     assert images.pop().startswith(f"kindest/node:v1.{minor}.")
     assert [node["role"] for node in config["nodes"]] == ["control-plane", "worker", "worker"]
+
+
+@pytest.mark.parametrize("minor", [30, 31, 32, 33])
+def test_older_kind_images_are_pinned_by_digest(minor: int) -> None:
+    config = yaml.safe_load((REPO / "e2e" / "kind" / f"kind-1.{minor}.yaml").read_text())
+    image = config["nodes"][0]["image"]
+    assert re.fullmatch(rf"kindest/node:v1\.{minor}\.\d+@sha256:[0-9a-f]{{64}}", image), image
 
 
 def test_kind_configs_cover_exactly_the_supported_releases() -> None:

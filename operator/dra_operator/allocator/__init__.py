@@ -24,6 +24,15 @@ from dra_operator.allocator._inputs import (
     SharedDeviceID,
     consumed_capacity,
 )
+from dra_operator.allocator._named import (
+    NamedAllocationError,
+    NamedAllocator,
+    NamedClaim,
+    allocate_named,
+    claim_parameters,
+    class_parameters,
+    taken_instances,
+)
 from dra_operator.allocator._policies import (
     BinPack,
     FirstFit,
@@ -45,6 +54,9 @@ __all__ = [
     "Features",
     "FirstFit",
     "Ledger",
+    "NamedAllocationError",
+    "NamedAllocator",
+    "NamedClaim",
     "Node",
     "Policy",
     "PoolProblem",
@@ -58,6 +70,10 @@ __all__ = [
     "Spread",
     "TopologyAffinity",
     "allocate",
+    "allocate_named",
+    "claim_parameters",
+    "class_parameters",
     "consumed_capacity",
     "policy_named",
+    "taken_instances",
 ]

@@ -21,6 +21,12 @@ OLDEST_RELEASE, NEWEST_RELEASE = 36, 37  # allocator library releases we follow
 
 # minor -> flags on by default in kube-scheduler of that release
 _DEFAULTS: dict[int, frozenset[str]] = {
+    # 1.27-1.30 (v1alpha2): none of these behaviours exists; 1.30's structured parameters
+    # (named resources) are allocated by `allocator.allocate_named`, not by these rules.
+    27: frozenset(),
+    28: frozenset(),
+    29: frozenset(),
+    30: frozenset(),
     31: frozenset({"admin_access"}),  # ungated in 1.31 (v1alpha3 `adminAccess`), gated from 1.32
     32: frozenset(),
     33: frozenset(),

@@ -8,6 +8,7 @@ with the kopf watches (`run_operator`). Controllers plug in through `_registry.B
 from dra_operator.app._caches import CORE_KINDS, Caches, Kind
 from dra_operator.app._claims import ClaimsPlugin, build_claims
 from dra_operator.app._discovery import (
+    CLASSIC_VERSION,
     DRA_KINDS,
     ServerInfo,
     discover,
@@ -49,6 +50,7 @@ from dra_operator.app._upstream import LeaseName, LeaseWatch, Upstream, Upstream
 __all__ = [
     "BUILDERS",
     "CLAIMS",
+    "CLASSIC_VERSION",
     "CONTROLLER_NAMES",
     "CORE_KINDS",
     "DRA_KINDS",

@@ -24,6 +24,8 @@ DRA_KINDS: Final = (
 )
 REQUIRED_KINDS: Final = frozenset(DRA_KINDS) - {"devicetaintrules"}
 
+CLASSIC_VERSION: Final = "v1alpha2"  # 1.27-1.30; see model.v1alpha2 and docs/releases.md
+
 # Newest first: the order in which a version is preferred when several serve a kind.
 _VERSION_ORDER: Final = ("v1", "v1beta2", "v1beta1", "v1alpha3")
 
@@ -101,7 +103,14 @@ async def discover(api: kube.Client) -> ServerInfo:
     """Ask the server; fails when it serves no usable version of a kind the operator needs."""
     git_version, minor = release_minor(await api.server_version())
     served: dict[str, list[str]] = {}
-    for version in await api.served_versions(kube.RESOURCE_GROUP):
+    group_versions = await api.served_versions(kube.RESOURCE_GROUP)
+    if CLASSIC_VERSION in group_versions and not set(group_versions) & set(_VERSION_ORDER):
+        raise errors.DRAOperatorError(
+            f"server {git_version}: {kube.RESOURCE_GROUP} serves only {CLASSIC_VERSION} "
+            "(Kubernetes 1.27-1.30: ResourceClasses, classic DRA, 1.30's named resources); "
+            "the operator runs on v1alpha3 (1.31) and newer"
+        )
+    for version in group_versions:
         if version not in _VERSION_ORDER:
             continue
         resources = await api.api_resources(kube.RESOURCE_GROUP, version)

@@ -7,6 +7,7 @@ functions and error texts are those of Kubernetes' DRA CEL environment.
 
 from dra_operator.cel._cache import ResultCache
 from dra_operator.cel._device import DeviceView, device_view
+from dra_operator.cel._named import NamedView, named_view
 from dra_operator.cel._parser import warm_up
 from dra_operator.cel._selector import (
     DEFAULT_FEATURES,
@@ -23,9 +24,11 @@ __all__ = [
     "CELFeatures",
     "CompiledSelector",
     "DeviceView",
+    "NamedView",
     "ResultCache",
     "SelectorCache",
     "compile_selector",
     "device_view",
+    "named_view",
     "warm_up",
 ]

@@ -22,9 +22,11 @@ TYPE_IDENT_NAMES = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class Environment:
-    """The declared environment; only DRAListTypeAttributes changes it (attribute type)."""
+    """The declared environment: DRAListTypeAttributes changes the attribute type;
+    `named_resources` is 1.30's instead (`attributes.<type>` maps, no `device`)."""
 
     list_type_attributes: bool
+    named_resources: bool = False
 
     @property
     def attribute_type(self) -> T.Type:
@@ -69,6 +71,8 @@ class Checker:
         acceptable = result in (T.BOOL, T.ANY) or (
             self.env.list_type_attributes and result in (T.DYN, T.FREE)
         )
+        if self.env.named_resources:
+            acceptable = result == T.BOOL
         if not acceptable:
             raise ResultTypeError(T.format_type(result))
         return self.out
@@ -135,13 +139,16 @@ class Checker:
         name = node.name.removeprefix(".")
         if node.name in scope:
             return scope[node.name]
-        if name == "device":
+        if name == "device" and not self.env.named_resources:
             return T.DEVICE
         if name in TYPE_IDENT_NAMES:
             return T.TYPE
         raise CompileIssue(node.pos, f"undeclared reference to '{name}' (in container '')")
 
     def _select(self, node: A.Select, scope: Scope) -> T.Type:
+        named = named_attributes(node, scope) if self.env.named_resources else None
+        if named is not None:
+            return named
         operand = self._visit(node.operand, scope)
         optional_result = node.optional
         target = operand
@@ -291,6 +298,32 @@ class CompileIssues(Exception):
     def __init__(self, issues: list[CompileIssue]) -> None:
         super().__init__(issues[0].message)
         self.issues = issues
+
+
+# 1.30's named-resources variables `attributes.<type>`: map(string, <type>) per instance.
+NAMED_ATTRIBUTE_TYPES: dict[str, T.Type] = {
+    "quantity": T.map_of(T.STRING, T.QUANTITY),
+    "bool": T.map_of(T.STRING, T.BOOL),
+    "int": T.map_of(T.STRING, T.INT),
+    "intslice": T.map_of(T.STRING, T.list_of(T.INT)),
+    "string": T.map_of(T.STRING, T.STRING),
+    "stringslice": T.map_of(T.STRING, T.list_of(T.STRING)),
+    "version": T.map_of(T.STRING, T.SEMVER),
+}
+
+
+def named_attributes(node: A.Select, scope: Scope | dict[str, str]) -> T.Type | None:
+    """The type of `attributes.<type>` when `node` is one (cel-go resolves the dotted name)."""
+    operand = node.operand
+    if (
+        isinstance(operand, A.Ident)
+        and operand.name.removeprefix(".") == "attributes"
+        and operand.name not in scope
+        and not node.test_only
+        and not node.optional
+    ):
+        return NAMED_ATTRIBUTE_TYPES.get(node.field)
+    return None
 
 
 class ResultTypeError(Exception):

@@ -15,7 +15,7 @@ from typing import Any
 
 from dra_operator.cel import _ast as A
 from dra_operator.cel import _types as T
-from dra_operator.cel._checker import Checked
+from dra_operator.cel._checker import Checked, named_attributes
 from dra_operator.cel._functions import Overload, make_dispatcher
 from dra_operator.cel._lib_core import TYPE_IDENTS
 from dra_operator.cel._runtime import python_types
@@ -56,9 +56,12 @@ def _indent(lines: list[str], n: int = 1) -> list[str]:
 
 
 class CodeGen:
-    def __init__(self, checked: Checked, *, consumable_capacity: bool) -> None:
+    def __init__(
+        self, checked: Checked, *, consumable_capacity: bool, named_resources: bool = False
+    ) -> None:
         self.checked = checked
         self.consumable_capacity = consumable_capacity
+        self.named_resources = named_resources
         self.namespace: dict[str, Any] = {}
         self._names = itertools.count()
         self._const_ids: dict[tuple[type, object], str] = {}
@@ -159,6 +162,8 @@ class CodeGen:
         raise AssertionError(f"unchecked node {node!r}")
 
     def _select(self, node: A.Select, scope: dict[str, str]) -> Code:
+        if self.named_resources and named_attributes(node, scope) is not None:
+            return Code([], f"_d.{node.field}", False)  # a NamedView's typed map
         operand = self.emit(node.operand, scope)
         target = self.type_of(node.operand)
         f = repr(node.field)

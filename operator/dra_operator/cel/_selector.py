@@ -11,6 +11,7 @@ from dra_operator.cel import _lib_core, _lib_ext, _lib_k8s, _lib_net, _lib_strin
 from dra_operator.cel._checker import Checker, CompileIssues, Environment, ResultTypeError
 from dra_operator.cel._codegen import CodeGen
 from dra_operator.cel._device import DeviceView
+from dra_operator.cel._named import NamedView
 from dra_operator.cel._ops import GLOBALS
 from dra_operator.cel._parser import parse
 from dra_operator.cel._text import CompileIssue, render_issue, render_issues
@@ -33,6 +34,8 @@ class CELFeatures:
     it they fail every evaluation) and types attribute values `dyn` instead of `any`.
     Without `consumable_capacity` (DRAConsumableCapacity) the API server drops
     `allowMultipleAllocations` from slices, so it reads false.
+    `named_resources`: 1.30's environment for ResourceClassParameters filters and
+    ResourceClaimParameters requests (`attributes.<type>["name"]`, evaluated on a `NamedView`).
     `expose_lists`: 1.37 converts list values for CEL whatever the gate says (1.36 failed the
     evaluation), and types attribute values `dyn` whatever the gate says too: its type
     provider keeps the newest `kubernetes.DRADevice` declaration, the list-typed one.
@@ -41,6 +44,7 @@ class CELFeatures:
     list_type_attributes: bool = False
     consumable_capacity: bool = False
     expose_lists: bool = False
+    named_resources: bool = False
 
 
 DEFAULT_FEATURES = CELFeatures()
@@ -58,7 +62,7 @@ class CompiledSelector:
         self._fn = fn
         self._list_index = 1 if features.list_type_attributes or features.expose_lists else 0
 
-    def matches(self, device: DeviceView) -> bool:
+    def matches(self, device: DeviceView | NamedView) -> bool:
         """True or False; raises CELRuntimeError (or CELCostLimitError) as upstream errs."""
         error = device.errors[self._list_index]
         if error is not None:
@@ -79,7 +83,10 @@ def compile_selector(
     """Compile `expression` in the DRA environment; raises CELCompileError with upstream text."""
     if len(expression.encode()) > MAX_EXPRESSION_LENGTH:
         raise CELCompileError(f"Too long: may not be more than {MAX_EXPRESSION_LENGTH} bytes")
-    env = Environment(list_type_attributes=features.list_type_attributes or features.expose_lists)
+    env = Environment(
+        list_type_attributes=features.list_type_attributes or features.expose_lists,
+        named_resources=features.named_resources,
+    )
     try:
         tree = parse(expression)
         checked = Checker(env).check(tree)
@@ -93,10 +100,16 @@ def compile_selector(
     except CompileIssue as issue:
         raise CELCompileError("compilation failed: " + render_issue(expression, issue)) from None
     except ResultTypeError as exc:
+        if features.named_resources:
+            raise CELCompileError("must evaluate to bool") from None
         raise CELCompileError(f"must evaluate to bool or the unknown type, not {exc}") from None
     except RecursionError:
         raise CELCompileError("compilation failed: expression nested too deeply") from None
-    generated = CodeGen(checked, consumable_capacity=features.consumable_capacity).function(tree)
+    generated = CodeGen(
+        checked,
+        consumable_capacity=features.consumable_capacity,
+        named_resources=features.named_resources,
+    ).function(tree)
     namespace: dict[str, Any] = {**GLOBALS, **generated.namespace}
     try:
         code = compile(generated.source, "<cel>", "exec")

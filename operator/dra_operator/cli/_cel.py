@@ -1,8 +1,11 @@
 """`dra-operator cel`: evaluate a device selector against the devices of ResourceSlice files.
 
 The same engine, environment and texts the scheduler uses, so a selector can be tried before
-it goes into a claim or class. Exit status: 0 when the expression compiled (even if some
-devices fail to evaluate), 2 on a compile error, 1 on bad usage or unreadable files.
+it goes into a claim or class. v1alpha2 (1.30) slices are evaluated instead in 1.30's
+named-resources environment (`attributes.<type>["name"]`, one row per instance, the node as
+pool); one run takes one kind of slice, as one selector belongs to one environment. Exit
+status: 0 when the expression compiled (even if some devices fail to evaluate), 2 on a compile
+error, 1 on bad usage or unreadable files.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from rich.table import Table
 
 from dra_operator import cel, model
 from dra_operator.errors import CELCompileError, CELRuntimeError, InvalidObjectError
+from dra_operator.model import v1alpha2
 
 EXIT_COMPILE_ERROR = 2
 EXIT_BAD_INPUT = 1
@@ -54,47 +58,55 @@ def _documents(path: str) -> Iterator[Any]:
             yield document
 
 
-def read_slices(paths: Sequence[str]) -> list[model.ResourceSlice]:
+Slice = model.ResourceSlice | v1alpha2.ResourceSlice
+
+
+def read_slices(paths: Sequence[str]) -> list[Slice]:
     """Every ResourceSlice in the files (YAML or JSON, several documents, or a List)."""
-    slices: list[model.ResourceSlice] = []
+    slices: list[Slice] = []
     for path in paths:
         try:
             for index, document in enumerate(_documents(path)):
                 if not isinstance(document, dict) or document.get("kind") != "ResourceSlice":
                     continue
+                named = document.get("apiVersion") == v1alpha2.GROUP_VERSION
                 try:
-                    parsed = model.parse_object(document)
+                    parsed = (v1alpha2.parse_object if named else model.parse_object)(document)
                 except InvalidObjectError as exc:
                     raise click.ClickException(f"{path}: document {index}: {exc}") from None
-                assert isinstance(parsed, model.ResourceSlice)
+                assert isinstance(parsed, model.ResourceSlice | v1alpha2.ResourceSlice)
                 slices.append(parsed)
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
             raise click.ClickException(f"{path}: {exc}") from None
+    kinds = {type(s) for s in slices}
+    if len(kinds) > 1:
+        raise _UsageError("v1alpha2 (1.30) slices cannot be mixed with newer ones in one run")
     return slices
 
 
-def evaluate(
-    selector: cel.CompiledSelector, slices: Sequence[model.ResourceSlice]
-) -> list[dict[str, Any]]:
+def _row(
+    driver: str, pool: str, device: str, selector: cel.CompiledSelector, view: Any
+) -> dict[str, Any]:
+    match: bool | None = None
+    error: str | None = None
+    try:
+        match = selector.matches(view)
+    except CELRuntimeError as exc:
+        error = str(exc)
+    return {"driver": driver, "pool": pool, "device": device, "match": match, "error": error}
+
+
+def evaluate(selector: cel.CompiledSelector, slices: Sequence[Slice]) -> list[dict[str, Any]]:
     results: list[dict[str, Any]] = []
-    for resource_slice in slices:
-        for device in resource_slice.devices:
-            view = cel.device_view(resource_slice.driver, device)
-            match: bool | None = None
-            error: str | None = None
-            try:
-                match = selector.matches(view)
-            except CELRuntimeError as exc:
-                error = str(exc)
-            results.append(
-                {
-                    "driver": resource_slice.driver,
-                    "pool": resource_slice.pool.name,
-                    "device": device.name,
-                    "match": match,
-                    "error": error,
-                }
-            )
+    for s in slices:
+        if isinstance(s, v1alpha2.ResourceSlice):
+            for instance in s.instances or ():
+                named = cel.named_view(instance)
+                results.append(_row(s.driver_name, s.node_name, instance.name, selector, named))
+            continue
+        for device in s.devices:
+            view = cel.device_view(s.driver, device)
+            results.append(_row(s.driver, s.pool.name, device.name, selector, view))
     return results
 
 
@@ -130,10 +142,12 @@ def command(
     consumable_capacity: bool,
 ) -> None:
     """Compile EXPRESSION and evaluate it against every device in the given ResourceSlices."""
-    features = cel.CELFeatures(
-        list_type_attributes=list_type_attributes, consumable_capacity=consumable_capacity
-    )
     slices = read_slices(files)
+    features = cel.CELFeatures(
+        list_type_attributes=list_type_attributes,
+        consumable_capacity=consumable_capacity,
+        named_resources=any(isinstance(s, v1alpha2.ResourceSlice) for s in slices),
+    )
     try:
         selector = cel.compile_selector(expression, features=features)
     except CELCompileError as exc:

@@ -35,6 +35,7 @@ __all__ = [
 
 # minor -> the patch release e2e/controlplane/v1.<minor>/go.mod pins
 PINNED: dict[int, str] = {
+    30: "v1.30.14",
     31: "v1.31.0",
     32: "v1.32.2",
     33: "v1.33.13",

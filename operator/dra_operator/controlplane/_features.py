@@ -7,7 +7,7 @@ and on a locked gate set against its default, and a gate whose dependency is off
 validation. So the table lists, per minor, each DRA gate with its stage, default and lock, as
 upstream's versioned gate specs (`pkg/features/kube_features.go`,
 `defaultVersionedKubernetesFeatureGates`, 1.31's unversioned `defaultKubernetesFeatureGates`)
-give it; 1.31-1.35 are checked against each pinned release's own source. Locked gates are
+give it; 1.30-1.35 are checked against each pinned release's own source. Locked gates are
 already at their (on) default and are not passed. Non-DRA gates that DRA gates depend on
 (`GenericWorkload` for `DRAWorkloadResourceClaims`) are switched on together with the API
 version serving them.
@@ -75,6 +75,17 @@ _RESOURCE_VERSIONS = (
 )
 
 _RELEASES: dict[int, Release] = {
+    # 1.27-1.30: classic DRA's v1alpha2 (1.30 adds structured parameters: ResourceSlice with
+    # named resources, class/claim parameter objects); one alpha gate for all of it. Only 1.30
+    # is pinned and built; 1.27-1.29 are listed for the release table.
+    **{
+        minor: Release(
+            minor=minor,
+            gates=(Gate("DynamicResourceAllocation", _A, False),),
+            runtime_config=("resource.k8s.io/v1alpha2",),
+        )
+        for minor in (27, 28, 29, 30)
+    },
     # 1.31-1.33: the API versions a release lacks are left out (the apiserver exits on an
     # unknown group version), and DynamicResourceAllocation is alpha/beta off, so it is passed.
     # 1.31's DRAControlPlaneController (classic DRA) stays off: only structured DRA is served.

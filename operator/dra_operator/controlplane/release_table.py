@@ -18,7 +18,8 @@ from dra_operator.controlplane._features import SUPPORTED_MINORS, Gate, release_
 __all__ = ["MINORS", "render"]
 
 MINORS = SUPPORTED_MINORS
-_NEWEST_FIRST = ("v1", "v1beta2", "v1beta1", "v1alpha3")  # as discovery prefers them
+_NEWEST_FIRST = ("v1", "v1beta2", "v1beta1", "v1alpha3", "v1alpha2")  # as discovery prefers them
+_NAMED_RESOURCES = 30  # the one release with v1alpha2 structured parameters
 
 # Features field -> the kube-scheduler feature gates that switch it (all must be on)
 _GATES: dict[str, tuple[str, ...]] = {
@@ -46,10 +47,16 @@ does not exist yet; "no gate": the behaviour exists ungated (1.31's `adminAccess
 upstream's 1.31 allocator honours). The last two rows are not gates: the release of
 upstream's allocator library whose ungated behaviour the operator follows (`Features.release`,
 see docs/allocator.md), and the resource.k8s.io version the operator reads and writes claims,
-slices and classes in: the newest the server serves (1.31 serves only v1alpha3, 1.32 adds
-v1beta1, 1.33 v1beta2, 1.34 v1; the older versions must be enabled with `--runtime-config`,
-which `dra-operator controlplane up` does). Classic DRA (1.31's DRAControlPlaneController,
-v1alpha2 before it) is not served.
+slices and classes in: the newest the server serves (1.27–1.30 serve only v1alpha2, 1.31 only
+v1alpha3, 1.32 adds v1beta1, 1.33 v1beta2, 1.34 v1; the older versions must be enabled with
+`--runtime-config`, which `dra-operator controlplane up` does). None of the gated behaviours
+exists before 1.31: 1.27–1.29 have classic DRA only (a driver allocates, see
+../shared/reference/classic-dra.md), 1.30 adds structured parameters with named resources
+(one instance per request, selected by CEL over typed attribute maps), which
+`allocator.allocate_named` allocates and `model.v1alpha2` reads and writes. The operator
+itself does not run on 1.27–1.30 yet: its discovery refuses a server that serves only
+v1alpha2 ("not run" below). Only 1.30 of these is pinned and built (`controlplane up --version
+1.30`; e2e/test_named_resources.py runs there).
 
 """
 
@@ -87,6 +94,15 @@ def _row(field: str, label: str) -> str:
     return f"| {label} | " + " | ".join(cells) + " |"
 
 
+def _rules_cell(minor: int) -> str:
+    """Before 1.31 no device allocator exists: 1.30 has named resources, older ones none."""
+    if minor == _NAMED_RESOURCES:
+        return "named resources (1.30)"
+    if minor < _NAMED_RESOURCES:
+        return "— (classic only)"
+    return f"1.{Features.for_kubernetes(f'1.{minor}').release}"
+
+
 def render() -> str:
     """The whole page."""
     fields = [f.name for f in dataclasses.fields(Features) if f.name in _GATES]
@@ -99,12 +115,12 @@ def render() -> str:
     ]
     for field in fields:
         lines.append(_row(field, f"`{field}` ({' + '.join(_GATES[field])})"))
-    releases = [Features.for_kubernetes(f"1.{m}").release for m in MINORS]
-    lines.append(
-        "| allocator library rules (`release`) | " + " | ".join(f"1.{r}" for r in releases) + " |"
-    )
+    rules = [_rules_cell(m) for m in MINORS]
+    lines.append("| allocator library rules (`release`) | " + " | ".join(rules) + " |")
     spoken = [
-        next(v for v in _NEWEST_FIRST if v in release_flags(m).resource_versions()) for m in MINORS
+        next(v for v in _NEWEST_FIRST if v in release_flags(m).resource_versions())
+        + (" (not run)" if m <= _NAMED_RESOURCES else "")
+        for m in MINORS
     ]
     lines.append("| resource.k8s.io version used | " + " | ".join(spoken) + " |")
     lines += ["", _OTHER_GATES, ""]

@@ -28,7 +28,9 @@ __all__ = [
 
 RESOURCE_GROUP = "resource.k8s.io"
 
-_CLUSTER_SCOPED_DRA = frozenset({"deviceclasses", "resourceslices", "devicetaintrules"})
+_CLUSTER_SCOPED_DRA = frozenset(
+    {"deviceclasses", "resourceslices", "devicetaintrules", "resourceclasses"}  # v1alpha2: classes
+)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -1,10 +1,12 @@
 """Version-neutral, immutable view of DRA objects, shaped like resource.k8s.io/v1.
 
 Parsers take raw JSON of v1, v1beta2, v1beta1 and v1alpha3 (and core/v1 Pod and Node) to these
-types; renderers write them back in the API server's exact JSON. The node-selector and toleration
+types; renderers write them back in the API server's exact JSON. v1alpha2 (classic DRA, 1.27–1.30),
+whose shapes differ, has its own types in `model.v1alpha2`. The node-selector and toleration
 predicates used by the allocator and scheduler live here too, as pure functions of model values.
 """
 
+from dra_operator.model import v1alpha2  # classic DRA's API, its own types
 from dra_operator.model._extended import (
     ExtendedClaim,
     ExtendedResourceClasses,
@@ -234,5 +236,6 @@ __all__ = [
     "taint_rule_applies",
     "tolerates",
     "tolerates_node_taint",
+    "v1alpha2",
     "wants_extended_resources",
 ]

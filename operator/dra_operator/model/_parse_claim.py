@@ -254,7 +254,7 @@ def allocation_result(value: object, path: str) -> AllocationResult:
     )
 
 
-def _consumer(value: object, path: str) -> ResourceClaimConsumerReference:
+def consumer(value: object, path: str) -> ResourceClaimConsumerReference:
     raw = as_object(value, path)
     return ResourceClaimConsumerReference(
         api_group=str_or_empty(raw, "apiGroup", path),
@@ -296,7 +296,7 @@ def claim_status(raw: Raw, path: str) -> ResourceClaimStatus:
         allocation=None
         if allocation is None
         else allocation_result(allocation, child(path, "allocation")),
-        reserved_for=list_of(raw, "reservedFor", path, _consumer),
+        reserved_for=list_of(raw, "reservedFor", path, consumer),
         devices=list_of(raw, "devices", path, _device_status),
     )
 

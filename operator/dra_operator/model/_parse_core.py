@@ -80,11 +80,15 @@ def _container(value: object, path: str) -> Container:
 
 
 def _pod_claim(value: object, path: str) -> PodResourceClaim:
+    """1.31+ names the claim or template inline; 1.26-1.30 under `source` (same field names)."""
     raw = as_object(value, path)
+    source = opt_object(raw, "source", path)
+    claim = raw if source is None else source
+    where = path if source is None else child(path, "source")
     return PodResourceClaim(
         name=req_str(raw, "name", path),
-        resource_claim_name=opt_str(raw, "resourceClaimName", path),
-        resource_claim_template_name=opt_str(raw, "resourceClaimTemplateName", path),
+        resource_claim_name=opt_str(claim, "resourceClaimName", where),
+        resource_claim_template_name=opt_str(claim, "resourceClaimTemplateName", where),
     )
 
 

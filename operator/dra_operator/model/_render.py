@@ -120,7 +120,7 @@ def render_allocation_result(result: AllocationResult, version: str = "v1") -> J
     return out
 
 
-def _consumer(ref: ResourceClaimConsumerReference) -> Json:
+def consumer(ref: ResourceClaimConsumerReference) -> Json:
     out: Json = {}
     put(out, "apiGroup", ref.api_group)
     out.update(resource=ref.resource, name=ref.name, uid=ref.uid)
@@ -133,7 +133,7 @@ def render_claim_status(status: ResourceClaimStatus, version: str = "v1") -> Jso
     out: Json = {}
     if status.allocation is not None:
         out["allocation"] = render_allocation_result(status.allocation, version)
-    put(out, "reservedFor", [_consumer(c) for c in status.reserved_for])
+    put(out, "reservedFor", [consumer(c) for c in status.reserved_for])
     put(out, "devices", [_device_status(d) for d in status.devices])
     return out
 

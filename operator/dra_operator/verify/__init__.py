@@ -7,11 +7,13 @@ reservations; bound pods whose claims are missing, unallocated, unreserved or pi
 nodes; generated claims without a live owner; allocated claims without the delete-protection
 finalizer (a warning); kube-scheduler and dra-operator both placing pods with claims with no
 routing policy between them (docs/coexistence.md). `read_cluster` is the thin I/O that builds
-the state through `kube`.
+the state through `kube`. `check_named` is the same for 1.30's v1alpha2 named-resources
+allocations (instances allocated twice or not published, finalizer missing).
 """
 
 from dra_operator.verify._check import check
 from dra_operator.verify._consumers import RESERVED_FOR_MAX_SIZE
+from dra_operator.verify._named import check_named
 from dra_operator.verify._read import newest_version, read_cluster
 from dra_operator.verify._state import ClusterState, Code, Schedulers, Severity, Violation
 
@@ -23,6 +25,7 @@ __all__ = [
     "Severity",
     "Violation",
     "check",
+    "check_named",
     "newest_version",
     "read_cluster",
 ]

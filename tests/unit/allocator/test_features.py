@@ -32,7 +32,7 @@ def test_for_kubernetes(version: str, expected: Features) -> None:
     assert Features.for_kubernetes(version) == expected
 
 
-@pytest.mark.parametrize("version", ["2.0", "1.30", "latest"])
+@pytest.mark.parametrize("version", ["2.0", "1.26", "latest"])
 def test_unknown_versions_are_input_errors(version: str) -> None:
     with pytest.raises(AllocationInputError, match=f"kubernetes version {version}"):
         Features.for_kubernetes(version)

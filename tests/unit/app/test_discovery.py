@@ -80,7 +80,7 @@ def test_a_server_release_picks_the_allocator_rules(minor: int, release: int) ->
 
 def test_features_for_a_release_older_than_dra_fails() -> None:
     with pytest.raises(errors.AllocationInputError):
-        features_for(30)
+        features_for(26)
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""`dra-operator cel`: JSON schema, table output and exit codes."""
+"""`dra-operator cel`: JSON schema, table output and exit codes; 1.30 (v1alpha2) slices."""
 
 from __future__ import annotations
 
@@ -123,6 +123,28 @@ def test_table_shows_matches(slices: Path) -> None:
 def test_bad_usage_and_unreadable_files_exit_1(args: list[str]) -> None:
     code, _ = _run(*args)
     assert code == 1
+
+
+NAMED = Path(__file__).parents[1] / "model" / "data" / "v1alpha2" / "resourceslice.json"
+
+
+def test_v1alpha2_slices_use_the_named_resources_environment() -> None:
+    expression = 'attributes.quantity["memory"].compareTo(quantity("40Gi")) > 0'
+    code, output = _run("-e", expression, "-f", str(NAMED), "-o", "json")
+    assert code == 0
+    rows = [(r["device"], r["pool"], r["match"], r["error"]) for r in json.loads(output)["results"]]
+    assert rows == [
+        ("gpu-0", "node-a", True, None),
+        ("gpu-1", "node-a", None, "no such key: memory"),
+    ]
+    code, _ = _run("-e", 'device.driver == "x"', "-f", str(NAMED))
+    assert code == 2  # no `device` in 1.30's environment
+
+
+def test_v1alpha2_and_newer_slices_are_not_mixed(slices: Path) -> None:
+    code, output = _run("-e", "true", "-f", str(slices), "-f", str(NAMED))
+    assert code == 1
+    assert "cannot be mixed" in output
 
 
 def test_invalid_slice_names_the_file_and_field(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """The per-release DRA flag table.
 
-Covers: every supported minor (1.31–1.37) has flags; locked gates are never passed (the
+Covers: every supported minor (1.27–1.37) has flags; locked gates are never passed (the
 apiserver refuses to start on a locked gate set against its default, and passing one at its
 default is noise); every gate a passed gate depends on is on (upstream validates dependencies
 at startup); every resource.k8s.io version the release has is enabled, and none it lacks (the
@@ -56,6 +56,7 @@ def test_dependencies_of_passed_gates_are_on(minor: int) -> None:
 
 # resource.k8s.io versions each release has besides v1 (on by default from 1.34 on).
 OPTIONAL_VERSIONS = {
+    **{minor: {"v1alpha2"} for minor in range(27, 31)},
     31: {"v1alpha3"},
     32: {"v1alpha3", "v1beta1"},
     **{minor: {"v1alpha3", "v1beta1", "v1beta2"} for minor in range(33, 38)},
@@ -78,6 +79,7 @@ def test_served_versions_are_v1_from_1_34_and_the_enabled_ones(minor: int) -> No
 @pytest.mark.parametrize(
     ("minor", "gate", "present"),
     [
+        pytest.param(30, "DynamicResourceAllocation", True, id="one-gate-in-1.30"),
         pytest.param(31, "DRAAdminAccess", False, id="admin-access-gate-new-in-1.32"),
         pytest.param(32, "DRAPrioritizedList", False, id="prioritized-list-new-in-1.33"),
         pytest.param(33, "DRAConsumableCapacity", False, id="consumable-capacity-new-in-1.34"),
@@ -93,8 +95,8 @@ def test_gates_exist_only_from_their_first_release(minor: int, gate: str, presen
 
 
 def test_unsupported_minor_names_the_range() -> None:
-    with pytest.raises(ValueError, match=r"kubernetes 1\.30 is not supported \(supported: 1\.31"):
-        release_flags(30)
+    with pytest.raises(ValueError, match=r"kubernetes 1\.26 is not supported \(supported: 1\.27"):
+        release_flags(26)
 
 
 _SPEC = re.compile(

@@ -85,6 +85,25 @@ def test_pod_fields_the_control_plane_reads() -> None:
     assert extended.request_mappings[0].request_name == "container-0-request-0"
 
 
+def test_pod_claims_of_1_30_and_older_name_their_source() -> None:
+    """1.26-1.30 nest the claim or template name under `source` (flattened in 1.31)."""
+    raw = pod_raw()
+    raw["spec"]["resourceClaims"] = [
+        {"name": "gpus", "source": {"resourceClaimTemplateName": "single-gpu"}},
+        {"name": "shared", "source": {"resourceClaimName": "team-nic"}},
+    ]
+    pod = parse_object(raw)
+    assert isinstance(pod, Pod)
+    assert pod.spec.resource_claims == (
+        PodResourceClaim(name="gpus", resource_claim_template_name="single-gpu"),
+        PodResourceClaim(name="shared", resource_claim_name="team-nic"),
+    )
+    raw["spec"]["resourceClaims"][1]["source"]["resourceClaimName"] = 7
+    with pytest.raises(InvalidObjectError) as err:
+        parse_object(raw)
+    assert err.value.path == "spec.resourceClaims[1].source.resourceClaimName"
+
+
 def test_effective_requests_of_the_fixture_pod() -> None:
     # containers 1 + 250m + sidecar 500m = 1750m vs init peak 2 + 0 = 2 -> 2, + 100m overhead
     # memory 4Gi + 128Mi vs 1Gi -> 4Gi+128Mi, + 64Mi overhead

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[3] / "operator" / "dra_operator" / "verify"
-PURE = ("_check.py", "_consumers.py", "_devices.py", "_state.py")
+PURE = ("_check.py", "_consumers.py", "_devices.py", "_named.py", "_state.py")
 
 
 @pytest.mark.parametrize("module", PURE)

@@ -199,7 +199,7 @@ def _skipping_claim(name: str) -> dict[str, Any]:
                         "driver": "gpu.example.com",
                         "pool": "fabric",
                         "device": "gpu-0",
-                        "skipNodeOperations": ["NodePrepareResources"],
+                        "skipNodeOperations": ["*"],
                     }
                 ]
             }

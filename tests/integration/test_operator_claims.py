@@ -255,3 +255,50 @@ async def test_a_follower_keeps_its_caches_warm_and_does_nothing(
     assert not follower.operator.leading.is_set()
     assert follower.operator.plugins == []
     await verify_clean(control_plane, namespace)
+
+
+async def recorded(api: Client, namespace: str, pod_name: str) -> dict[str, str | None]:
+    current = await api.get(PODS, pod_name, namespace=namespace)
+    statuses = (current.get("status") or {}).get("resourceClaimStatuses") or []
+    return {s["name"]: s.get("resourceClaimName") for s in statuses}
+
+
+async def test_a_deleted_claim_is_recreated_and_the_other_entries_stay(
+    admin_api: Client,
+    namespace: str,
+    run_operator: Any,
+    control_plane: controlplane.ControlPlaneState,
+) -> None:
+    """Two template claims; one is deleted by hand. The claims controller re-creates it and
+    names it in the pod status, and the other entry stays: 1.37 applies every entry, merged
+    and sorted by name (upstream-1.37.md §7)."""
+    await run_operator()
+    await admin_api.create(TEMPLATES, template("tmpl"), namespace=namespace)
+    pod = consumer_pod("p", template="tmpl")
+    pod["spec"]["resourceClaims"] = [
+        {"name": name, "resourceClaimTemplateName": "tmpl"} for name in ("b", "a")
+    ]
+    pod["spec"]["containers"][0]["resources"] = {"claims": [{"name": "a"}, {"name": "b"}]}
+    await admin_api.create(PODS, pod, namespace=namespace)
+
+    async def both() -> dict[str, str | None] | None:
+        found = await recorded(admin_api, namespace, "p")
+        return found if set(found) == {"a", "b"} else None
+
+    first = await wait_for(both, what="both claims in the pod status")
+    await admin_api.delete(CLAIMS, str(first["a"]), namespace=namespace)
+
+    async def replaced() -> dict[str, str | None] | None:
+        found = await recorded(admin_api, namespace, "p")
+        if found.get("a") in (None, first["a"]) or found.get("b") is None:
+            return None
+        return found
+
+    second = await wait_for(replaced, what="the re-created claim and the other entry")
+    assert second["b"] == first["b"]
+    current = await admin_api.get(PODS, "p", namespace=namespace)
+    statuses = current["status"]["resourceClaimStatuses"]
+    assert [s["name"] for s in statuses] == ["a", "b"]
+    claims = sorted(c["metadata"]["name"] for c in await generated_claims(admin_api, namespace))
+    assert claims == sorted([str(second["a"]), str(second["b"])])
+    await verify_clean(control_plane, namespace)

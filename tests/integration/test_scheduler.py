@@ -35,7 +35,7 @@ from tests.support.dra_objects import (
 from tests.support.operator import InProcessOperator, failed_scheduling, verify_clean, wait_for
 
 from dra_operator import controlplane, errors
-from dra_operator.kube import PODS, Client, dra
+from dra_operator.kube import NODES, PODS, Client, dra
 
 pytestmark = pytest.mark.controlplane
 
@@ -285,4 +285,46 @@ async def test_shares_of_a_multi_allocatable_device_never_exceed_its_capacity(
     assert await _allocated_devices(admin_api, namespace) == [(node, "nic-0")] * 5
     await admin_api.delete(PODS, "p0", namespace=namespace, grace_period_seconds=0)
     assert await wait_for(lambda: _node_of(admin_api, namespace, "p5")) == node
+    await verify_clean(control_plane, namespace)
+
+
+async def test_a_claim_skipping_node_operations_needs_a_node_declaring_the_feature(
+    admin_api: Client,
+    namespace: str,
+    make_node: NodeFactory,
+    cluster: Callable[..., Any],
+    operator: InProcessOperator,
+    control_plane: controlplane.ControlPlaneState,
+) -> None:
+    """1.37 (DRAOptionalNodeOperations, on in the control plane): a claim allocated on a device
+    whose result lists `skipNodeOperations` is unavailable on a node whose
+    status.declaredFeatures lacks the feature. A 1.36 server does not store the field, so
+    there the first node by name takes the pod."""
+    prefix = unique_name("n")
+    lacking = (await make_node(f"{prefix}-a"))["metadata"]["name"]
+    declaring = (await make_node(f"{prefix}-b"))["metadata"]["name"]
+    minor = controlplane.minor_of(control_plane.version)
+    if minor >= 37:
+        features = {"status": {"declaredFeatures": ["DRAOptionalNodeOperations"]}}
+        await admin_api.patch(NODES, declaring, features, subresource="status")
+    gpu = unique_name("gpu")
+    await cluster(CLASSES, device_class(gpu))
+    fabric = resource_slice(declaring, driver_of(gpu), gpus(1), name=gpu, pool=gpu)
+    del fabric["spec"]["nodeName"]
+    fabric["spec"]["allNodes"] = True
+    await cluster(SLICES, fabric)
+    await admin_api.create(CLAIMS, resource_claim("net", claim_spec(gpu)), namespace=namespace)
+    claim = await admin_api.get(CLAIMS, "net", namespace=namespace)
+    claim["metadata"]["finalizers"] = ["resource.kubernetes.io/delete-protection"]
+    claim = await admin_api.update(CLAIMS, claim)
+    result = {"request": "gpu", "driver": driver_of(gpu), "pool": gpu, "device": "gpu-0"}
+    claim["status"] = {
+        "allocation": {"devices": {"results": [{**result, "skipNodeOperations": ["*"]}]}}
+    }
+    stored = await admin_api.update(CLAIMS, claim, subresource="status")
+    kept = stored["status"]["allocation"]["devices"]["results"][0].get("skipNodeOperations")
+    assert kept == (["*"] if minor >= 37 else None)
+    await admin_api.create(PODS, scheduler_pod("p", claim="net"), namespace=namespace)
+    expected = declaring if minor >= 37 else lacking
+    assert await wait_for(lambda: _node_of(admin_api, namespace, "p")) == expected
     await verify_clean(control_plane, namespace)

@@ -33,6 +33,7 @@ class ClaimsPlugin:
         features = ClaimsFeatures(
             admin_access=ctx.server.features.admin_access,
             prioritized_list=ctx.server.features.prioritized_list,
+            since_137=ctx.server.features.since_137,
         )
         metrics = ctx.metrics
         writer = KubeClaimsWriter(ctx.api, claims=ctx.server.resource(Kind.CLAIMS), metrics=metrics)

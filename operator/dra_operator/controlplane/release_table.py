@@ -103,6 +103,27 @@ def _rules_cell(minor: int) -> str:
     return f"1.{Features.for_kubernetes(f'1.{minor}').release}"
 
 
+_CONTROLLERS = """\
+**The scheduler and claims controller per release** (upstream-1.37.md §5, §7). On 1.37 the
+scheduler makes an allocated claim whose results carry `skipNodeOperations` unavailable on a
+node whose `status.declaredFeatures` lacks `DRAOptionalNodeOperations`, and the claims
+controller asks the API server about a claim the pod status names but its cache lacks before
+making it again. On every release the scheduler judges a deleted claim as 1.37's hint does
+(docs/scheduler.md "Claim events per release": 1.36 has no such event and relies on a
+5-minute flush we do not have), and the claims controller applies
+`pod.status.resourceClaimStatuses` as 1.37 does (the entries already there merged with the new
+ones, sorted by name): 1.36's partial apply makes the status flip between entries for ever once
+a pod's claim is deleted (measured on 1.36.4, docs/design/operator.md).
+**Not implemented**, because the operator has none of what they act on: PodGroups
+(GenericWorkload, DRAWorkloadResourceClaims: PodGroupPostFilter, PodGroup claims and the work
+items 1.37 stops retrying for them; a pod of a PodGroup is handled as a plain pod),
+node-allocatable resources (DRANodeAllocatableResources), pre-queueing hints
+(SchedulerPreQueueingHints), and PostFilter (no preemption, no deallocation after a failed
+attempt: the PostFilter texts 1.37 removed never were in our FailedScheduling message). 1.37's
+in-flight allocation change (kept until PreBind succeeds) has no equivalent: a written claim
+stays counted in the ledger until the store shows it (docs/scheduler.md)."""
+
+
 def render() -> str:
     """The whole page."""
     fields = [f.name for f in dataclasses.fields(Features) if f.name in _GATES]
@@ -128,6 +149,7 @@ def render() -> str:
     for minor in MINORS:
         other = [g.name for g in release_flags(minor).gates if g.name not in used]
         lines.append(f"* 1.{minor}: " + ", ".join(f"`{name}`" for name in other))
+    lines += ["", _CONTROLLERS]
     return _HEADER + "\n".join(lines) + "\n"
 
 

@@ -15,7 +15,7 @@ from dra_operator import errors, kube, names
 from dra_operator.cluster import ObjectKey
 from dra_operator.controllers import APIRecorder, counting_failures
 from dra_operator.controllers.claims._writes import Event
-from dra_operator.model import Pod, parse_pod
+from dra_operator.model import Pod, ResourceClaim, parse_pod, parse_resource_claim
 from dra_operator.observability import get_logger
 
 _log = get_logger(__name__)
@@ -91,6 +91,13 @@ class KubeClaimsWriter:
         except errors.APINotFoundError:
             return None
         return parse_pod(raw)
+
+    async def get_claim(self, namespace: str, name: str) -> ResourceClaim | None:
+        try:
+            raw = await self._api.get(self._claims, name, namespace=namespace)
+        except errors.APINotFoundError:
+            return None
+        return parse_resource_claim(raw)
 
     async def emit(self, event: Event) -> None:
         regarding = {

@@ -27,7 +27,14 @@ from dra_operator.cluster import (
 )
 from dra_operator.controllers import Result
 from dra_operator.controllers.claims._events import WorkKey
-from dra_operator.controllers.claims._sync import ALL_FEATURES, ClaimsFeatures, sync_claim, sync_pod
+from dra_operator.controllers.claims._sync import (
+    ALL_FEATURES,
+    ClaimsFeatures,
+    claims_to_check,
+    creation_failed,
+    sync_claim,
+    sync_pod,
+)
 from dra_operator.controllers.claims._writes import (
     ApplyPodClaimStatuses,
     CreateClaim,
@@ -78,6 +85,10 @@ class ClaimsWriter(Protocol):
 
     async def get_pod(self, namespace: str, name: str) -> Pod | None:
         """GET a pod from the server, bypassing the cache; None when not found."""
+        ...
+
+    async def get_claim(self, namespace: str, name: str) -> ResourceClaim | None:
+        """GET a claim from the server, bypassing the cache; None when not found."""
         ...
 
     async def emit(self, event: Event) -> None:
@@ -158,13 +169,31 @@ class ClaimsReconciler:
 
     async def __call__(self, key: WorkKey) -> Result:
         if key.kind == "pod":
-            plan = sync_pod(self._view.pod(key.namespace, key.name), self._view, self._features)
+            plan = await self._decide_pod(key)
         else:
             plan = await self._decide_claim(key)
         await self.carry_out(plan)
         if plan.error is not None:
             raise errors.DRAOperatorError(plan.error)
         return Result()
+
+    async def _decide_pod(self, key: WorkKey) -> Plan:
+        pod = self._view.pod(key.namespace, key.name)
+        need = claims_to_check(pod, self._view, self._features)
+        if pod is None or need is None:
+            return sync_pod(pod, self._view, self._features)
+        checked: dict[str, ResourceClaim | None] = {}
+        for name, pod_claim in zip(need.names, need.pod_claims, strict=True):
+            try:
+                checked[name] = await self._writer.get_claim(need.namespace, name)
+            except errors.APIError as exc:  # upstream's handleClaim error: event, then retry
+                message = f"checking claim existence: {exc.message}"
+                await self._writer.emit(creation_failed(pod, pod_claim, message))
+                raise
+        # The watch may have moved on while we asked; decide on what the cache holds now.
+        return sync_pod(
+            self._view.pod(key.namespace, key.name), self._view, self._features, checked
+        )
 
     async def _decide_claim(self, key: WorkKey) -> Plan:
         claim = self._view.claim(key.namespace, key.name)

@@ -1,8 +1,21 @@
 """The claims controller's decisions: kube-controller-manager's `syncPod` and `syncClaim`.
 
 Pure functions from cached state to a `Plan` of writes (upstream-dra.md §4.2, §4.3; read
-against kubernetes v1.36.4 `pkg/controller/resourceclaim/controller.go`). Deliberate
-differences from upstream, each harmless:
+against kubernetes v1.36.4 `pkg/controller/resourceclaim/controller.go`, and v1.37.2 for what
+1.37 changed, upstream-1.37.md §7, with `ClaimsFeatures.since_137`):
+
+* the pod status names the pod's generated claims through server-side apply of the entries it
+  just made merged with those already there, sorted by name, as 1.37 does (#138408), on every
+  release: 1.36 applies only the new entries, and server-side apply then drops the entries the
+  same field manager applied before. On a real 1.36.4 API server a pod with two template claims,
+  one of them deleted by hand, had its status flip between one entry and the other on every
+  sync, for ever (each sync finds the dropped one as an orphan and applies it alone), and the
+  pod never became schedulable; following 1.36 there would only copy that bug;
+* a claim the pod status names but the cache lacks is re-created at once on 1.36; 1.37 first
+  asks the API server (`NeedClaims`) and re-creates it only when it is not found or no longer
+  owned by the pod.
+
+Deliberate differences from upstream, each harmless:
 
 * a bound pod whose template claim was just created is not an error in the reservation pass:
   the claim cannot be allocated yet, and the pod's status update re-runs the pod anyway
@@ -13,6 +26,7 @@ differences from upstream, each harmless:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -32,6 +46,7 @@ from dra_operator.controllers.claims._writes import (
     CreatedFor,
     DeleteClaim,
     Event,
+    NeedClaims,
     NeedPods,
     Plan,
     PruneReservedFor,
@@ -53,10 +68,12 @@ from dra_operator.model import resolve_claim as resolve
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ClaimsFeatures:
-    """Feature gates the claims controller checks (both beta and on since Kubernetes 1.34)."""
+    """Feature gates the claims controller checks (both beta and on since Kubernetes 1.34), and
+    whether the server's release is 1.37 or newer (`allocator.Features.since_137`)."""
 
     admin_access: bool = True
     prioritized_list: bool = True
+    since_137: bool = False
 
 
 ALL_FEATURES: Final = ClaimsFeatures()
@@ -83,21 +100,49 @@ def creation_failed(pod: Pod, pod_claim_name: str, error: str) -> Event:
     )
 
 
-def sync_pod(pod: Pod | None, view: ClaimsView, features: ClaimsFeatures = ALL_FEATURES) -> Plan:
+def claims_to_check(
+    pod: Pod | None, view: ClaimsView, features: ClaimsFeatures
+) -> NeedClaims | None:
+    """On 1.37, the generated claims the pod status names that the cache lacks: the driver
+    asks the server for them and hands the answers to `sync_pod` as `checked`."""
+    if pod is None or not features.since_137 or pod.metadata.deletion_timestamp is not None:
+        return None
+    missing = _recorded_but_not_cached(pod, view, {})
+    if not missing:
+        return None
+    return NeedClaims(
+        namespace=pod.metadata.namespace, names=tuple(missing), pod_claims=tuple(missing.values())
+    )
+
+
+def sync_pod(
+    pod: Pod | None,
+    view: ClaimsView,
+    features: ClaimsFeatures = ALL_FEATURES,
+    checked: Mapping[str, ResourceClaim | None] | None = None,
+) -> Plan:
     """Create missing claims, publish their names, reserve claims of pods bound without us.
 
     If the driver's `CreateClaim` fails, it emits `creation_failed(...)` and stops, as upstream
-    does; the orphan search finds already created claims on the retry.
+    does; the orphan search finds already created claims on the retry. On 1.37 a claim named
+    in the pod status that the cache lacks is re-created only if `checked` (the server's
+    answers for `claims_to_check`; None: not found) says it is gone or not the pod's; one not
+    checked yet fails the sync, to be retried.
     """
     if pod is None:
         return Plan(reason="pod is gone")
     meta = pod.metadata
     if meta.deletion_timestamp is not None:
         return Plan(reason="pod is marked for deletion")
+    if features.since_137:
+        missing = _recorded_but_not_cached(pod, view, checked or {})
+        if missing:
+            listed = ", ".join(missing)
+            return Plan(error=f"pod {meta.namespace}/{meta.name}: claims {listed} not checked yet")
     writes: list[Write] = []
     statuses: list[tuple[str, str | CreatedFor]] = []
     for entry in pod.spec.resource_claims:
-        outcome = _handle_claim(pod, entry, view, features)
+        outcome = _handle_claim(pod, entry, view, features, checked or {})
         if isinstance(outcome, _Failure):
             writes.append(creation_failed(pod, entry.name, outcome.message))
             error = f"pod {meta.namespace}/{meta.name}, PodResourceClaim {entry.name}: "
@@ -110,7 +155,7 @@ def sync_pod(pod: Pod | None, view: ClaimsView, features: ClaimsFeatures = ALL_F
     if statuses:
         writes.append(
             ApplyPodClaimStatuses(
-                namespace=meta.namespace, pod_name=meta.name, entries=tuple(statuses)
+                namespace=meta.namespace, pod_name=meta.name, entries=_merged(pod, statuses)
             )
         )
     if not pod.spec.node_name:
@@ -121,8 +166,43 @@ def sync_pod(pod: Pod | None, view: ClaimsView, features: ClaimsFeatures = ALL_F
     return Plan(writes=(*writes, *reserve))
 
 
+def _merged(
+    pod: Pod, new: list[tuple[str, str | CreatedFor]]
+) -> tuple[tuple[str, str | CreatedFor], ...]:
+    """The pod's named entries overridden by `new`, sorted by pod claim name (1.37)."""
+    merged: dict[str, str | CreatedFor] = {
+        s.name: s.resource_claim_name
+        for s in pod.status.resource_claim_statuses
+        if s.resource_claim_name is not None
+    }
+    merged.update(new)
+    return tuple(sorted(merged.items(), key=lambda item: item[0]))
+
+
+def _recorded_but_not_cached(
+    pod: Pod, view: ClaimsView, checked: Mapping[str, ResourceClaim | None]
+) -> dict[str, str]:
+    """Claims the pod status names that neither the cache nor `checked` knows (1.37), each
+    with the pod claim that names it."""
+    missing: dict[str, str] = {}
+    for entry in pod.spec.resource_claims:
+        resolved = resolve(pod, entry)
+        if isinstance(resolved, Unresolved) or not resolved.name:
+            continue
+        if entry.resource_claim_template_name is None:
+            continue  # a claim the pod names itself is never re-created
+        name = resolved.name
+        if view.claim(pod.metadata.namespace, name) is None and name not in checked:
+            missing.setdefault(name, entry.name)
+    return missing
+
+
 def _handle_claim(
-    pod: Pod, entry: PodResourceClaim, view: ClaimsView, features: ClaimsFeatures
+    pod: Pod,
+    entry: PodResourceClaim,
+    view: ClaimsView,
+    features: ClaimsFeatures,
+    checked: Mapping[str, ResourceClaim | None],
 ) -> CreateClaim | _Reuse | _Failure | None:
     """upstream `handleClaim`: None when the pod claim needs nothing."""
     namespace = pod.metadata.namespace
@@ -134,6 +214,8 @@ def _handle_claim(
         return None
     else:
         claim = view.claim(namespace, resolved.name)
+        if claim is None and features.since_137:
+            claim = checked.get(resolved.name)  # what the server said (`NeedClaims`)
         if claim is not None and (not resolved.must_check_owner or is_for_pod(pod, claim) is None):
             return None
         # Recorded but deleted, or no longer ours: make a new one below.

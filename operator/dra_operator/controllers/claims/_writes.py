@@ -241,6 +241,20 @@ class NeedPods:
     names: tuple[str, ...] = field(default=())
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NeedClaims:
+    """Decide again once the API server said whether these claims exist (1.37's `claimExists`).
+
+    A claim the pod status names may be missing from the cache only because the watch has not
+    shown it yet (another claims controller created it a moment ago): re-creating it then would
+    give the pod claim a second claim. `names` are claims in `namespace`.
+    """
+
+    namespace: str
+    names: tuple[str, ...] = field(default=())
+    pod_claims: tuple[str, ...] = field(default=())  # the pod claim naming each, for the event
+
+
 def render_consumer(ref: ResourceClaimConsumerReference) -> dict[str, str]:
     """A `reservedFor` entry as JSON (`apiGroup` omitted when empty, as the API does)."""
     rendered = {"resource": ref.resource, "name": ref.name, "uid": ref.uid}

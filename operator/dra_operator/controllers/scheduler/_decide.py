@@ -94,6 +94,10 @@ _MIN_PERCENTAGE_TO_SCORE = 5
 
 _BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
 
+OPTIONAL_NODE_OPERATIONS = "DRAOptionalNodeOperations"
+"""The node feature (`status.declaredFeatures`) a kubelet declares when it can skip the node
+operations an allocated device's `skipNodeOperations` lists (1.37, alpha)."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Settings:
@@ -211,6 +215,7 @@ class _Claims:
     allocated: list[ResourceClaim] = field(default_factory=list)  # need reservation
     selectors: list[NodeSelector] = field(default_factory=list)  # of all allocated claims
     unallocated: list[ResourceClaim] = field(default_factory=list)
+    skips_node_operations: bool = False  # an allocated claim's device skips node operations
 
 
 def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
@@ -244,7 +249,9 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
             node_requests = need.on_node(node, requests)[0]
         if not pod.spec.node_name:
             problems = node_problems(node, pod, node_requests, state.usage.on_node(node.name))
-        if any(not node_matches(node.name, node.labels, s) for s in found.selectors):
+        if any(not node_matches(node.name, node.labels, s) for s in found.selectors) or (
+            found.skips_node_operations and OPTIONAL_NODE_OPERATIONS not in node.declared_features
+        ):
             problems.append(NOT_AVAILABLE_ON_NODE)
         if need is not None and need.stale is not None and not problems:
             problems.append(STALE_CLAIM)
@@ -385,6 +392,8 @@ def _resolve_claims(pod: Pod, state: State, features: Features) -> _Claims | Wai
             continue
         if allocation.node_selector is not None:
             found.selectors.append(allocation.node_selector)
+        if features.since_137 and any(r.skip_node_operations for r in allocation.devices.results):
+            found.skips_node_operations = True  # 1.37's Filter; 1.36 has no such field
         if not any(ref.uid == meta.uid for ref in claim.status.reserved_for):
             found.allocated.append(claim)
     return found
@@ -628,7 +637,11 @@ def _allocate_on(
             claims,
             classes=classes,
             slices=slices,
-            node=AllocatorNode(name=node.name, labels=node.labels),
+            node=AllocatorNode(
+                name=node.name,
+                labels=node.labels,
+                declared_features=frozenset(node.declared_features),
+            ),
             features=settings.features,
             selectors=settings.selectors,
             ledger=state.ledger.snapshot({(s.driver, s.pool.name) for s in slices}),

@@ -2,12 +2,15 @@
 
 A pod is queued when it changes, we handle it and its claims exist (upstream's DRA PreEnqueue:
 a pod waiting for a claim to be created is not worth a decision; the claim's creation or the
-pod status naming it queues the pod then). A claim change queues the pods that use the
-claim (found through the pods-by-claim index) and, for a standalone claim asking for immediate
-allocation, the claim itself. Anything that can free room queues every key currently parked as
-unschedulable — kube-scheduler's "move all to active" on a cluster event — never a scan of all
-pods: slices, classes and nodes changing, a claim losing its allocation or going away, a pod
-leaving a node. Keys are level-based: the reconcile reads the caches afresh.
+pod status naming it queues the pod then). A claim added or updated queues the pods that use
+the claim (found through the pods-by-claim index) and, for a standalone claim asking for
+immediate allocation, the claim itself. A claim deleted queues none of them: 1.36's plugin has
+no Delete event, and 1.37's hint skips a claim deleted without an allocation and, for one
+deleted with its allocation, queues every parked pod (`releases_devices`). Anything that can
+free room queues every key currently parked as unschedulable — kube-scheduler's "move all to
+active" on a cluster event — never a scan of all pods: slices, classes and nodes changing, a
+claim losing its allocation or going away with it, a pod leaving a node. Keys are level-based:
+the reconcile reads the caches afresh.
 """
 
 from __future__ import annotations
@@ -82,7 +85,9 @@ def frees_room(change: Change[Pod]) -> bool:
 def keys_for_claim(
     change: Change[ResourceClaim], pods: Store[Pod], scheduler_names: frozenset[str]
 ) -> list[WorkKey]:
-    """The pods using the claim (old or new name), and the claim if it asks to be allocated."""
+    """The pods using the claim, and the claim if it asks to be allocated; none for a deletion."""
+    if change.new is None:
+        return []
     keys: list[WorkKey] = []
     for claim in change.objects():
         index_key = ObjectKey(claim.metadata.namespace, claim.metadata.name)
@@ -97,7 +102,14 @@ def keys_for_claim(
 
 
 def releases_devices(change: Change[ResourceClaim]) -> bool:
-    """A claim lost its allocation (deallocated or deleted): its devices are free again."""
+    """A claim lost its allocation (deallocated or deleted): its devices are free again.
+
+    A deletion is judged by the claim as the store last held it, which has every allocation we
+    wrote (`Store.assume`): 1.37's hint for a claim whose final state is unknown is not needed.
+    1.36 registers no claim Delete event and relies on the unschedulable pods being flushed
+    after 5 minutes; with no such flush here, a claim deleted with its allocation wakes the
+    parked keys on 1.36 too, so they get the devices at once rather than never.
+    """
     old = change.old.obj if change.old is not None else None
     if old is None or old.status.allocation is None:
         return False

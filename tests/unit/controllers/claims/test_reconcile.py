@@ -26,6 +26,7 @@ from dra_operator.cluster import (
     Store,
 )
 from dra_operator.controllers.claims import (
+    ClaimsFeatures,
     ClaimsReconciler,
     Event,
     StoreView,
@@ -58,6 +59,8 @@ class World:
         self.fail_apply = 0
         self.fail_create: errors.APIError | None = None
         self.lists = 0
+        self.gets = 0
+        self.fail_get: errors.APIError | None = None
         self.lose_create_answers = 0
 
     def _bump(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -119,6 +122,13 @@ class World:
         raw = self.pods.get(name)
         return parse_pod(raw) if raw else None
 
+    async def get_claim(self, namespace: str, name: str) -> ResourceClaim | None:
+        self.gets += 1
+        if self.fail_get is not None:
+            raise self.fail_get
+        raw = self.claims.get(name)
+        return parse_resource_claim(raw) if raw else None
+
     async def emit(self, event: Event) -> None:
         self.events.append(event)
 
@@ -126,7 +136,7 @@ class World:
 class Cluster:
     """Stores fed like the watch would, a world behind the writer, and the reconciler."""
 
-    def __init__(self, *, recheck: bool = True) -> None:
+    def __init__(self, *, recheck: bool = True, since_137: bool = False) -> None:
         self.world = World()
         self.pods: Store[Pod] = Store("pods", parse_pod, POD_INDEXERS)
         self.claims: Store[ResourceClaim] = Store(
@@ -141,6 +151,7 @@ class Cluster:
             view,
             self.claims,
             self.world,
+            ClaimsFeatures(since_137=since_137),
             on_created=lambda ok, admin: self.created.append((ok, admin)),
             pods=self.pods,
             recheck=lambda: recheck,
@@ -414,3 +425,54 @@ async def test_the_claim_of_a_finished_pod_is_deleted() -> None:
     cluster.add_pod(pod_raw(status={"phase": "Succeeded"}))
     await cluster.reconcile(WorkKey("claim", NS, "train-gpu-x"))
     assert cluster.world.claims == {}
+
+
+def _recorded_on_server_only(cluster: Cluster) -> None:
+    """The pod status names a claim another claims controller created a moment ago: the
+    server has it, our cache not yet."""
+    owner = {"apiVersion": "v1", "kind": "Pod", "name": "train", "uid": "uid-train"}
+    cluster.world.claims["train-gpu-kcm01"] = claim_raw(
+        "train-gpu-kcm01",
+        metadata={
+            "annotations": {names.POD_CLAIM_NAME_ANNOTATION: "gpu"},
+            "ownerReferences": [{**owner, "controller": True}],
+        },
+    )
+    cluster.templates.apply("ADDED", TEMPLATE)
+    status = {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "train-gpu-kcm01"}]}
+    cluster.add_pod(pod_raw(status=status))
+
+
+async def test_1_37_asks_the_server_before_recreating_a_recorded_claim() -> None:
+    """upstream-1.37.md §7: cache first, then GET; re-create only if not found or not owned."""
+    cluster = Cluster(recheck=False, since_137=True)
+    _recorded_on_server_only(cluster)
+    await cluster.reconcile(POD_KEY)
+    assert cluster.world.gets == 1
+    assert list(cluster.world.claims) == ["train-gpu-kcm01"]
+    assert cluster.created == []
+    del cluster.world.claims["train-gpu-kcm01"]  # deleted on the server: made again
+    await cluster.reconcile(POD_KEY)
+    assert [name.startswith("train-gpu-") for name in cluster.world.claims] == [True]
+    assert cluster.created == [(True, False)]
+
+
+async def test_1_36_recreates_a_recorded_claim_its_cache_does_not_have() -> None:
+    """What 1.36's lister check does (the handover LIST is off here: `recheck` False)."""
+    cluster = Cluster(recheck=False)
+    _recorded_on_server_only(cluster)
+    await cluster.reconcile(POD_KEY)
+    assert cluster.world.gets == 0
+    assert len(cluster.world.claims) == 2
+
+
+async def test_a_failed_existence_check_emits_the_event_and_fails() -> None:
+    cluster = Cluster(recheck=False, since_137=True)
+    _recorded_on_server_only(cluster)
+    cluster.world.fail_get = errors.APIServerError(503, "ServiceUnavailable", "try later")
+    with pytest.raises(errors.APIServerError):
+        await cluster.reconcile(POD_KEY)
+    assert [e.message for e in cluster.world.events] == [
+        "PodResourceClaim gpu: checking claim existence: try later"
+    ]
+    assert list(cluster.world.claims) == ["train-gpu-kcm01"]

@@ -23,11 +23,13 @@ from dra_operator.controllers.claims import (
     CreatedFor,
     DeleteClaim,
     Event,
+    NeedClaims,
     NeedPods,
     Plan,
     PruneReservedFor,
     RemoveFinalizer,
     ReserveClaim,
+    claims_to_check,
     consumer_ref,
     creation_failed,
     sync_claim,
@@ -325,6 +327,71 @@ def test_an_entry_with_no_known_field_fails() -> None:
         f"pod {NS}/{POD_NAME}, PodResourceClaim x: checking for claim before creating it: "
         f'pod "{NS}/{POD_NAME}", spec.resourceClaim "x": none of the supported fields are set'
     )
+
+
+# -- merged pod statuses; 1.37: the existence check on the server (upstream-1.37.md §7) ---------
+
+V136, V137 = ClaimsFeatures(), ClaimsFeatures(since_137=True)
+# "b" is recorded and cached; "c" is recorded, the claim gone; "a" is new. "skip" needs no claim.
+MIXED = pod(
+    template_claims=["c", "b", "a", "skip"],
+    statuses=[("b", "pod-b"), ("c", "pod-c"), ("skip", None)],
+)
+MIXED_VIEW_CLAIMS = [claim("pod-b", owned_by=MIXED, pod_claim="b")]
+
+
+def _applied(plan: Plan) -> tuple[tuple[str, str | CreatedFor], ...]:
+    return next(w for w in plan.writes if isinstance(w, ApplyPodClaimStatuses)).entries
+
+
+def test_the_existing_entries_are_applied_merged_and_sorted_by_name() -> None:
+    """#138408, on every release: with only the new entries, server-side apply dropped the
+    field manager's earlier ones (1.36 does that; see the module docstring of `_sync`)."""
+    view = View(claims=MIXED_VIEW_CLAIMS, templates=[template()])
+    merged = (("a", CreatedFor("a")), ("b", "pod-b"), ("c", CreatedFor("c")))
+    assert _applied(sync_pod(MIXED, view, V136)) == merged
+    assert claims_to_check(MIXED, view, V137) == NeedClaims(
+        namespace=NS, names=("pod-c",), pod_claims=("c",)
+    )
+    assert _applied(sync_pod(MIXED, view, V137, checked={"pod-c": None})) == merged
+
+
+def test_1_36_recreates_a_claim_missing_from_the_cache_without_asking() -> None:
+    assert claims_to_check(POD_WITH_STATUS, View(templates=[template()]), V136) is None
+    plan = sync_pod(POD_WITH_STATUS, View(templates=[template()]), V136)
+    assert plan.writes == (create(), apply())
+
+
+@pytest.mark.parametrize(
+    ("on_server", "recreated"),
+    [
+        pytest.param(None, True, id="not-found"),
+        pytest.param(TEMPLATED_CLAIM, False, id="owned"),
+        pytest.param(claim(GENERATED, owned_by=OTHER_POD), True, id="not-owned"),
+    ],
+)
+def test_1_37_recreates_only_what_the_server_does_not_have_for_the_pod(
+    on_server: object, recreated: bool
+) -> None:
+    view = View(templates=[template()])
+    need = claims_to_check(POD_WITH_STATUS, view, V137)
+    assert need == NeedClaims(namespace=NS, names=(GENERATED,), pod_claims=(POD_CLAIM,))
+    plan = sync_pod(POD_WITH_STATUS, view, V137, checked={GENERATED: on_server})  # type: ignore[dict-item]
+    assert plan.writes == ((create(), apply()) if recreated else ())
+    assert plan.error is None
+
+
+def test_1_37_never_recreates_an_unchecked_claim() -> None:
+    plan = sync_pod(POD_WITH_STATUS, View(templates=[template()]), V137)
+    assert plan.writes == ()
+    assert plan.error == f"pod {NS}/{POD_NAME}: claims {GENERATED} not checked yet"
+
+
+def test_1_37_asks_nothing_for_cached_claims_or_claims_the_pod_names_itself() -> None:
+    named = pod(claim_refs=[("x", "missing")])
+    view = View(claims=[TEMPLATED_CLAIM], templates=[template()])
+    assert claims_to_check(POD_WITH_STATUS, view, V137) is None
+    assert claims_to_check(named, view, V137) is None
 
 
 # -- sync_claim ----------------------------------------------------------------------------------

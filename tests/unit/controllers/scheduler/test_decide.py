@@ -187,6 +187,65 @@ def test_shared_allocated_claim_is_only_reserved_on_its_node() -> None:
     assert write.allocation is None
 
 
+def _skipping_claim(name: str) -> dict[str, Any]:
+    """A claim allocated on a node-independent device whose result skips node operations."""
+    raw = claim(name)
+    raw["status"] = {
+        "allocation": {
+            "devices": {
+                "results": [
+                    {
+                        "request": "gpu",
+                        "driver": "gpu.example.com",
+                        "pool": "fabric",
+                        "device": "gpu-0",
+                        "skipNodeOperations": ["*"],
+                    }
+                ]
+            }
+        }
+    }
+    return raw
+
+
+def _declaring(name: str, *features: str) -> dict[str, Any]:
+    raw = node(name)
+    raw["status"]["declaredFeatures"] = list(features)
+    return raw
+
+
+@pytest.mark.parametrize(("release", "chosen"), [("1.36", "n1"), ("1.37", "n2")])
+def test_an_allocation_skipping_node_operations_needs_a_node_declaring_the_feature(
+    release: str, chosen: str
+) -> None:
+    """1.37's Filter (DRAOptionalNodeOperations): such a claim is unavailable on a node whose
+    status.declaredFeatures lacks the feature; 1.36 has no such field."""
+    state = _state(
+        ("class", device_class()),
+        ("node", _declaring("n1", "SomethingElse")),
+        ("node", _declaring("n2", "DRAOptionalNodeOperations")),
+        ("claim", _skipping_claim("net")),
+        ("pod", pod("p", claims=["net"])),
+    )
+    features = Features.for_kubernetes(release)
+    decision = decide_pod(_pod(state, "p"), state, settings(features))
+    assert isinstance(decision, Placement) and decision.node == chosen
+
+
+def test_no_node_declaring_optional_node_operations_is_upstreams_unavailable_claim() -> None:
+    state = _state(
+        ("class", device_class()),
+        ("node", node("n1")),
+        ("node", node("n2")),
+        ("claim", _skipping_claim("net")),
+        ("pod", pod("p", claims=["net"])),
+    )
+    decision = decide_pod(_pod(state, "p"), state, settings(Features.for_kubernetes("1.37")))
+    assert decision == Unschedulable(
+        "0/2 nodes are available: 2 resourceclaim not available on the node."
+    )
+
+
 def test_shared_claim_with_allocation_in_flight_waits() -> None:
     state = _state(
         *_cluster(("n1", 1)), ("claim", claim("shared")), ("pod", pod("p", claims=["shared"]))

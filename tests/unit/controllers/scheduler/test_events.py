@@ -96,6 +96,21 @@ def test_a_claim_change_queues_its_pods_and_an_immediate_claim_itself() -> None:
     ]
 
 
+@pytest.mark.parametrize("allocated", [False, True], ids=["unallocated", "allocated"])
+def test_a_deleted_claim_queues_none_of_its_pods(allocated: bool) -> None:
+    """1.37's hint: QueueSkip without an allocation; with one, every parked pod is woken
+    (`releases_devices`), not just those using the claim. 1.36 has no Delete event at all."""
+    state = new_state()
+    raw_pod = pod("p", claims=["c"])
+    raw_pod["metadata"]["resourceVersion"] = "1"
+    state.pods.apply("ADDED", raw_pod)
+    immediate = claim("c", annotations={names.ALLOCATE_ANNOTATION: names.ALLOCATE_IMMEDIATE})
+    old = _allocated(immediate) if allocated else immediate
+    change = _claim_change(old, None)
+    assert keys_for_claim(change, state.pods, OURS) == []
+    assert releases_devices(change) is allocated
+
+
 @pytest.mark.parametrize(
     ("old", "new", "expected"),
     [

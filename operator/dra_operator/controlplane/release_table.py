@@ -48,8 +48,9 @@ upstream's allocator library whose ungated behaviour the operator follows (`Feat
 see docs/allocator.md), and the resource.k8s.io version the operator reads and writes claims,
 slices and classes in: the newest the server serves (1.31 serves only v1alpha3, 1.32 adds
 v1beta1, 1.33 v1beta2, 1.34 v1; the older versions must be enabled with `--runtime-config`,
-which `dra-operator controlplane up` does). Classic DRA (1.31's DRAControlPlaneController,
-v1alpha2 before it) is not served.
+which `dra-operator controlplane up` does). Classic DRA on 1.31 (`DRAControlPlaneController`,
+switched on by `controlplane up`): claims with `spec.controller` go through the
+PodSchedulingContext protocol with their classic driver (docs/classic.md).
 
 """
 

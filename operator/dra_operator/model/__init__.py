@@ -5,6 +5,11 @@ types; renderers write them back in the API server's exact JSON. The node-select
 predicates used by the allocator and scheduler live here too, as pure functions of model values.
 """
 
+from dra_operator.model._classic import (
+    context_manifest,
+    parse_pod_scheduling_context,
+    render_scheduling_spec,
+)
 from dra_operator.model._extended import (
     ExtendedClaim,
     ExtendedResourceClasses,
@@ -126,8 +131,10 @@ from dra_operator.model._types import (
     ObjectMeta,
     OpaqueDeviceConfiguration,
     OwnerReference,
+    PodSchedulingContext,
     ResourceClaim,
     ResourceClaimConsumerReference,
+    ResourceClaimSchedulingStatus,
     ResourceClaimStatus,
     ResourceClaimTemplate,
     ResourcePool,
@@ -187,6 +194,7 @@ __all__ = [
     "PodExtendedResourceClaimStatus",
     "PodResourceClaim",
     "PodResourceClaimStatus",
+    "PodSchedulingContext",
     "PodSpec",
     "PodStatus",
     "Quantity",
@@ -194,6 +202,7 @@ __all__ = [
     "ResolvedClaim",
     "ResourceClaim",
     "ResourceClaimConsumerReference",
+    "ResourceClaimSchedulingStatus",
     "ResourceClaimStatus",
     "ResourceClaimTemplate",
     "ResourcePool",
@@ -202,6 +211,7 @@ __all__ = [
     "Toleration",
     "UnresolvedClaim",
     "apply_taint_rules",
+    "context_manifest",
     "controller_of",
     "dra_backed",
     "effective_requests",
@@ -217,6 +227,7 @@ __all__ = [
     "parse_node",
     "parse_object",
     "parse_pod",
+    "parse_pod_scheduling_context",
     "parse_resource_claim",
     "parse_resource_claim_template",
     "parse_resource_slice",
@@ -227,6 +238,7 @@ __all__ = [
     "render_resource_claim",
     "render_resource_claim_template",
     "render_resource_slice",
+    "render_scheduling_spec",
     "requests_and_mappings",
     "resolve_claim",
     "served_by_dra",

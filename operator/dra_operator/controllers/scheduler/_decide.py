@@ -248,7 +248,7 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
     if isinstance(found, str):
         return Unschedulable(prefilter_error(node_count, found))
     if pod.spec.node_name:
-        if not found.allocated and not found.unallocated:
+        if not found.allocated and not found.unallocated and not found.classic:
             return None
         entry = state.nodes.get(ObjectKey("", pod.spec.node_name))
         if entry is None:

@@ -225,3 +225,13 @@ def test_claim_being_deallocated_must_be_reallocated() -> None:
     c["status"]["deallocationRequested"] = True
     decision = _decide(_state(("claim", c), ("pod", pod("p", claims=["c"]))), "p")
     assert decision == Unschedulable("0/3 nodes are available: resourceclaim must be reallocated.")
+
+
+def test_bound_pod_selects_its_node_for_the_driver() -> None:
+    """kube-controller-manager's rule for pods bound by hand (classic-dra.md §5.6)."""
+    p = pod("p", claims=["c"], node_name="n2")
+    decision = _decide(_state(("claim", _classic("c")), ("pod", p)), "p")
+    assert isinstance(decision, Unschedulable)
+    assert isinstance(decision.classic, PublishContext)
+    assert decision.classic.selected_node == "n2"
+    assert decision.classic.potential_nodes == ("n2",)

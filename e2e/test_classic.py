@@ -11,7 +11,8 @@ is deleted; deleting the pod hands the claim back (deallocationRequested), the d
 deallocates and removes its finalizer, the generated claim is deleted. A standalone claim
 shared by two pods: both on its node, both reserved; deallocated through the driver once both
 are gone. A pod that cannot fit because of an allocated claim: PostFilter requests
-deallocation, the driver deallocates, the pod is scheduled on the node it can use.
+deallocation, the driver deallocates, the pod is scheduled on the node it can use; the
+context of a deleted pod is deleted with it.
 """
 
 from __future__ import annotations
@@ -215,8 +216,8 @@ async def test_allocated_claim_in_the_way_is_handed_back(scene: Scene, classic: 
         return claim is not None and _nodes_of(claim) == [first]
 
     await wait_for(allocated_on_first, what="claim allocated for the other scheduler's pod")
-    await scene.api.delete(resource, "elsewhere", namespace=scene.namespace)
-    await scene.delete_pod("elsewhere")
+    await scene.delete_pod("elsewhere")  # its context goes with it (no garbage collector here)
+    await wait_for(lambda: _gone(scene, "elsewhere"), what="the deleted pod's context deleted")
 
     await _pod(scene, "p", claim="moved", node=second)
     node, claim = await scene.placed("p")

@@ -202,6 +202,7 @@ class Scheduler:
         elif change.old is not None:
             self.state.usage.forget(change.old.obj.metadata.uid)
             self.unschedulable.discard(pod_key(change.old.obj))
+            self._forget_context(change.old.obj)
         for key in keys_for_pod(change, self.scheduler_names, self.state.claims):
             self.controller.enqueue(key)
         if frees_room(change):
@@ -491,18 +492,36 @@ class Scheduler:
         )
         _log.info("classic.deallocation_requested", pod=str(write.pod), claim=str(write.claim))
 
+    def _forget_context(self, pod: Pod) -> None:
+        """A deleted pod's PodSchedulingContext goes too: what the garbage collector does
+        through the ownerReference, which a bare control plane does not run (a context left
+        behind would fail a new pod of the same name: not owned by it)."""
+        if self._contexts is None or self.state.contexts is None:
+            return
+        key = ObjectKey(pod.metadata.namespace, pod.metadata.name)
+        entry = self.state.contexts.get(key)
+        if entry is None:
+            return
+        refs = entry.obj.metadata.owner_references
+        if any(ref.controller and ref.uid == pod.metadata.uid for ref in refs):
+            self._spawn(self._delete_context(key, entry.obj.metadata.uid))
+
+    async def _delete_context(self, key: ObjectKey, uid: str) -> None:
+        if self._contexts is None:
+            return
+        try:
+            await self._contexts.delete_context(key, uid)
+        except errors.APIError as exc:  # a 409 (another UID) or gone: nothing of ours left
+            _log.warning("classic.context_delete_failed", pod=str(key), error=str(exc))
+
     async def _post_bind(self, pod: ObjectKey) -> None:
         """Delete the pod's PodSchedulingContext (upstream PostBind: errors only logged;
         the pod's ownerReference lets the garbage collector do it otherwise)."""
         if self._contexts is None or self.state.contexts is None:
             return
         entry = self.state.contexts.get(pod)
-        if entry is None:
-            return
-        try:
-            await self._contexts.delete_context(pod, entry.obj.metadata.uid)
-        except errors.APIError as exc:
-            _log.warning("classic.context_delete_failed", pod=str(pod), error=str(exc))
+        if entry is not None:
+            await self._delete_context(pod, entry.obj.metadata.uid)
 
     async def _write_claim(self, write: ClaimWrite, placement: Placement) -> None:
         entry = self.state.claims.get(write.key)

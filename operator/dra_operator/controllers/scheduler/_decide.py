@@ -366,7 +366,19 @@ def _decide_classic(
         if handback is not None:
             return Unschedulable(f"{message} {DEALLOCATION_DONE}", classic=handback)
         return Unschedulable(message)
-    passing = [node.name for node in candidates if not classic_filter(node)]
+
+    def passes(node: Node) -> bool:
+        """Filter as a whole: the pod's structured claims must fit there too."""
+        if classic_filter(node):
+            return False
+        if not found.unallocated or node.name == placed[0]:
+            return True
+        alone = _place(
+            [node], found.unallocated, classic_filter, state, settings, every_node=False, who=""
+        )
+        return isinstance(alone, tuple)
+
+    passing = [node.name for node in candidates if passes(node)]
     publish = next_step(pod, found.classic, passing, placed[0], context)
     if publish is None:
         return Unschedulable(f"0/1 nodes are available: 1 {PROVIDE_INFORMATION}.")

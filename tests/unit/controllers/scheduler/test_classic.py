@@ -28,7 +28,17 @@ from dra_operator.controllers.scheduler import (
 )
 from dra_operator.model import parse_pod_scheduling_context
 
-from .builders import CLASS, NS, claim, device_class, new_state, node, pod, settings
+from .builders import (
+    CLASS,
+    NS,
+    claim,
+    device_class,
+    new_state,
+    node,
+    pod,
+    resource_slice,
+    settings,
+)
 
 DRIVER = "classic.example.com"
 
@@ -82,6 +92,7 @@ def _state(
     state = new_state()
     state.contexts = Store("podschedulingcontexts", parse_pod_scheduling_context)
     stores: dict[str, Any] = {
+        "slice": state.slices,
         "class": state.classes,
         "claim": state.claims,
         "pod": state.pods,
@@ -235,3 +246,19 @@ def test_bound_pod_selects_its_node_for_the_driver() -> None:
     assert isinstance(decision.classic, PublishContext)
     assert decision.classic.selected_node == "n2"
     assert decision.classic.potential_nodes == ("n2",)
+
+
+def test_structured_claim_of_the_same_pod_narrows_the_selected_node_then_follows() -> None:
+    """Classic first: the node selected is one where the structured claim fits too; once the
+    driver allocated there, the structured claim is allocated on that node."""
+    p = pod("p", claims=["classic", "structured"])
+    objects = [("slice", resource_slice("n3", 1)), ("claim", claim("structured")), ("pod", p)]
+    first = _decide(_state(("claim", _classic("classic")), *objects), "p")
+    assert isinstance(first.classic, PublishContext)
+    assert first.classic.selected_node == "n3"
+    assert first.classic.potential_nodes == ("n3",)  # where both fit
+
+    done = _allocated_on(_classic("classic"), "n3", p["metadata"]["uid"])
+    placed = _decide(_state(("claim", done), *objects), "p")
+    assert isinstance(placed, Placement) and placed.node == "n3"
+    assert [w.key.name for w in placed.claims if w.allocation is not None] == ["structured"]

@@ -165,6 +165,8 @@ async def test_template_claim_goes_through_the_driver_and_back(
 
     await wait_for(claim_gone, what=f"generated claim {name} deallocated and deleted")
     assert driver.deallocations == 1
+    # The driver's allocation is its own business, not another scheduler's (docs/coexistence.md).
+    assert await scene.events(name, "AllocatedByAnotherScheduler") == []
 
 
 async def _gone(scene: Scene, pod: str) -> bool:

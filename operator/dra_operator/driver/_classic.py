@@ -30,6 +30,7 @@ __all__ = ["ClassicDriver", "ClassicDriverSettings", "finalizer_of"]
 _log = get_logger(__name__)
 Raw = Mapping[str, Any]
 
+FIELD_MANAGER = "dra-operator-classic-driver"  # its writes are told apart from the operator's
 _WATCH_RETRY = 1.0  # seconds before a broken watch is opened again
 
 
@@ -134,7 +135,9 @@ class ClassicDriver:
     async def _update(self, body: Raw, *, status: bool = False) -> dict[str, Any]:
         resource = _typed(body, self.claims)
         subresource = "status" if status else None
-        return await self.api.update(self.claims, resource, subresource=subresource)
+        return await self.api.update(
+            self.claims, resource, subresource=subresource, field_manager=FIELD_MANAGER
+        )
 
     # -- scheduling contexts (§4.4, §4.5) -------------------------------------------------------
 
@@ -235,7 +238,12 @@ class ClassicDriver:
                 changed = True
         if changed:
             body.setdefault("status", {})["resourceClaims"] = entries
-            await self.api.update(self.contexts, _typed(body, self.contexts), subresource="status")
+            await self.api.update(
+                self.contexts,
+                _typed(body, self.contexts),
+                subresource="status",
+                field_manager=FIELD_MANAGER,
+            )
 
 
 def _spec(raw: Raw) -> Raw:

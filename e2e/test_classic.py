@@ -12,7 +12,8 @@ deallocates and removes its finalizer, the generated claim is deleted. A standal
 shared by two pods: both on its node, both reserved; deallocated through the driver once both
 are gone. A pod that cannot fit because of an allocated claim: PostFilter requests
 deallocation, the driver deallocates, the pod is scheduled on the node it can use; the
-context of a deleted pod is deleted with it.
+context of a deleted pod is deleted with it. Two claims of two drivers: the pod binds on the
+node both allocated on, one driver having declared the other node unsuitable.
 """
 
 from __future__ import annotations
@@ -45,9 +46,11 @@ async def classic(scene: Scene) -> AsyncIterator[Start]:
         pytest.skip(f"no classic DRA on {scene.served.git_version} (1.31 only)")
     tasks: list[asyncio.Task[None]] = []
 
-    def start(*, nodes: tuple[str, ...], reserve: bool = True) -> ClassicDriver:
+    def start(
+        *, nodes: tuple[str, ...], reserve: bool = True, name: str = CLASSIC_DRIVER
+    ) -> ClassicDriver:
         settings = ClassicDriverSettings(
-            driver=CLASSIC_DRIVER,
+            driver=name,
             nodes=frozenset(nodes),
             namespace=scene.namespace,
             reserve=reserve,
@@ -68,9 +71,9 @@ async def classic(scene: Scene) -> AsyncIterator[Start]:
                 await task
 
 
-def _spec(scene: Scene) -> dict[str, Any]:
+def _spec(scene: Scene, driver: str = CLASSIC_DRIVER) -> dict[str, Any]:
     request = {"name": "gpu", "deviceClassName": scene.driver.name}
-    return {"controller": CLASSIC_DRIVER, "devices": {"requests": [request]}}
+    return {"controller": driver, "devices": {"requests": [request]}}
 
 
 async def _template(scene: Scene) -> None:
@@ -78,8 +81,8 @@ async def _template(scene: Scene) -> None:
     await scene.api.create(scene.templates, body, namespace=scene.namespace)
 
 
-async def _claim(scene: Scene, name: str) -> None:
-    body = {"metadata": {"name": name}, "spec": _spec(scene)}
+async def _claim(scene: Scene, name: str, driver: str = CLASSIC_DRIVER) -> None:
+    body = {"metadata": {"name": name}, "spec": _spec(scene, driver)}
     await scene.api.create(scene.claims, body, namespace=scene.namespace)
 
 
@@ -90,8 +93,10 @@ async def _pod(
     claim: str | None = None,
     node: str | None = None,
     scheduler: str = names.DEFAULT_SCHEDULER_NAME,
+    more: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     source = {"resourceClaimName": claim} if claim else {"resourceClaimTemplateName": "classic"}
+    claims = [{"name": "gpu", **source}, *({"name": c, "resourceClaimName": c} for c in more)]
     spec: dict[str, Any] = {
         "schedulerName": scheduler,
         "terminationGracePeriodSeconds": 1,
@@ -102,7 +107,7 @@ async def _pod(
                 "resources": {"claims": [{"name": "gpu"}]},
             }
         ],
-        "resourceClaims": [{"name": "gpu", **source}],
+        "resourceClaims": claims,
     }
     if node is not None:
         spec["nodeSelector"] = {"kubernetes.io/hostname": node}
@@ -228,4 +233,25 @@ async def test_allocated_claim_in_the_way_is_handed_back(scene: Scene, classic: 
     assert driver.deallocations == 1
     messages = await scene.events("p", "FailedScheduling")
     assert any("deallocation of ResourceClaim completed" in m for m in messages), messages
+    await scene.verify_clean()
+
+
+async def test_two_drivers_are_both_heard_before_a_node_is_selected(
+    scene: Scene, classic: Start
+) -> None:
+    first, second = scene.driver.nodes[:2]
+    picky = classic(nodes=(second,))
+    other = "other.e2e.example.com"
+    classic(nodes=(first, second), name=other)
+    await _claim(scene, "mine")
+    await _claim(scene, "theirs", driver=other)
+    await _pod(scene, "p", claim="mine", more=("theirs",))
+
+    node, claim = await scene.placed("p")
+    assert node == second
+    assert _nodes_of(claim) == [second]
+    theirs = await scene.get_claim("theirs")
+    assert theirs is not None and _nodes_of(theirs) == [second]
+    assert (allocation(theirs) or {}).get("controller") == other
+    assert picky.allocations == 1
     await scene.verify_clean()

@@ -72,8 +72,12 @@ class ClassicDriver:
                 self._changed.clear()
                 try:
                     await self.sync()
-                except errors.APIError as exc:  # converges on the next round
+                except errors.APIConflictError:
+                    continue  # it read a claim older than the server's: read again now
+                except errors.APIError as exc:  # converges on a later round
                     _log.warning("classic_driver.sync_failed", error=str(exc))
+                    await asyncio.sleep(_WATCH_RETRY)
+                    continue
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._changed.wait(), self.settings.resync)
 

@@ -19,7 +19,6 @@ node both allocated on, one driver having declared the other node unsuitable.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -35,6 +34,7 @@ from e2e._scene import Scene, allocation, reserved_for
 pytestmark = pytest.mark.controlplane
 
 CLASSIC_DRIVER = "classic.e2e.example.com"
+DRIVER_STOP = 10.0  # seconds a cancelled driver may take to stop
 Start = Callable[..., ClassicDriver]
 
 
@@ -63,12 +63,19 @@ async def classic(scene: Scene) -> AsyncIterator[Start]:
     yield start
     try:
         await scene.clean_up()
+    except BaseException:
+        left = await scene.api.list(scene.claims, namespace=scene.namespace)
+        for claim in left.get("items") or ():
+            print("left behind:", claim["metadata"], claim.get("status"))
+        raise
     finally:
         for task in tasks:
             task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        done, running = await asyncio.wait(tasks, timeout=DRIVER_STOP)
+        for task in done:
+            if not task.cancelled() and task.exception() is not None:
+                raise AssertionError("a classic driver failed") from task.exception()
+        assert not running, "a classic driver did not stop when cancelled"
 
 
 def _spec(scene: Scene, driver: str = CLASSIC_DRIVER) -> dict[str, Any]:

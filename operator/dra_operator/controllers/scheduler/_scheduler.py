@@ -220,12 +220,21 @@ class Scheduler:
             self._wake_unschedulable()
 
     def context_changed(self, change: Change[PodSchedulingContext]) -> None:
-        """A driver answered (or the context went): the pod named like it is decided again."""
-        for context in change.objects():
-            meta = context.metadata
-            pod = self.state.pods.get(ObjectKey(meta.namespace, meta.name))
-            if pod is not None and handles(pod.obj, self.scheduler_names):
-                self.controller.enqueue(pod_key(pod.obj))
+        """A driver answered: the pod named like the context is decided again.
+
+        As upstream's queueing hint: a deletion or a change of `spec` only (our own writes)
+        queues nothing.
+        """
+        old = change.old.obj if change.old is not None else None
+        new = change.new.obj if change.new is not None else None
+        if new is None or (old is not None and old.resource_claims == new.resource_claims):
+            return
+        if old is None and not new.resource_claims:
+            return
+        meta = new.metadata
+        pod = self.state.pods.get(ObjectKey(meta.namespace, meta.name))
+        if pod is not None and handles(pod.obj, self.scheduler_names):
+            self.controller.enqueue(pod_key(pod.obj))
 
     def slice_changed(self, change: Change[ResourceSlice]) -> None:
         self.state.tainted.slice_changed(change)

@@ -78,8 +78,11 @@ class ClassicDriver:
                     _log.warning("classic_driver.sync_failed", error=str(exc))
                     await asyncio.sleep(_WATCH_RETRY)
                     continue
+                # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation
+                # that arrives as the event is set, and the driver would never stop.
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._changed.wait(), self.settings.resync)
+                    async with asyncio.timeout(self.settings.resync):
+                        await self._changed.wait()
 
     async def _watch(self, resource: Resource) -> None:
         while True:

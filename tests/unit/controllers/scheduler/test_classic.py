@@ -22,8 +22,10 @@ from dra_operator.controllers.scheduler import (
     Placement,
     PublishContext,
     RequestDeallocation,
+    Scheduler,
     State,
     Unschedulable,
+    WorkKey,
     decide_pod,
 )
 from dra_operator.model import parse_pod_scheduling_context
@@ -31,6 +33,7 @@ from dra_operator.model import parse_pod_scheduling_context
 from .builders import (
     CLASS,
     NS,
+    World,
     claim,
     device_class,
     new_state,
@@ -262,3 +265,23 @@ def test_structured_claim_of_the_same_pod_narrows_the_selected_node_then_follows
     placed = _decide(_state(("claim", done), *objects), "p")
     assert isinstance(placed, Placement) and placed.node == "n3"
     assert [w.key.name for w in placed.claims if w.allocation is not None] == ["structured"]
+
+
+async def test_only_a_drivers_answer_queues_the_pod() -> None:
+    """Upstream's queueing hint: the scheduler's own writes (creation, spec) queue nothing."""
+    p = pod("p", claims=["c"])
+    state = _state(("claim", _classic("c")), ("pod", p))
+    scheduler = Scheduler(state, settings(), World())
+    assert state.contexts is not None
+    raw = _context(p, selected="n1", potential=("n1", "n2"))
+    raw["metadata"]["resourceVersion"] = "10"
+    scheduler.context_changed(state.contexts.apply("ADDED", raw))  # type: ignore[arg-type]
+    spec_only = {**raw, "metadata": {**raw["metadata"], "resourceVersion": "11"}}
+    spec_only["spec"] = {"selectedNode": "n2", "potentialNodes": ["n1", "n2"]}
+    scheduler.context_changed(state.contexts.apply("MODIFIED", spec_only))  # type: ignore[arg-type]
+    assert len(scheduler.controller.queue) == 0
+    answered = {**spec_only, "metadata": {**raw["metadata"], "resourceVersion": "12"}}
+    answered["status"] = {"resourceClaims": [{"name": "c", "unsuitableNodes": ["n1"]}]}
+    scheduler.context_changed(state.contexts.apply("MODIFIED", answered))  # type: ignore[arg-type]
+    assert len(scheduler.controller.queue) == 1
+    assert await scheduler.controller.queue.get() == WorkKey("pod", NS, "p")

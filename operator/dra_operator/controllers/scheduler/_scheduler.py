@@ -456,7 +456,8 @@ class Scheduler:
         except Exception as exc:  # the task boundary: report, retry with backoff
             retry = True
             _log.warning("classic.write_failed", key=str(key), error=str(exc))
-            await self._writer.emit(_failed(key, subject, _write_failure(exc)))
+            text = f'running PreBind plugin "DynamicResources": {exc}'  # upstream's wrapping
+            await self._writer.emit(_failed(key, subject, text))
         finally:
             self._writing.discard(key)
             if retry:

@@ -48,6 +48,7 @@ class Kind(enum.StrEnum):
     CLASSES = "deviceclasses"
     SLICES = "resourceslices"
     TAINT_RULES = "devicetaintrules"
+    SCHEDULING_CONTEXTS = "podschedulingcontexts"
     NAMESPACES = "namespaces"
     POLICIES = "allocationpolicies"
 
@@ -105,6 +106,13 @@ class Caches:
                 "DeviceTaintRule", dra(model.parse_device_taint_rule, Kind.TAINT_RULES)
             )
             self.stores[Kind.TAINT_RULES] = self.taint_rules
+        self.contexts: Store[model.PodSchedulingContext] | None = None
+        if Kind.SCHEDULING_CONTEXTS in versions:
+            self.contexts = Store(
+                "PodSchedulingContext",
+                dra(model.parse_pod_scheduling_context, Kind.SCHEDULING_CONTEXTS),
+            )
+            self.stores[Kind.SCHEDULING_CONTEXTS] = self.contexts
         self.namespaces: Store[Mapping[str, str]] | None = None
         self.policies: Store[hooks.AllocationPolicy] | None = None
         if policies:

@@ -21,8 +21,9 @@ DRA_KINDS: Final = (
     "deviceclasses",
     "resourceslices",
     "devicetaintrules",
+    "podschedulingcontexts",
 )
-REQUIRED_KINDS: Final = frozenset(DRA_KINDS) - {"devicetaintrules"}
+REQUIRED_KINDS: Final = frozenset(DRA_KINDS) - {"devicetaintrules", "podschedulingcontexts"}
 
 CLASSIC_VERSION: Final = "v1alpha2"  # 1.27-1.30; see model.v1alpha2 and docs/releases.md
 
@@ -66,6 +67,13 @@ class ServerInfo:
         it was switched on, so serving the kind stands for it; rules need device taints on.
         """
         return self.serves("devicetaintrules") and self.features.device_taints
+
+    @property
+    def classic(self) -> bool:
+        """Whether classic DRA can be asked for: PodSchedulingContexts are served (1.31's
+        v1alpha3; whether DRAControlPlaneController keeps `spec.controller` is the server's
+        business: without it no claim names a controller)."""
+        return self.serves("podschedulingcontexts")
 
 
 def newest_versions(served: Mapping[str, list[str]]) -> dict[str, str]:

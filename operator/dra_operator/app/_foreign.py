@@ -42,6 +42,8 @@ def is_foreign_allocation(old: Mapping[str, Any] | None, new: Mapping[str, Any])
     or None when nothing was allocated now or we did it."""
     if old is None or _allocation(old) or not _allocation(new):
         return None
+    if _allocation(new).get("controller"):
+        return None  # a classic driver allocates its own claims (docs/classic.md)
     manager = allocation_manager(new)
     if manager is None or manager == names.OPERATOR_FIELD_MANAGER:
         return None

@@ -29,6 +29,7 @@ from dra_operator.controllers.policies import (
 from dra_operator.controllers.scheduler import (
     CELSelectors,
     Governor,
+    KubeContextWriter,
     KubeSchedulerWriter,
     NodeUsage,
     Scheduler,
@@ -59,6 +60,7 @@ class SchedulerPlugin:
             nodes=caches.nodes,
             ledger=caches.ledger,
             usage=NodeUsage(),
+            contexts=caches.contexts,
             tainted=TaintedSlices(
                 caches.taint_rules if ctx.server.taint_rules_in_effect else None,
                 selectorless_matches_all=not features.since_137,
@@ -75,6 +77,11 @@ class SchedulerPlugin:
         )
         ctx.metrics.track_cel(functools.partial(cel_stats, selectors, settings.selection))
         writer = KubeSchedulerWriter(ctx.api, ctx.server.resource(Kind.CLAIMS), metrics=ctx.metrics)
+        contexts = None
+        if caches.contexts is not None:  # classic DRA (docs/classic.md)
+            contexts = KubeContextWriter(
+                ctx.api, ctx.server.resource(Kind.SCHEDULING_CONTEXTS), metrics=ctx.metrics
+            )
         self.scheduler = Scheduler(
             self.state,
             settings,
@@ -82,6 +89,7 @@ class SchedulerPlugin:
             scheduler_names=frozenset(ctx.settings.scheduler_names),
             observe=ctx.observe(names.SCHEDULER_QUEUE),
             governor=Governor(ctx.hooks, policies=caches.policies, namespaces=caches.namespaces),
+            contexts=contexts,
         )
         self.policy_status: Controller[str] | None = None
         if caches.policies is not None and caches.namespaces is not None:
@@ -113,6 +121,8 @@ class SchedulerPlugin:
             self.scheduler.node_changed(change)
         elif kind is Kind.TAINT_RULES:
             self.scheduler.rule_changed(change)
+        elif kind is Kind.SCHEDULING_CONTEXTS:
+            self.scheduler.context_changed(change)
         elif kind in (Kind.POLICIES, Kind.NAMESPACES):
             self.scheduler.policy_changed()
         if self.policy_status is not None and kind in _POLICY_INPUTS:

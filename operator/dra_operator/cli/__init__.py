@@ -19,6 +19,7 @@ __all__ = ["kubectl_complete_main", "kubectl_main", "main"]
 _SUBCOMMANDS: dict[str, str] = {
     "allocate": "_allocate",
     "cel": "_cel",
+    "classic-driver": "_classic_driver",
     "completion": "_completion",
     "controlplane": "_controlplane",
     "demo": "_demo",

@@ -131,10 +131,11 @@ class Diagnosis:
     strategy: str = ""  # its strategy, or FirstFit; "" when nothing was tried
     hooks_not_run: tuple[str, ...] = ()  # the policy's hooks, which explain does not load
     extended: tuple[str, ...] = ()  # "<resource>: <count> from DeviceClass <class>"
+    classic: tuple[str, ...] = ()  # "ns/claim by <driver>": a classic driver allocates them
 
     @property
     def is_allocated(self) -> bool:
-        return not self.pending and not self.missing and not self.error
+        return not self.pending and not self.missing and not self.error and not self.classic
 
 
 def _ref(claim: ResourceClaim) -> str:
@@ -362,7 +363,14 @@ def diagnose_claim(
     subject = f"claim {namespace}/{name}"
     if claim.status.allocation is not None:
         return Diagnosis(subject=subject, allocated=(_allocated(claim, state),))
+    if claim.is_classic:
+        return Diagnosis(subject=subject, classic=(_classic(claim),))
     return _pending(subject, [claim], state, None, features, policies or Policies())
+
+
+def _classic(claim: ResourceClaim) -> str:
+    """An unallocated classic claim (docs/classic.md): its driver, not the allocator, decides."""
+    return f"{_ref(claim)} by {claim.controller}"
 
 
 def _pod_claim_names(pod: Pod) -> list[tuple[str, str | None]]:
@@ -396,19 +404,27 @@ def diagnose_pod(
     allocated: list[AllocatedClaim] = []
     pending: list[ResourceClaim] = []
     missing: list[str] = []
+    classic: list[str] = []
     for entry, claim_name in _pod_claim_names(pod):
         claim = _find_claim(state, namespace, claim_name) if claim_name else None
         if claim is None:
             missing.append(claim_name or f"(from template, for {entry})")
         elif claim.status.allocation is not None:
             allocated.append(_allocated(claim, state))
+        elif claim.is_classic:
+            classic.append(_classic(claim))
         else:
             pending.append(claim)
     subject = f"pod {namespace}/{name}"
     extended = _extended_of(pod, state, allocated, pending)
     if not pending and extended is None:
-        return Diagnosis(subject=subject, allocated=tuple(allocated), missing=tuple(missing))
-    return _pending(
+        return Diagnosis(
+            subject=subject,
+            allocated=tuple(allocated),
+            missing=tuple(missing),
+            classic=tuple(classic),
+        )
+    found = _pending(
         subject,
         pending,
         state,
@@ -419,6 +435,7 @@ def diagnose_pod(
         missing=tuple(missing),
         extended=extended,
     )
+    return replace(found, classic=tuple(classic)) if classic else found
 
 
 _Special = Callable[[str], ResourceClaim | None]

@@ -76,6 +76,11 @@ def _table(found: Diagnosis, *, wide: bool = False) -> str:
         lines += [f"  {device}" for device in claim.devices]
     for name in found.missing:
         lines.append(f"claim {name}: does not exist yet (the claims controller creates it)")
+    for name in found.classic:
+        lines.append(
+            f"claim {name}: allocated by that classic driver, for the node selected in the "
+            "pod's PodSchedulingContext (docs/classic.md)"
+        )
     if found.pending:
         lines.append(f"not allocated: {', '.join(found.pending)}")
         lines += _policy_line(found)

@@ -88,10 +88,14 @@ _RELEASES: dict[int, Release] = {
     },
     # 1.31-1.33: the API versions a release lacks are left out (the apiserver exits on an
     # unknown group version), and DynamicResourceAllocation is alpha/beta off, so it is passed.
-    # 1.31's DRAControlPlaneController (classic DRA) stays off: only structured DRA is served.
+    # 1.31's DRAControlPlaneController is on too: classic DRA (docs/classic.md) keeps
+    # `spec.controller`, `allocation.controller` and `deallocationRequested` only with it.
     31: Release(
         minor=31,
-        gates=(Gate("DynamicResourceAllocation", _A, False),),
+        gates=(
+            Gate("DRAControlPlaneController", _A, False),
+            Gate("DynamicResourceAllocation", _A, False),
+        ),
         runtime_config=("resource.k8s.io/v1alpha3",),
     ),
     32: Release(

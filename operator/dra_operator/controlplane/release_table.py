@@ -56,7 +56,9 @@ exists before 1.31: 1.27–1.29 have classic DRA only (a driver allocates, see
 `allocator.allocate_named` allocates and `model.v1alpha2` reads and writes. The operator
 itself does not run on 1.27–1.30 yet: its discovery refuses a server that serves only
 v1alpha2 ("not run" below). Only 1.30 of these is pinned and built (`controlplane up --version
-1.30`; e2e/test_named_resources.py runs there).
+1.30`; e2e/test_named_resources.py runs there). Classic DRA on 1.31 (`DRAControlPlaneController`,
+switched on by `controlplane up`): claims with `spec.controller` go through the
+PodSchedulingContext protocol with their classic driver (docs/classic.md).
 
 """
 

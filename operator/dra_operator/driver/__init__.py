@@ -8,10 +8,14 @@ sockets and the variables containers get.
 
 It uses `kube` for the API and `model` to check inventories and read claims; nothing of the
 control-plane controllers, the allocator or kopf.
+
+`ClassicDriver` is a fake classic (KEP-3063) driver for 1.31's control-plane protocol
+(`dra-operator classic-driver`, docs/classic.md).
 """
 
 from dra_operator.driver._cdi import CDI_VERSION, cdi_kind, spec_path
 from dra_operator.driver._checkpoint import Checkpoint, PreparedClaim, PreparedDevice
+from dra_operator.driver._classic import ClassicDriver, ClassicDriverSettings, finalizer_of
 from dra_operator.driver._events import DriverEvent
 from dra_operator.driver._grpc import DRA_SERVICE, DRAService, RegistrationService
 from dra_operator.driver._inventory import (
@@ -32,6 +36,8 @@ __all__ = [
     "DRA_SERVICE",
     "SLICES",
     "Checkpoint",
+    "ClassicDriver",
+    "ClassicDriverSettings",
     "DRAService",
     "Driver",
     "DriverEvent",
@@ -46,6 +52,7 @@ __all__ = [
     "RegistrationService",
     "SlicePublisher",
     "cdi_kind",
+    "finalizer_of",
     "load_inventory",
     "parse_inventory",
     "run_driver",

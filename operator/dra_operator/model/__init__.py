@@ -7,6 +7,11 @@ predicates used by the allocator and scheduler live here too, as pure functions 
 """
 
 from dra_operator.model import v1alpha2  # classic DRA's API, its own types
+from dra_operator.model._classic import (
+    context_manifest,
+    parse_pod_scheduling_context,
+    render_scheduling_spec,
+)
 from dra_operator.model._extended import (
     ExtendedClaim,
     ExtendedResourceClasses,
@@ -128,8 +133,10 @@ from dra_operator.model._types import (
     ObjectMeta,
     OpaqueDeviceConfiguration,
     OwnerReference,
+    PodSchedulingContext,
     ResourceClaim,
     ResourceClaimConsumerReference,
+    ResourceClaimSchedulingStatus,
     ResourceClaimStatus,
     ResourceClaimTemplate,
     ResourcePool,
@@ -189,6 +196,7 @@ __all__ = [
     "PodExtendedResourceClaimStatus",
     "PodResourceClaim",
     "PodResourceClaimStatus",
+    "PodSchedulingContext",
     "PodSpec",
     "PodStatus",
     "Quantity",
@@ -196,6 +204,7 @@ __all__ = [
     "ResolvedClaim",
     "ResourceClaim",
     "ResourceClaimConsumerReference",
+    "ResourceClaimSchedulingStatus",
     "ResourceClaimStatus",
     "ResourceClaimTemplate",
     "ResourcePool",
@@ -204,6 +213,7 @@ __all__ = [
     "Toleration",
     "UnresolvedClaim",
     "apply_taint_rules",
+    "context_manifest",
     "controller_of",
     "dra_backed",
     "effective_requests",
@@ -219,6 +229,7 @@ __all__ = [
     "parse_node",
     "parse_object",
     "parse_pod",
+    "parse_pod_scheduling_context",
     "parse_resource_claim",
     "parse_resource_claim_template",
     "parse_resource_slice",
@@ -229,6 +240,7 @@ __all__ = [
     "render_resource_claim",
     "render_resource_claim_template",
     "render_resource_slice",
+    "render_scheduling_spec",
     "requests_and_mappings",
     "resolve_claim",
     "served_by_dra",

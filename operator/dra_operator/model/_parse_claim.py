@@ -106,6 +106,7 @@ def parse_device_class(raw: Raw, version: str = "v1") -> DeviceClass:
         selectors=list_of(spec, "selectors", "spec", device_selector),
         config=list_of(spec, "config", "spec", _class_config),
         extended_resource_name=opt_str(spec, "extendedResourceName", "spec"),
+        suitable_nodes=opt_node_selector(spec, "suitableNodes", "spec"),
     )
 
 
@@ -252,6 +253,7 @@ def allocation_result(value: object, path: str) -> AllocationResult:
         ),
         node_selector=opt_node_selector(raw, "nodeSelector", path),
         allocation_timestamp=opt_timestamp(raw, "allocationTimestamp", path),
+        controller=str_or_empty(raw, "controller", path),
     )
 
 
@@ -299,16 +301,19 @@ def claim_status(raw: Raw, path: str) -> ResourceClaimStatus:
         else allocation_result(allocation, child(path, "allocation")),
         reserved_for=list_of(raw, "reservedFor", path, consumer),
         devices=list_of(raw, "devices", path, _device_status),
+        deallocation_requested=bool(opt_bool(raw, "deallocationRequested", path)),
     )
 
 
 def parse_resource_claim(raw: Raw, version: str = "v1") -> ResourceClaim:
     """A ResourceClaim: spec, status.allocation and status.reservedFor."""
     check_version(version)
+    spec = req_object(raw, "spec", "")
     return ResourceClaim(
         metadata=metadata(raw),
-        spec=claim_spec(req_object(raw, "spec", ""), "spec", version),
+        spec=claim_spec(spec, "spec", version),
         status=claim_status(opt_object(raw, "status", "") or {}, "status"),
+        controller=str_or_empty(spec, "controller", "spec"),
     )
 
 

@@ -118,6 +118,7 @@ def render_allocation_result(result: AllocationResult, version: str = "v1") -> J
     out: Json = {"devices": devices}
     put(out, "nodeSelector", opt_node_selector(result.node_selector))
     put(out, "allocationTimestamp", opt_time(result.allocation_timestamp))
+    put(out, "controller", result.controller)
     return out
 
 
@@ -135,6 +136,7 @@ def render_claim_status(status: ResourceClaimStatus, version: str = "v1") -> Jso
     if status.allocation is not None:
         out["allocation"] = render_allocation_result(status.allocation, version)
     put(out, "reservedFor", [consumer(c) for c in status.reserved_for])
+    put(out, "deallocationRequested", status.deallocation_requested)
     put(out, "devices", [_device_status(d) for d in status.devices])
     return out
 
@@ -223,6 +225,11 @@ def _claim_spec(spec: DeviceClaim) -> Json:
     return {"devices": devices}
 
 
+def _with_controller(spec: Json, claim: ResourceClaim) -> Json:
+    put(spec, "controller", claim.controller)
+    return spec
+
+
 def render_resource_claim(claim: ResourceClaim, version: str = "v1") -> Json:
     """A whole ResourceClaim in the shape of `version`."""
     check_version(version)
@@ -230,7 +237,7 @@ def render_resource_claim(claim: ResourceClaim, version: str = "v1") -> Json:
         "apiVersion": f"{GROUP}/{version}",
         "kind": "ResourceClaim",
         "metadata": object_meta(claim.metadata),
-        "spec": versions.claim_spec(_claim_spec(claim.spec), version),
+        "spec": _with_controller(versions.claim_spec(_claim_spec(claim.spec), version), claim),
         "status": render_claim_status(claim.status, version),
     }
 
@@ -256,6 +263,7 @@ def render_device_class(device_class: DeviceClass, version: str = "v1") -> Json:
     put(spec, "selectors", [_selector(s) for s in device_class.selectors])
     put(spec, "config", [_opaque({}, c) for c in device_class.config])
     put_pointer(spec, "extendedResourceName", device_class.extended_resource_name)
+    put(spec, "suitableNodes", opt_node_selector(device_class.suitable_nodes))
     return {
         "apiVersion": f"{GROUP}/{version}",
         "kind": "DeviceClass",

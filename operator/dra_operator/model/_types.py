@@ -202,6 +202,7 @@ class DeviceClass:
     selectors: tuple[DeviceSelector, ...] = ()
     config: tuple[OpaqueDeviceConfiguration | None, ...] = ()
     extended_resource_name: str | None = None
+    suitable_nodes: NodeSelector | None = None  # 1.31 classic DRA: nodes for classic claims
 
 
 # -- claims ----------------------------------------------------------------------------------
@@ -327,6 +328,7 @@ class AllocationResult:
     devices: DeviceAllocationResult = field(default_factory=DeviceAllocationResult)
     node_selector: NodeSelector | None = None
     allocation_timestamp: datetime.datetime | None = None
+    controller: str = ""  # 1.31 classic DRA: the driver that allocated (and deallocates)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -374,6 +376,7 @@ class ResourceClaimStatus:
     allocation: AllocationResult | None = None
     reserved_for: tuple[ResourceClaimConsumerReference, ...] = ()
     devices: tuple[AllocatedDeviceStatus, ...] = ()
+    deallocation_requested: bool = False  # 1.31 classic DRA: the driver shall deallocate
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -381,6 +384,13 @@ class ResourceClaim:
     metadata: ObjectMeta
     spec: DeviceClaim = field(default_factory=DeviceClaim)
     status: ResourceClaimStatus = field(default_factory=ResourceClaimStatus)
+    controller: str = ""  # 1.31 `spec.controller`: a classic driver allocates (docs/classic.md)
+
+    @property
+    def is_classic(self) -> bool:
+        """Whether a classic (control-plane) driver allocates and deallocates this claim."""
+        allocation = self.status.allocation
+        return bool(self.controller) or (allocation is not None and bool(allocation.controller))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -388,6 +398,34 @@ class ResourceClaimTemplate:
     metadata: ObjectMeta
     template_metadata: ObjectMeta  # labels/annotations copied to generated claims
     spec: DeviceClaim = field(default_factory=DeviceClaim)
+
+
+# -- classic DRA (KEP-3063) -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResourceClaimSchedulingStatus:
+    """What one driver said about one pod claim: the nodes it cannot allocate it on."""
+
+    name: str  # pod.spec.resourceClaims[].name
+    unsuitable_nodes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PodSchedulingContext:
+    """The scheduler's and the classic drivers' exchange about one pod (named like it)."""
+
+    metadata: ObjectMeta
+    selected_node: str = ""
+    potential_nodes: tuple[str, ...] = ()
+    resource_claims: tuple[ResourceClaimSchedulingStatus, ...] = ()
+
+    def unsuitable(self, pod_claim: str) -> tuple[str, ...] | None:
+        """The unsuitable nodes of `pod_claim`; None while no driver has answered for it."""
+        for entry in self.resource_claims:
+            if entry.name == pod_claim:
+                return entry.unsuitable_nodes
+        return None
 
 
 # -- taint rules -----------------------------------------------------------------------------

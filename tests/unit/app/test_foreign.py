@@ -77,6 +77,12 @@ def test_a_fresh_allocation_by_another_manager_is_foreign(
     assert is_foreign_allocation(old, new) == foreign
 
 
+def test_a_classic_drivers_allocation_is_not_foreign() -> None:
+    new = claim("classic-driver", allocated=True)
+    new["status"]["allocation"]["controller"] = "classic.example.com"
+    assert is_foreign_allocation(claim(None, allocated=False), new) is None
+
+
 def test_pools_are_listed_once() -> None:
     assert allocated_pools(claim("kube-scheduler", allocated=True)) == ["d.example.com/node-a"]
 

@@ -151,3 +151,19 @@ def test_an_unbound_pod_blocked_by_a_node_taint_names_it() -> None:
     assert not verdict.fits
     assert verdict.node_problems == ("node(s) had untolerated taint(s)",)
     assert _table(found).splitlines()[-1] == "  node node-1: node(s) had untolerated taint(s)"
+
+
+def test_a_classic_claim_is_left_to_its_driver() -> None:
+    """docs/classic.md: no allocator funnel for a claim a classic driver allocates."""
+    classic = replace(gpu_claim(), controller="classic.example.com")
+    found = diagnose_claim(_state(classic), "default", "claim", FEATURES)
+    assert found is not None and not found.is_allocated
+    assert found.classic == ("default/claim by classic.example.com",)
+    assert found.nodes == () and found.pending == ()
+    assert "allocated by that classic driver" in _table(found)
+    pod = Pod(
+        metadata=ObjectMeta(name="p", namespace="default"),
+        spec=PodSpec(resource_claims=(PodResourceClaim(name="g", resource_claim_name="claim"),)),
+    )
+    in_pod = diagnose_pod(_state(classic, pods=(pod,)), "default", "p", FEATURES)
+    assert in_pod is not None and in_pod.classic == found.classic and not in_pod.pending

@@ -103,7 +103,6 @@ _SPEC = re.compile(
     r"^\t(?P<name>DRA\w+|DynamicResourceAllocation): \{\n(?P<body>(?:\t\t.*\n|\t\t//.*\n)*?)\t\},",
     re.MULTILINE,
 )
-CLASSIC_GATES = ("DRAControlPlaneController",)
 # 1.31 still lists its DRA gates in the unversioned map.
 _UNVERSIONED = re.compile(
     r"^\t(?P<name>DRA\w+|DynamicResourceAllocation): \{Default: (?P<default>true|false), "
@@ -144,7 +143,5 @@ def test_table_matches_upstream_source(minor: int, release: str) -> None:
     # 1.32 keeps its versioned specs in versioned_kube_features.go.
     source = "\n".join(path.read_text() for path in sorted(features.glob("*kube_features.go")))
     upstream = _upstream_gates(source, minor)
-    for name in CLASSIC_GATES:  # classic DRA is not served: its gate stays off
-        upstream.pop(name, None)
     ours = {g.name: (g.stage, g.default, g.locked) for g in release_flags(minor).gates}
     assert ours == upstream

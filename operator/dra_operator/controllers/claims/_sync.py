@@ -349,12 +349,15 @@ def sync_claim(
         # Deallocate on the transition "in use" -> "unused" only: a claim allocated but never
         # reserved (a driver may do that) stays allocated.
         deallocate = not remaining and protected
+        allocation = claim.status.allocation
+        classic = allocation is not None and bool(allocation.controller)
         writes.append(
             PruneReservedFor(
                 claim=key,
                 resource_version=meta.resource_version,
                 reserved_for=tuple(remaining),
-                deallocate=deallocate,
+                deallocate=deallocate and not classic,
+                request_deallocation=not remaining and classic,
             )
         )
         if protected and (deallocate or not allocated):

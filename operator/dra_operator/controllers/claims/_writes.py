@@ -135,12 +135,15 @@ class PruneReservedFor:
     """UpdateStatus (never a patch: it must fail on concurrent change) with `reserved_for`.
 
     `deallocate` also clears `status.allocation` in the same write: the last consumer left.
+    `request_deallocation` instead sets `deallocationRequested`: a classic claim, which its
+    driver deallocates (1.31 kube-controller-manager; docs/classic.md).
     """
 
     claim: ObjectKey
     resource_version: str | None
     reserved_for: tuple[ResourceClaimConsumerReference, ...]
     deallocate: bool
+    request_deallocation: bool = False
 
     def status_body(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         """The claim as read, keeping only the still-valid `reservedFor` entries.
@@ -167,6 +170,8 @@ class PruneReservedFor:
             status.pop("reservedFor", None)
         if self.deallocate:
             status.pop("allocation", None)
+        if self.request_deallocation:
+            status["deallocationRequested"] = True
         return body
 
 

@@ -11,6 +11,14 @@ AllocationPolicies and hooks steer each decision through `Governor` (docs/polici
 See docs/scheduler.md.
 """
 
+from dra_operator.controllers.scheduler._classic import (
+    DEALLOCATION_DONE,
+    PROVIDE_INFORMATION,
+    UNSUITABLE,
+    WAITING_FOR_DRIVER,
+    PublishContext,
+    RequestDeallocation,
+)
 from dra_operator.controllers.scheduler._decide import (
     MAX_RESERVED_FOR,
     ClaimWrite,
@@ -48,7 +56,7 @@ from dra_operator.controllers.scheduler._extended import (
     create_body,
     pod_status_patch,
 )
-from dra_operator.controllers.scheduler._kube import KubeSchedulerWriter
+from dra_operator.controllers.scheduler._kube import KubeContextWriter, KubeSchedulerWriter
 from dra_operator.controllers.scheduler._metrics import (
     SchedulerMetrics,
     blocking_reason,
@@ -56,7 +64,11 @@ from dra_operator.controllers.scheduler._metrics import (
 )
 from dra_operator.controllers.scheduler._nodes import node_problems
 from dra_operator.controllers.scheduler._policies import Choice, Governor
-from dra_operator.controllers.scheduler._scheduler import Scheduler, SchedulerWriter
+from dra_operator.controllers.scheduler._scheduler import (
+    ContextWriter,
+    Scheduler,
+    SchedulerWriter,
+)
 from dra_operator.controllers.scheduler._selectors import CELSelectors, cel_stats
 from dra_operator.controllers.scheduler._taints import TaintedSlices
 from dra_operator.controllers.scheduler._usage import NodeRequests, NodeUsage
@@ -70,23 +82,31 @@ from dra_operator.controllers.scheduler._writes import (
 )
 
 __all__ = [
+    "DEALLOCATION_DONE",
     "MAX_RESERVED_FOR",
     "NOT_AVAILABLE_ON_NODE",
     "NO_NODES",
+    "PROVIDE_INFORMATION",
     "STALE_CLAIM",
+    "UNSUITABLE",
+    "WAITING_FOR_DRIVER",
     "CELSelectors",
     "Choice",
     "ClaimWrite",
+    "ContextWriter",
     "Decision",
     "Event",
     "ExtendedWrite",
     "Fits",
     "Governor",
+    "KubeContextWriter",
     "KubeSchedulerWriter",
     "NodeRequests",
     "NodeUsage",
     "Placement",
+    "PublishContext",
     "Rejected",
+    "RequestDeallocation",
     "Scheduler",
     "SchedulerMetrics",
     "SchedulerWriter",

@@ -41,6 +41,18 @@ from dra_operator.cluster import (
     PoolKey,
     Store,
 )
+from dra_operator.controllers.scheduler._classic import (
+    DEALLOCATION_DONE,
+    PROVIDE_INFORMATION,
+    WAITING_FOR_DRIVER,
+    ClassicWrite,
+    PendingClaim,
+    class_problem,
+    classic_problems,
+    context_problem,
+    deallocation_candidate,
+    next_step,
+)
 from dra_operator.controllers.scheduler._explain import (
     NOT_AVAILABLE_ON_NODE,
     claim_failure,
@@ -74,6 +86,7 @@ from dra_operator.model import (
     Node,
     NodeSelector,
     Pod,
+    PodSchedulingContext,
     Quantity,
     ResourceClaim,
     ResourceClaimConsumerReference,
@@ -128,6 +141,7 @@ class State:
     nodes: Store[Node]
     ledger: DeviceLedger
     usage: NodeUsage
+    contexts: Store[PodSchedulingContext] | None = None  # served only with classic DRA (1.31)
     tainted: TaintedSlices = field(default_factory=TaintedSlices)
     verdicts: Verdicts | None = None  # None: ask the allocator on every node, every time
     score_start: int = 0  # where the next scored decision starts looking (upstream's rotation)
@@ -137,6 +151,13 @@ class State:
         if self.verdicts is not None:
             return self.verdicts.nodes_by_name(self.nodes)
         return [entry.obj for entry in sorted(self.nodes, key=lambda e: e.key.name)]
+
+    def context_of(self, pod: Pod) -> PodSchedulingContext | None:
+        """The PodSchedulingContext named like `pod` (classic DRA), if any."""
+        if self.contexts is None:
+            return None
+        entry = self.contexts.get(ObjectKey(pod.metadata.namespace, pod.metadata.name))
+        return entry.obj if entry is not None else None
 
     def class_map(self) -> dict[str, DeviceClass]:
         """Classes by name, built once per decision (not once per node)."""
@@ -182,6 +203,7 @@ class Unschedulable:
 
     message: str
     stale: ResourceClaim | None = None  # an earlier attempt's special claim, to be deleted
+    classic: ClassicWrite | None = None  # classic DRA: written before the event (_classic)
 
 
 Decision = Placement | Wait | Unschedulable | None  # None: nothing to do
@@ -216,6 +238,8 @@ class _Claims:
     selectors: list[NodeSelector] = field(default_factory=list)  # of all allocated claims
     unallocated: list[ResourceClaim] = field(default_factory=list)
     skips_node_operations: bool = False  # an allocated claim's device skips node operations
+    classic: list[PendingClaim] = field(default_factory=list)  # unallocated; a driver allocates
+    in_place: list[ResourceClaim] = field(default_factory=list)  # every allocated claim
 
 
 def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
@@ -229,7 +253,7 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
     if isinstance(found, str):
         return Unschedulable(prefilter_error(node_count, found))
     if pod.spec.node_name:
-        if not found.allocated and not found.unallocated:
+        if not found.allocated and not found.unallocated and not found.classic:
             return None
         entry = state.nodes.get(ObjectKey("", pod.spec.node_name))
         if entry is None:
@@ -257,6 +281,8 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
             problems.append(STALE_CLAIM)
         return problems
 
+    if found.classic:
+        return _decide_classic(pod, found, candidates, node_filter, state, settings, node_count)
     placed = _place(
         candidates,
         found.unallocated,
@@ -270,10 +296,11 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
     if isinstance(placed, errors.AllocationInputError):
         return Unschedulable(prefilter_error(node_count, str(placed)))
     if isinstance(placed, list):
-        return Unschedulable(
-            fit_error(len(candidates) if pod.spec.node_name else node_count, placed),
-            stale=need.stale if need is not None else None,
-        )
+        message = fit_error(len(candidates) if pod.spec.node_name else node_count, placed)
+        handback = deallocation_candidate(pod, found.in_place, candidates, state.context_of(pod))
+        if handback is not None:
+            return Unschedulable(f"{message} {DEALLOCATION_DONE}", classic=handback)
+        return Unschedulable(message, stale=need.stale if need is not None else None)
     node_name, results, extended = placed
     special: ExtendedWrite | None = None
     if extended is not None:
@@ -308,6 +335,61 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
         bind=not pod.spec.node_name,
         extended=special,
     )
+
+
+def _decide_classic(
+    pod: Pod,
+    found: _Claims,
+    candidates: Sequence[Node],
+    node_filter: Callable[[Node], list[str]],
+    state: State,
+    settings: Settings,
+    node_count: int,
+) -> Unschedulable:
+    """A pod with unallocated classic claims: publish what the drivers need, or wait."""
+    classes = state.class_map()
+    context = state.context_of(pod)
+    problem = class_problem(found.classic, classes) or context_problem(pod, context)
+    if problem is not None:
+        return Unschedulable(prefilter_error(node_count, problem))
+
+    def classic_filter(node: Node) -> list[str]:
+        return node_filter(node) or classic_problems(node, found.classic, classes, context)
+
+    placed = _place(
+        candidates,
+        found.unallocated,
+        classic_filter,
+        state,
+        settings,
+        every_node=not pod.spec.node_name,
+        who=_ref(pod),
+    )
+    if isinstance(placed, errors.AllocationInputError):
+        return Unschedulable(prefilter_error(node_count, str(placed)))
+    if isinstance(placed, list):
+        message = fit_error(len(candidates) if pod.spec.node_name else node_count, placed)
+        handback = deallocation_candidate(pod, found.in_place, candidates, context)
+        if handback is not None:
+            return Unschedulable(f"{message} {DEALLOCATION_DONE}", classic=handback)
+        return Unschedulable(message)
+
+    def passes(node: Node) -> bool:
+        """Filter as a whole: the pod's structured claims must fit there too."""
+        if classic_filter(node):
+            return False
+        if not found.unallocated or node.name == placed[0]:
+            return True
+        alone = _place(
+            [node], found.unallocated, classic_filter, state, settings, every_node=False, who=""
+        )
+        return isinstance(alone, tuple)
+
+    passing = [node.name for node in candidates if passes(node)]
+    publish = next_step(pod, found.classic, passing, placed[0], context)
+    if publish is None:
+        return Unschedulable(f"0/1 nodes are available: 1 {PROVIDE_INFORMATION}.")
+    return Unschedulable(WAITING_FOR_DRIVER, classic=publish)
 
 
 def claims_to_allocate(pod: Pod, state: State, features: Features) -> list[ResourceClaim]:
@@ -365,6 +447,7 @@ def _resolve_claims(pod: Pod, state: State, features: Features) -> _Claims | Wai
     found = _Claims()
     seen: set[str] = set()
     for entry in pod.spec.resource_claims:
+        pod_claim = entry.name
         resolved = resolve_claim(pod, entry)
         if isinstance(resolved, UnresolvedClaim):
             return Wait(resolved.message) if resolved.not_created else resolved.message
@@ -386,10 +469,14 @@ def _resolve_claims(pod: Pod, state: State, features: Features) -> _Claims | Wai
             return problem
         allocation = claim.status.allocation
         if allocation is None:
+            if claim.is_classic:
+                found.classic.append(PendingClaim(pod_claim, claim))
+                continue
             if state.ledger.is_in_flight(claim.metadata.uid):
                 return Wait(f"resource claim {_key(claim)} is in the process of being allocated")
             found.unallocated.append(claim)
             continue
+        found.in_place.append(claim)
         if allocation.node_selector is not None:
             found.selectors.append(allocation.node_selector)
         if features.since_137 and any(r.skip_node_operations for r in allocation.devices.results):
@@ -408,6 +495,8 @@ def _claim_problem(
     if c.deletion_timestamp is not None:
         return f'resourceclaim "{c.name}" is being deleted'
     status = claim.status
+    if status.deallocation_requested:
+        return "resourceclaim must be reallocated"  # its classic driver is deallocating it
     if status.allocation is None or any(r.uid == p.uid for r in status.reserved_for):
         return None
     if len(status.reserved_for) >= MAX_RESERVED_FOR:

@@ -125,3 +125,47 @@ class KubeSchedulerWriter:
         )
         if failed is not None:
             _log.warning("event.failed", reason=event.reason, error=str(failed))
+
+
+class KubeContextWriter:
+    """`ContextWriter` over one client: PodSchedulingContexts in the served version."""
+
+    def __init__(
+        self, client: Client, contexts: Resource, *, metrics: APIRecorder | None = None
+    ) -> None:
+        self._client = client
+        self._contexts = contexts
+        self._metrics = metrics
+
+    async def get_context(self, key: ObjectKey) -> Mapping[str, Any] | None:
+        try:
+            return await self._client.get(self._contexts, key.name, namespace=key.namespace)
+        except errors.APINotFoundError:
+            return None
+
+    async def create_context(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        with counting_failures(self._metrics, "PodSchedulingContext"):
+            return await self._client.create(
+                self._contexts,
+                self._typed(body),
+                namespace=body["metadata"]["namespace"],
+                field_manager=names.OPERATOR_FIELD_MANAGER,
+            )
+
+    async def update_context(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        with counting_failures(self._metrics, "PodSchedulingContext"):
+            return await self._client.update(
+                self._contexts, self._typed(body), field_manager=names.OPERATOR_FIELD_MANAGER
+            )
+
+    async def delete_context(self, key: ObjectKey, uid: str) -> None:
+        with counting_failures(self._metrics, "PodSchedulingContext"):
+            try:
+                await self._client.delete(
+                    self._contexts, key.name, namespace=key.namespace, uid=uid
+                )
+            except errors.APINotFoundError:
+                return
+
+    def _typed(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        return {**body, "apiVersion": self._contexts.api_version, "kind": "PodSchedulingContext"}

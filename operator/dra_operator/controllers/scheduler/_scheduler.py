@@ -33,6 +33,7 @@ unschedulable pod. `after_allocate` hooks are awaited once the placement's write
 from __future__ import annotations
 
 import asyncio
+import copy
 import datetime
 import time
 from collections.abc import Mapping
@@ -41,6 +42,7 @@ from typing import Any, Protocol
 from dra_operator import errors, names
 from dra_operator.cluster import PODS_BY_CLAIM, Change, ObjectKey
 from dra_operator.controllers import Controller, Observer, Result
+from dra_operator.controllers.scheduler._classic import PublishContext, RequestDeallocation
 from dra_operator.controllers.scheduler._decide import (
     ClaimWrite,
     Decision,
@@ -72,6 +74,7 @@ from dra_operator.controllers.scheduler._policies import Choice, Governor
 from dra_operator.controllers.scheduler._writes import (
     Event,
     binding_body,
+    deallocation_body,
     finalizer_body,
     has_finalizer,
     is_allocated,
@@ -87,8 +90,11 @@ from dra_operator.model import (
     DeviceTaintRule,
     Node,
     Pod,
+    PodSchedulingContext,
     ResourceClaim,
     ResourceSlice,
+    context_manifest,
+    render_scheduling_spec,
 )
 from dra_operator.observability import LogEvent, get_logger
 
@@ -137,6 +143,22 @@ class SchedulerWriter(Protocol):
         ...
 
 
+class ContextWriter(Protocol):
+    """The PodSchedulingContext writes of classic DRA (docs/classic.md)."""
+
+    async def get_context(self, key: ObjectKey) -> Mapping[str, Any] | None:
+        """The context as the server has it; None when there is none."""
+
+    async def create_context(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Create; the server's answer."""
+
+    async def update_context(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Update (resourceVersion precondition); the server's answer."""
+
+    async def delete_context(self, key: ObjectKey, uid: str) -> None:
+        """Delete the context with `uid`; gone already is fine."""
+
+
 class Scheduler:
     """The controller: event entry points, the serial decision, the concurrent writes."""
 
@@ -149,8 +171,10 @@ class Scheduler:
         scheduler_names: frozenset[str] = frozenset({names.DEFAULT_SCHEDULER_NAME}),
         observe: Observer[WorkKey] | None = None,
         governor: Governor | None = None,
+        contexts: ContextWriter | None = None,
     ) -> None:
         self.state = state
+        self._contexts = contexts
         self.settings = settings
         self.governor = governor if governor is not None else Governor()
         self.scheduler_names = scheduler_names
@@ -178,6 +202,7 @@ class Scheduler:
         elif change.old is not None:
             self.state.usage.forget(change.old.obj.metadata.uid)
             self.unschedulable.discard(pod_key(change.old.obj))
+            self._forget_context(change.old.obj)
         for key in keys_for_pod(change, self.scheduler_names, self.state.claims):
             self.controller.enqueue(key)
         if frees_room(change):
@@ -193,6 +218,23 @@ class Scheduler:
                 self.controller.enqueue(key)
         if releases_devices(change):
             self._wake_unschedulable()
+
+    def context_changed(self, change: Change[PodSchedulingContext]) -> None:
+        """A driver answered: the pod named like the context is decided again.
+
+        As upstream's queueing hint: a deletion or a change of `spec` only (our own writes)
+        queues nothing.
+        """
+        old = change.old.obj if change.old is not None else None
+        new = change.new.obj if change.new is not None else None
+        if new is None or (old is not None and old.resource_claims == new.resource_claims):
+            return
+        if old is None and not new.resource_claims:
+            return
+        meta = new.metadata
+        pod = self.state.pods.get(ObjectKey(meta.namespace, meta.name))
+        if pod is not None and handles(pod.obj, self.scheduler_names):
+            self.controller.enqueue(pod_key(pod.obj))
 
     def slice_changed(self, change: Change[ResourceSlice]) -> None:
         self.state.tainted.slice_changed(change)
@@ -282,6 +324,10 @@ class Scheduler:
         log_decision(key, choice, decision, time.perf_counter() - started)
         if isinstance(decision, Unschedulable):
             self.unschedulable.add(key)
+            if decision.classic is not None and self._contexts is not None:
+                self._writing.add(key)
+                self._spawn(self._classic(key, subject, decision, self._contexts))
+                return Result()
             self._spawn(self._writer.emit(_failed(key, subject, decision.message)))
             if decision.stale is not None:  # PostFilter: the claim goes, its deletion wakes us
                 stale = decision.stale.metadata
@@ -357,6 +403,7 @@ class Scheduler:
                 await self._writer.bind(body)
                 self._bound(placement.pod)
                 await self._writer.emit(_scheduled(key, subject, placement.node))
+                await self._post_bind(placement.pod)
         except errors.APIConflictError:
             retry = True
             self.conflicts += 1
@@ -386,6 +433,105 @@ class Scheduler:
             entry = self.state.claims.get(claim_key)
             if entry is not None:
                 await points.after_allocate(entry.obj, allocation)
+
+    async def _classic(
+        self, key: WorkKey, subject: tuple[str, str], decision: Unschedulable, api: ContextWriter
+    ) -> None:
+        """Classic DRA's writes of an unschedulable cycle, then its FailedScheduling event.
+
+        Publishing the context is PreBind's (the cycle then stops at `waiting for resource
+        driver`); requesting deallocation is PostFilter's. A 409 decides again at once.
+        """
+        write = decision.classic
+        retry = False
+        try:
+            if isinstance(write, PublishContext):
+                await self._publish(write, api)
+            elif isinstance(write, RequestDeallocation):
+                await self._hand_back(write, api)
+            await self._writer.emit(_failed(key, subject, decision.message))
+        except errors.APIConflictError:
+            retry = True
+            self.conflicts += 1
+        except Exception as exc:  # the task boundary: report, retry with backoff
+            retry = True
+            _log.warning("classic.write_failed", key=str(key), error=str(exc))
+            text = f'running PreBind plugin "DynamicResources": {exc}'  # upstream's wrapping
+            await self._writer.emit(_failed(key, subject, text))
+        finally:
+            self._writing.discard(key)
+            if retry:
+                self.controller.queue.add_rate_limited(key)
+            elif key in self._again:
+                self.controller.enqueue(key)
+            self._again.discard(key)
+
+    async def _publish(self, write: PublishContext, api: ContextWriter) -> None:
+        spec = render_scheduling_spec(write.selected_node, write.potential_nodes)
+        entry = self.state.contexts.get(write.pod) if self.state.contexts is not None else None
+        if entry is None:
+            body = context_manifest(write.pod.namespace, write.pod.name, write.pod_uid, spec)
+            answer = await api.create_context(body)
+        else:
+            body = {**copy.deepcopy(dict(entry.raw)), "spec": spec}
+            answer = await api.update_context(body)
+        if self.state.contexts is not None:
+            self.state.contexts.assume(answer)
+        _log.info(
+            "classic.context_published",
+            pod=str(write.pod),
+            selected_node=write.selected_node,
+            potential_nodes=len(write.potential_nodes),
+        )
+
+    async def _hand_back(self, write: RequestDeallocation, api: ContextWriter) -> None:
+        entry = self.state.contexts.get(write.pod) if self.state.contexts is not None else None
+        if write.clear_selected_node and entry is not None:
+            raw = copy.deepcopy(dict(entry.raw))
+            raw.setdefault("spec", {}).pop("selectedNode", None)
+            answer = await api.update_context(raw)
+            if self.state.contexts is not None:
+                self.state.contexts.assume(answer)
+        claim = self.state.claims.get(write.claim)
+        if claim is None:
+            raise errors.APIConflictError(409, "Gone", f"claim {write.claim}: gone from the cache")
+        self._remember(
+            await self._writer.update_claim_status(
+                deallocation_body(claim.raw, write.resource_version)
+            )
+        )
+        _log.info("classic.deallocation_requested", pod=str(write.pod), claim=str(write.claim))
+
+    def _forget_context(self, pod: Pod) -> None:
+        """A deleted pod's PodSchedulingContext goes too: what the garbage collector does
+        through the ownerReference, which a bare control plane does not run (a context left
+        behind would fail a new pod of the same name: not owned by it)."""
+        if self._contexts is None or self.state.contexts is None:
+            return
+        key = ObjectKey(pod.metadata.namespace, pod.metadata.name)
+        entry = self.state.contexts.get(key)
+        if entry is None:
+            return
+        refs = entry.obj.metadata.owner_references
+        if any(ref.controller and ref.uid == pod.metadata.uid for ref in refs):
+            self._spawn(self._delete_context(key, entry.obj.metadata.uid))
+
+    async def _delete_context(self, key: ObjectKey, uid: str) -> None:
+        if self._contexts is None:
+            return
+        try:
+            await self._contexts.delete_context(key, uid)
+        except errors.APIError as exc:  # a 409 (another UID) or gone: nothing of ours left
+            _log.warning("classic.context_delete_failed", pod=str(key), error=str(exc))
+
+    async def _post_bind(self, pod: ObjectKey) -> None:
+        """Delete the pod's PodSchedulingContext (upstream PostBind: errors only logged;
+        the pod's ownerReference lets the garbage collector do it otherwise)."""
+        if self._contexts is None or self.state.contexts is None:
+            return
+        entry = self.state.contexts.get(pod)
+        if entry is not None:
+            await self._delete_context(pod, entry.obj.metadata.uid)
 
     async def _write_claim(self, write: ClaimWrite, placement: Placement) -> None:
         entry = self.state.claims.get(write.key)

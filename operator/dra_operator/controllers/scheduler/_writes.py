@@ -89,6 +89,16 @@ def unreserve_body(
     return body, deallocate
 
 
+def deallocation_body(raw: Mapping[str, Any], resource_version: str) -> dict[str, Any]:
+    """Classic PostFilter: no consumers and `deallocationRequested`, in one UpdateStatus (the
+    API refuses the request while `reservedFor` is set, but checks the new list)."""
+    body = _copy(raw, resource_version)
+    status = body.setdefault("status", {})
+    status.pop("reservedFor", None)
+    status["deallocationRequested"] = True
+    return body
+
+
 def without_finalizer_body(raw: Mapping[str, Any], resource_version: str) -> dict[str, Any]:
     """The claim without `resource.kubernetes.io/delete-protection` (Update)."""
     body = _copy(raw, resource_version)

@@ -574,3 +574,24 @@ def test_a_reserving_pod_unknown_to_the_cache_needs_an_api_check() -> None:
     assert sync_claim(subject, View()) == NeedPods(
         namespace=NS, names=(POD_NAME, OTHER_POD.metadata.name)
     )
+
+
+def test_classic_claim_is_handed_to_its_driver_when_its_last_consumer_goes() -> None:
+    """1.31 kube-controller-manager: a claim a classic driver allocated gets
+    `deallocationRequested` instead of losing its allocation; its finalizer is the driver's."""
+    allocation = RESERVED.status.allocation
+    assert allocation is not None
+    classic = replace(
+        RESERVED,
+        status=replace(RESERVED.status, allocation=replace(allocation, controller="c.example.com")),
+    )
+    expected = PruneReservedFor(
+        claim=CLAIM_KEY,
+        resource_version="7",
+        reserved_for=(),
+        deallocate=False,
+        request_deallocation=True,
+    )
+    assert sync_claim(classic, View(), {POD_NAME: None}) == Plan(writes=(expected,))
+    body = expected.status_body({"metadata": {"name": "c"}, "status": {"allocation": {}}})
+    assert body["status"] == {"allocation": {}, "deallocationRequested": True}

@@ -1,0 +1,264 @@
+"""Classic DRA (KEP-3063) on 1.31: the operator's scheduler and claims controller with a
+classic driver, under deploy/'s RBAC (docs/classic.md).
+
+The driver is `ClassicDriver` (`dra-operator classic-driver`), run by the test as the admin,
+as a vendor's controller would run beside the operator. Its claims name it in
+`spec.controller`; the server keeps that only with DRAControlPlaneController, which
+`controlplane up --version 1.31` switches on. Covers: a template claim, WaitForFirstConsumer
+(the only mode 1.31 has): the context proposes both nodes, the driver declares one unsuitable,
+the pod binds on the other with its claim allocated by the driver and reserved, the context
+is deleted; deleting the pod hands the claim back (deallocationRequested), the driver
+deallocates and removes its finalizer, the generated claim is deleted. A standalone claim
+shared by two pods: both on its node, both reserved; deallocated through the driver once both
+are gone. A pod that cannot fit because of an allocated claim: PostFilter requests
+deallocation, the driver deallocates, the pod is scheduled on the node it can use; the
+context of a deleted pod is deleted with it. Two claims of two drivers: the pod binds on the
+node both allocated on, one driver having declared the other node unsuitable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+from tests.support.operator import wait_for
+
+from dra_operator import names
+from dra_operator.driver import ClassicDriver, ClassicDriverSettings, finalizer_of
+from dra_operator.errors import APINotFoundError
+from dra_operator.kube import PODS
+from e2e._scene import Scene, allocation, reserved_for
+
+pytestmark = pytest.mark.controlplane
+
+CLASSIC_DRIVER = "classic.e2e.example.com"
+DRIVER_STOP = 10.0  # seconds a cancelled driver may take to stop
+Start = Callable[..., ClassicDriver]
+
+
+@pytest.fixture
+async def classic(scene: Scene) -> AsyncIterator[Start]:
+    """Start classic drivers for the test's namespace; the scene is cleaned up while they
+    still run (their finalizers go only through them), then they stop."""
+    if not scene.served.classic:
+        pytest.skip(f"no classic DRA on {scene.served.git_version} (1.31 only)")
+    tasks: list[asyncio.Task[None]] = []
+
+    def start(
+        *, nodes: tuple[str, ...], reserve: bool = True, name: str = CLASSIC_DRIVER
+    ) -> ClassicDriver:
+        settings = ClassicDriverSettings(
+            driver=name,
+            nodes=frozenset(nodes),
+            namespace=scene.namespace,
+            reserve=reserve,
+            version=scene.claims.version,
+        )
+        driver = ClassicDriver(scene.api, settings)
+        tasks.append(asyncio.get_running_loop().create_task(driver.run()))
+        return driver
+
+    yield start
+    try:
+        await scene.clean_up()
+    except BaseException:
+        left = await scene.api.list(scene.claims, namespace=scene.namespace)
+        for claim in left.get("items") or ():
+            print("left behind:", claim["metadata"], claim.get("status"))
+        raise
+    finally:
+        for task in tasks:
+            task.cancel()
+        done, running = await asyncio.wait(tasks, timeout=DRIVER_STOP)
+        for task in done:
+            if not task.cancelled() and task.exception() is not None:
+                raise AssertionError("a classic driver failed") from task.exception()
+        assert not running, "a classic driver did not stop when cancelled"
+
+
+def _spec(scene: Scene, driver: str = CLASSIC_DRIVER) -> dict[str, Any]:
+    request = {"name": "gpu", "deviceClassName": scene.driver.name}
+    return {"controller": driver, "devices": {"requests": [request]}}
+
+
+async def _template(scene: Scene) -> None:
+    body = {"metadata": {"name": "classic"}, "spec": {"spec": _spec(scene)}}
+    await scene.api.create(scene.templates, body, namespace=scene.namespace)
+
+
+async def _claim(scene: Scene, name: str, driver: str = CLASSIC_DRIVER) -> None:
+    body = {"metadata": {"name": name}, "spec": _spec(scene, driver)}
+    await scene.api.create(scene.claims, body, namespace=scene.namespace)
+
+
+async def _pod(
+    scene: Scene,
+    name: str,
+    *,
+    claim: str | None = None,
+    node: str | None = None,
+    scheduler: str = names.DEFAULT_SCHEDULER_NAME,
+    more: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    source = {"resourceClaimName": claim} if claim else {"resourceClaimTemplateName": "classic"}
+    claims = [{"name": "gpu", **source}, *({"name": c, "resourceClaimName": c} for c in more)]
+    spec: dict[str, Any] = {
+        "schedulerName": scheduler,
+        "terminationGracePeriodSeconds": 1,
+        "containers": [
+            {
+                "name": "pause",
+                "image": "registry.k8s.io/pause:3.10",
+                "resources": {"claims": [{"name": "gpu"}]},
+            }
+        ],
+        "resourceClaims": claims,
+    }
+    if node is not None:
+        spec["nodeSelector"] = {"kubernetes.io/hostname": node}
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+    return await scene.api.create(PODS, body, namespace=scene.namespace)
+
+
+async def _context(scene: Scene, pod: str) -> dict[str, Any] | None:
+    resource = scene.served.resource("podschedulingcontexts")
+    try:
+        return await scene.api.get(resource, pod, namespace=scene.namespace)
+    except APINotFoundError:
+        return None
+
+
+def _nodes_of(claim: dict[str, Any]) -> list[str]:
+    found = allocation(claim) or {}
+    terms = (found.get("nodeSelector") or {}).get("nodeSelectorTerms") or []
+    return [v for t in terms for f in t.get("matchFields") or () for v in f.get("values") or ()]
+
+
+async def _deallocated(scene: Scene, name: str) -> dict[str, Any]:
+    async def done() -> dict[str, Any] | None:
+        claim = await scene.get_claim(name)
+        if claim is None or allocation(claim) is not None:
+            return None
+        if (claim.get("status") or {}).get("deallocationRequested"):
+            return None
+        if finalizer_of(CLASSIC_DRIVER) in (claim["metadata"].get("finalizers") or ()):
+            return None
+        return claim
+
+    return await wait_for(done, what=f"claim {name} deallocated by its driver")
+
+
+async def test_template_claim_goes_through_the_driver_and_back(
+    scene: Scene, classic: Start
+) -> None:
+    second = scene.driver.nodes[1]
+    driver = classic(nodes=(second,))  # the first node is unsuitable for it
+    await _template(scene)
+    await _pod(scene, "p")
+
+    node, claim = await scene.placed("p")
+    assert node == second
+    found = allocation(claim)
+    assert found is not None and found["controller"] == CLASSIC_DRIVER
+    assert _nodes_of(claim) == [second]
+    assert finalizer_of(CLASSIC_DRIVER) in claim["metadata"]["finalizers"]
+    assert "waiting for resource driver" in await scene.events("p", "FailedScheduling")
+    await wait_for(lambda: _gone(scene, "p"), what="the pod's PodSchedulingContext deleted")
+    assert driver.allocations == 1
+    await scene.verify_clean()
+
+    name = claim["metadata"]["name"]
+    await scene.delete_pod("p")
+
+    async def claim_gone() -> bool:
+        return await scene.get_claim(name) is None
+
+    await wait_for(claim_gone, what=f"generated claim {name} deallocated and deleted")
+    assert driver.deallocations == 1
+    # The driver's allocation is its own business, not another scheduler's (docs/coexistence.md).
+    assert await scene.events(name, "AllocatedByAnotherScheduler") == []
+
+
+async def _gone(scene: Scene, pod: str) -> bool:
+    return await _context(scene, pod) is None
+
+
+async def test_shared_claim_is_deallocated_when_its_last_pod_goes(
+    scene: Scene, classic: Start
+) -> None:
+    classic(nodes=tuple(scene.driver.nodes))
+    await _claim(scene, "shared")
+    await _pod(scene, "a", claim="shared")
+    node_a, _ = await scene.placed("a")
+    await _pod(scene, "b", claim="shared")
+    node_b, claim = await scene.placed("b")
+    assert node_a == node_b
+    assert len(reserved_for(claim)) == 2
+    await scene.verify_clean()
+
+    await scene.delete_pod("a")
+    await scene.delete_pod("b")
+    claim = await _deallocated(scene, "shared")
+    assert not reserved_for(claim)
+
+
+async def test_allocated_claim_in_the_way_is_handed_back(scene: Scene, classic: Start) -> None:
+    first, second = scene.driver.nodes[:2]
+    driver = classic(nodes=(first, second), reserve=False)
+    await _claim(scene, "moved")
+    # Another scheduler's pod gets the claim allocated on the first node, then goes away
+    # without ever being reserved: the claim stays allocated, used by nobody.
+    other = await _pod(scene, "elsewhere", claim="moved", scheduler="someone-else")
+    resource = scene.served.resource("podschedulingcontexts")
+    owner = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "name": "elsewhere",
+        "uid": other["metadata"]["uid"],
+        "controller": True,
+    }
+    context = {
+        "metadata": {"name": "elsewhere", "ownerReferences": [owner]},
+        "spec": {"selectedNode": first},
+    }
+    await scene.api.create(resource, context, namespace=scene.namespace)
+
+    async def allocated_on_first() -> bool:
+        claim = await scene.get_claim("moved")
+        return claim is not None and _nodes_of(claim) == [first]
+
+    await wait_for(allocated_on_first, what="claim allocated for the other scheduler's pod")
+    await scene.delete_pod("elsewhere")  # its context goes with it (no garbage collector here)
+    await wait_for(lambda: _gone(scene, "elsewhere"), what="the deleted pod's context deleted")
+
+    await _pod(scene, "p", claim="moved", node=second)
+    node, claim = await scene.placed("p")
+    assert node == second
+    assert _nodes_of(claim) == [second]
+    assert driver.deallocations == 1
+    messages = await scene.events("p", "FailedScheduling")
+    assert any("deallocation of ResourceClaim completed" in m for m in messages), messages
+    await scene.verify_clean()
+
+
+async def test_two_drivers_are_both_heard_before_a_node_is_selected(
+    scene: Scene, classic: Start
+) -> None:
+    first, second = scene.driver.nodes[:2]
+    picky = classic(nodes=(second,))
+    other = "other.e2e.example.com"
+    classic(nodes=(first, second), name=other)
+    await _claim(scene, "mine")
+    await _claim(scene, "theirs", driver=other)
+    await _pod(scene, "p", claim="mine", more=("theirs",))
+
+    node, claim = await scene.placed("p")
+    assert node == second
+    assert _nodes_of(claim) == [second]
+    theirs = await scene.get_claim("theirs")
+    assert theirs is not None and _nodes_of(theirs) == [second]
+    assert (allocation(theirs) or {}).get("controller") == other
+    assert picky.allocations == 1
+    await scene.verify_clean()

@@ -1,0 +1,56 @@
+"""`dra-operator classic-driver`: a fake classic DRA driver (KEP-3063, 1.31), for trying and
+testing classic mode (docs/classic.md). Runs until SIGTERM/SIGINT; API failures are retried."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import click
+
+from dra_operator.cli._logging import log_options
+
+__all__ = ["command"]
+
+
+@click.command("classic-driver")
+@click.option("--driver", required=True, help="Its name: claims with this spec.controller.")
+@click.option(
+    "--nodes",
+    required=True,
+    help="Comma-separated nodes it can allocate on; every other node is unsuitable.",
+)
+@click.option("--namespace", default=None, help="Only this namespace [default: all].")
+@click.option(
+    "--reserve/--no-reserve",
+    default=True,
+    show_default=True,
+    help="Put the pod in reservedFor when allocating (else the scheduler does).",
+)
+@click.option(
+    "--kubeconfig",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Kubeconfig to use [default: $KUBECONFIG, in-cluster, ~/.kube/config].",
+)
+@log_options
+def command(
+    driver: str, nodes: str, namespace: str | None, reserve: bool, kubeconfig: str | None
+) -> None:
+    """Allocate classic claims for the node the scheduler selects."""
+    from dra_operator.driver import ClassicDriver, ClassicDriverSettings
+    from dra_operator.kube import Client
+
+    settings = ClassicDriverSettings(
+        driver=driver,
+        nodes=frozenset(n for n in nodes.split(",") if n),
+        namespace=namespace,
+        reserve=reserve,
+    )
+
+    async def serve() -> None:
+        async with Client.from_kubeconfig(kubeconfig) as api:
+            await ClassicDriver(api, settings).run()
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve())

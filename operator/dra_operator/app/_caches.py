@@ -213,7 +213,8 @@ class Caches:
         while not self.synced():
             self._changed.clear()
             try:
-                await asyncio.wait_for(self._changed.wait(), _RESYNC_AFTER)
+                async with asyncio.timeout(_RESYNC_AFTER):  # 3.11's wait_for may eat a cancel
+                    await self._changed.wait()
             except TimeoutError:
                 for kind in self.stores:
                     if self.missing(kind) != 0:

@@ -425,9 +425,8 @@ class Operator:
                             self._report_unsafe()
                     pause = self._pause_left()
                     try:
-                        await asyncio.wait_for(
-                            self._upstream_changed.wait(), pause if pause > 0 else None
-                        )
+                        async with asyncio.timeout(pause if pause > 0 else None):
+                            await self._upstream_changed.wait()  # (not wait_for: gh-86296)
                     except TimeoutError:  # the pause after a foreign creator may be over
                         if self._pause_left() <= 0:
                             self.metrics.upstream_seen("foreign-claims-creator", running=False)

@@ -30,7 +30,7 @@ helm:
 node-runtime:
 	bash e2e/node/build.sh
 
-NODE_PACKAGES := runc containernetworking-plugins busybox-static iproute2
+NODE_PACKAGES := runc containernetworking-plugins busybox-static iproute2 iptables
 node-packages:
 	@missing=$$(for p in $(NODE_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \

@@ -86,9 +86,15 @@ fmt: $(STAMP)
 	$(BIN)/ruff check --fix .
 
 # The image from the Dockerfile, without a Docker engine (buildah; as root): e2e/image/build.sh.
+# Reused while the Dockerfile, the build context and the base are unchanged.
+IMAGE_PACKAGES := buildah mmdebstrap
 .PHONY: image
 image:
-	bash e2e/image/build.sh
+	@missing=$$(for p in $(IMAGE_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+	bash e2e/image/build.sh >/dev/null
 
 # The wheel: python -m build, twine check, a clean venv's dra-operator and kubectl-dra.
 wheel: $(STAMP)

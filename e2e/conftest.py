@@ -1,7 +1,10 @@
 """Fixtures of the e2e suite (the scenarios' world; see e2e/__init__.py for the two modes).
 
 target         session: the chosen cluster (KUBECONFIG, else the local control plane with
-               its real nodes, which fails rather than skips under CI=true without binaries)
+               its real nodes, which fails rather than skips under CI=true without binaries;
+               with DRA_OPERATOR_E2E_OPERATOR=deployed, one running in_cluster with the image
+               of `make image` loaded and deploy/ applied)
+installer      session: kubectl and helm against the suite's own deployment (test_deployed)
 e2e_api        session: a client as the admin of that cluster
 served         session: what it serves (resource.k8s.io version per kind, release features)
 fake_driver    session: the suite's driver on the nodes it uses: locally on 1.36+ the simulated
@@ -34,7 +37,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.support.controlplane import Spawned
+from tests.support.controlplane import REAL_NODES, Spawned, running_control_plane
+from tests.support.manifests import helm_path, kubectl_path, require_binary
 from tests.support.operator import operator_args
 
 from dra_operator import controlplane
@@ -42,12 +46,15 @@ from dra_operator.app import ServerInfo, discover
 from dra_operator.errors import APINotFoundError
 from dra_operator.kube import NAMESPACES, NODES, Client, load_kubeconfig
 from e2e._driver import FakeDriver, inventory, new_driver, schedulable
+from e2e._install import Installer, image_archive, load_image
 from e2e._scene import Scene
 from e2e._target import DEPLOYED_LEASE, Target, choose, wait_for_leader
 
 LEASE = "dra-operator"
 LOCAL_NODES = 2  # fake Ready nodes on a local release without real ones
 OLDEST_REAL_NODES = 36  # the oldest release whose kubelet e2e/controlplane builds
+UPGRADE_TAG = "0.1.0-upgrade"  # the image tagged again on the nodes, for `helm upgrade`
+ROLLOUT_TIMEOUT = 300.0
 
 
 def _real_nodes_locally() -> bool:
@@ -74,12 +81,69 @@ def pytest_runtest_makereport(
     return report
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """test_deployed last: it replaces the install the other scenarios run against."""
+    items.sort(
+        key=lambda item: item.module is not None and item.module.__name__.endswith(".test_deployed")
+    )
+
+
+def _installer(state: controlplane.ControlPlaneState, home: Path) -> Installer:
+    helm = require_binary(helm_path(), "make helm")
+    return Installer(kubectl_path(), helm, state.admin_kubeconfig, home)
+
+
+@pytest.fixture(scope="session")
+def deployed_control_plane(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Generator[controlplane.ControlPlaneState, None, None]:
+    """The local control plane in_cluster, the image loaded into its nodes and deploy/
+    applied with kubectl, as docs/install.md shows it; the Deployment rolled out."""
+    if not _real_nodes_locally():
+        pytest.fail("the deployed operator needs real nodes: Kubernetes 1.36+", pytrace=False)
+    archive = image_archive()
+    if not archive.is_file():
+        message = f"no image at {archive}: run `make image`"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{message} (CI=true: failing instead of skipping)", pytrace=False)
+        pytest.skip(message)
+    directory = tmp_path_factory.mktemp("controlplane")
+    with running_control_plane(directory, nodes=REAL_NODES, in_cluster=True) as state:
+        installer = _installer(state, tmp_path_factory.mktemp("install"))
+        load_image(state, archive, UPGRADE_TAG)
+        installer.apply_kustomize()
+        try:
+            installer.rollout_status(ROLLOUT_TIMEOUT)
+        except AssertionError as exc:
+            pytest.fail(f"{exc}\n{installer.logs()}", pytrace=False)
+        yield state
+
+
+@pytest.fixture(scope="session")
+def installer(target: Target, tmp_path_factory: pytest.TempPathFactory) -> Installer:
+    if not (target.deployed and target.local and target.control_plane is not None):
+        pytest.skip(
+            "needs the suite's own deployment: DRA_OPERATOR_E2E_OPERATOR=deployed, no KUBECONFIG"
+        )
+    return _installer(target.control_plane, tmp_path_factory.mktemp("helm"))
+
+
 @pytest.fixture(scope="session")
 def target(request: pytest.FixtureRequest) -> Target:
     try:
         choice = choose(os.environ)
     except ValueError as exc:
         raise pytest.fail.Exception(str(exc), pytrace=False) from None
+    if choice.kubeconfig is None and choice.deployed:
+        state = request.getfixturevalue("deployed_control_plane")
+        assert isinstance(state, controlplane.ControlPlaneState)
+        return Target(
+            kubeconfig=state.admin_kubeconfig,
+            operator_kubeconfig=state.operator_kubeconfig,
+            local=True,
+            deployed=True,
+            control_plane=state,
+        )
     if choice.kubeconfig is None:
         real = _real_nodes_locally()
         state = request.getfixturevalue("node_control_plane" if real else "control_plane")

@@ -24,6 +24,7 @@ from dra_operator import controlplane
 
 __all__ = [
     "DEPLOYMENT",
+    "UPGRADE_TAG",
     "Installer",
     "image_archive",
     "version",
@@ -45,6 +46,10 @@ def version() -> str:
         if line.startswith("version = "):
             return line.split('"')[1]
     raise AssertionError("pyproject.toml has no version")
+
+
+UPGRADE_TAG = f"{version()}-upgrade"
+"""The image tagged again on the nodes: another image reference for `helm upgrade`."""
 
 
 def image_archive() -> Path:

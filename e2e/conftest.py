@@ -46,14 +46,13 @@ from dra_operator.app import ServerInfo, discover
 from dra_operator.errors import APINotFoundError
 from dra_operator.kube import NAMESPACES, NODES, Client, load_kubeconfig
 from e2e._driver import FakeDriver, inventory, new_driver, schedulable
-from e2e._install import Installer, image_archive, load_image
+from e2e._install import UPGRADE_TAG, Installer, image_archive, load_image
 from e2e._scene import Scene
 from e2e._target import DEPLOYED_LEASE, Target, choose, wait_for_leader
 
 LEASE = "dra-operator"
 LOCAL_NODES = 2  # fake Ready nodes on a local release without real ones
 OLDEST_REAL_NODES = 36  # the oldest release whose kubelet e2e/controlplane builds
-UPGRADE_TAG = "0.1.0-upgrade"  # the image tagged again on the nodes, for `helm upgrade`
 ROLLOUT_TIMEOUT = 300.0
 
 
@@ -65,19 +64,24 @@ def _real_nodes_locally() -> bool:
 
 
 _OPERATOR_LOG = pytest.StashKey[Path]()
+_INSTALLER = pytest.StashKey[Installer]()
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """Attach the log of the operator the suite started, when a test of a scene fails."""
+    """Attach the log of the operator the suite started (or installed), when a test of a
+    scene fails."""
     report = yield
     log = item.config.stash.get(_OPERATOR_LOG, None)
     uses_scene = "scene" in getattr(item, "fixturenames", ())
     if report.failed and uses_scene and log is not None and log.exists():
         lines = log.read_text(errors="replace").splitlines()
         report.sections.append(("dra-operator run (last lines)", "\n".join(lines[-60:])))
+    installer = item.config.stash.get(_INSTALLER, None)
+    if report.failed and uses_scene and installer is not None:
+        report.sections.append(("the deployed operator's pods (kubectl logs)", installer.logs()))
     return report
 
 
@@ -95,7 +99,7 @@ def _installer(state: controlplane.ControlPlaneState, home: Path) -> Installer:
 
 @pytest.fixture(scope="session")
 def deployed_control_plane(
-    tmp_path_factory: pytest.TempPathFactory,
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Generator[controlplane.ControlPlaneState, None, None]:
     """The local control plane in_cluster, the image loaded into its nodes and deploy/
     applied with kubectl, as docs/install.md shows it; the Deployment rolled out."""
@@ -110,6 +114,7 @@ def deployed_control_plane(
     directory = tmp_path_factory.mktemp("controlplane")
     with running_control_plane(directory, nodes=REAL_NODES, in_cluster=True) as state:
         installer = _installer(state, tmp_path_factory.mktemp("install"))
+        request.config.stash[_INSTALLER] = installer
         load_image(state, archive, UPGRADE_TAG)
         installer.apply_kustomize()
         try:

@@ -20,13 +20,12 @@ from collections.abc import Callable
 import pytest
 
 from dra_operator.kube import Client
-from e2e._install import Installer, version
+from e2e._install import UPGRADE_TAG, Installer, version
 from e2e._scene import Scene, devices
 from e2e._target import DEPLOYED_LEASE, wait_for_leader
 
 pytestmark = pytest.mark.controlplane
 
-UPGRADE_TAG = f"{version()}-upgrade"  # tagged on the nodes by deployed_control_plane
 MIN_PODS = 6
 LIVE = 3  # pods kept at once, below the session's 4 devices: each new one fits
 PLACE_TIMEOUT = 180.0  # a handover: the old leader stops, the new one syncs its caches

@@ -79,6 +79,7 @@ if [ -z "${REBUILD:-}" ] && [ -f "$archive" ] && [ "$(cat "$stamp" 2>/dev/null)"
 fi
 
 echo "building $image from Dockerfile on $base" >&2
+previous=$(buildah inspect --type image --format '{{.FromImageID}}' "$image" 2>/dev/null || true)
 # RUN steps trust what this host trusts (here a TLS-intercepting proxy's CA in front of PyPI);
 # the bundle is mounted for the build only, never copied into the image.
 trust=()
@@ -93,6 +94,11 @@ buildah build --quiet --layers=false -f Dockerfile "${trust[@]}" \
   --build-arg "CREATED=$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
   -t "$image" . >/dev/null
 echo "built in $(($(date +%s) - start)) s" >&2
+# The image the tag named before: untagged now, and a full copy of every layer under vfs.
+if [ -n "$previous" ] &&
+  [ "$previous" != "$(buildah inspect --type image --format '{{.FromImageID}}' "$image")" ]; then
+  buildah rmi "$previous" >/dev/null 2>&1 || true
+fi
 
 user=$(buildah inspect --type image --format '{{.OCIv1.Config.User}}' "$image")
 [ "$user" = 65532:65532 ] || {

@@ -31,7 +31,7 @@ helm:
 node-runtime:
 	bash e2e/node/build.sh
 
-NODE_PACKAGES := runc containernetworking-plugins busybox-static iproute2
+NODE_PACKAGES := runc containernetworking-plugins busybox-static iproute2 iptables
 node-packages:
 	@missing=$$(for p in $(NODE_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -87,19 +87,38 @@ fmt: $(STAMP)
 	$(BIN)/ruff check --fix .
 
 # The image from the Dockerfile, without a Docker engine (buildah; as root): e2e/image/build.sh.
+# Reused while the Dockerfile, the build context and the base are unchanged.
+IMAGE_PACKAGES := buildah mmdebstrap
 .PHONY: image
 image:
-	bash e2e/image/build.sh
+	@missing=$$(for p in $(IMAGE_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+	bash e2e/image/build.sh >/dev/null
 
 # The wheel: python -m build, twine check, a clean venv's dra-operator and kubectl-dra.
 wheel: $(STAMP)
 	bash .ci/check-wheel.sh
 
+# The operator deployed from the image (`make image`) with deploy/ and the chart, on real nodes:
+# these e2e files run against it (e2e/test_deployed.py: probes, Lease, rolling restart, helm
+# upgrade). `make e2e-deployed` runs every e2e file that way.
+DEPLOYED_E2E := e2e/test_scheduling.py e2e/test_real_nodes.py e2e/test_deployed.py
+.PHONY: e2e-deployed
+e2e-deployed: $(STAMP) controlplane node-runtime node-packages helm image
+	DRA_OPERATOR_E2E_OPERATOR=deployed $(BIN)/pytest -q -p no:cacheprovider -m controlplane e2e \
+	  $(PYTEST_ARGS)
+
 # pytest exits 5 when it collected no test: that is a failure here, never a pass.
-# Everything on the primary release, then the control-plane suites again on $(K8S_OTHER), then
-# the e2e scenarios on each of $(K8S_OLDER).
-test: $(STAMP) controlplane node-runtime node-packages oracle helm lint wheel
+# Everything on the primary release, then the deployed operator's scenarios, then the
+# control-plane suites again on $(K8S_OTHER), then the e2e scenarios on each of $(K8S_OLDER).
+test: $(STAMP) controlplane node-runtime node-packages oracle helm lint wheel image
 	$(BIN)/pytest -q -p no:cacheprovider $(PYTEST_ARGS); rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; \
+	  [ $$rc -eq 0 ] || exit $$rc
+	DRA_OPERATOR_E2E_OPERATOR=deployed $(BIN)/pytest -q -p no:cacheprovider -m controlplane \
+	  $(DEPLOYED_E2E) $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; \
 	  [ $$rc -eq 0 ] || exit $$rc
 	$(BIN)/pytest -q -p no:cacheprovider -m controlplane --k8s-version $(K8S_OTHER) \

@@ -144,7 +144,7 @@ class Scene:
         except APINotFoundError:
             return None
 
-    async def placed(self, pod_name: str) -> tuple[str, JSONObject]:
+    async def placed(self, pod_name: str, *, timeout: float = 60.0) -> tuple[str, JSONObject]:
         """Wait until the pod is bound and its claim allocated and reserved for it: (node,
         claim)."""
 
@@ -160,7 +160,8 @@ class Scene:
                 return None
             return node, claim
 
-        return await wait_for(done, what=f"pod {pod_name} bound with its claim reserved")
+        what = f"pod {pod_name} bound with its claim reserved"
+        return await wait_for(done, timeout=timeout, what=what)
 
     async def running(self, pod_name: str) -> JSONObject:
         """Wait until the pod runs (on a real node: its devices were prepared)."""

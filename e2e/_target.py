@@ -2,9 +2,11 @@
 
 Two inputs decide it, the same ones e2e/kind/run.sh sets: KUBECONFIG (its first entry, as
 `dra-operator` itself reads it) selects a real cluster; without it the suite uses the local
-session control plane. DRA_OPERATOR_E2E_OPERATOR=deployed says the operator is already
-installed from deploy/ in that cluster, so the suite only waits for its leader Lease; any other
-value (or none) makes the suite start `dra-operator run` for the namespaces of its tests.
+session control plane. DRA_OPERATOR_E2E_OPERATOR=deployed says the operator runs in the
+cluster, so the suite only waits for its leader Lease: with KUBECONFIG it is already installed
+there (e2e/kind/run.sh); locally the suite installs it itself (`_install`: the image of
+`make image` on the real nodes, deploy/ applied with kubectl). Any other value (or none) makes
+the suite start `dra-operator run` for the namespaces of its tests.
 """
 
 from __future__ import annotations
@@ -51,8 +53,6 @@ def choose(environ: Mapping[str, str]) -> ClusterChoice:
     if mode not in ("", DEPLOYED):
         raise ValueError(f"{OPERATOR_ENV}={mode!r}: only {DEPLOYED!r} or unset is understood")
     first = next((p for p in environ.get("KUBECONFIG", "").split(os.pathsep) if p), None)
-    if mode == DEPLOYED and first is None:
-        raise ValueError(f"{OPERATOR_ENV}={DEPLOYED} needs KUBECONFIG: the cluster it runs in")
     return ClusterChoice(kubeconfig=Path(first) if first else None, deployed=mode == DEPLOYED)
 
 

@@ -1,7 +1,10 @@
 """Fixtures of the e2e suite (the scenarios' world; see e2e/__init__.py for the two modes).
 
 target         session: the chosen cluster (KUBECONFIG, else the local control plane with
-               its real nodes, which fails rather than skips under CI=true without binaries)
+               its real nodes, which fails rather than skips under CI=true without binaries;
+               with DRA_OPERATOR_E2E_OPERATOR=deployed, one running in_cluster with the image
+               of `make image` loaded and deploy/ applied)
+installer      session: kubectl and helm against the suite's own deployment (test_deployed)
 e2e_api        session: a client as the admin of that cluster
 served         session: what it serves (resource.k8s.io version per kind, release features)
 fake_driver    session: the suite's driver on the nodes it uses: locally on 1.36+ the simulated
@@ -34,7 +37,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.support.controlplane import Spawned
+from tests.support.controlplane import REAL_NODES, Spawned, running_control_plane
+from tests.support.manifests import helm_path, kubectl_path, require_binary
 from tests.support.operator import operator_args
 
 from dra_operator import controlplane
@@ -42,12 +46,14 @@ from dra_operator.app import CLASSIC_VERSION, ServerInfo, discover
 from dra_operator.errors import APINotFoundError
 from dra_operator.kube import NAMESPACES, NODES, Client, load_kubeconfig
 from e2e._driver import FakeDriver, inventory, new_driver, schedulable
+from e2e._install import UPGRADE_TAG, Installer, image_archive, load_image
 from e2e._scene import Scene
 from e2e._target import DEPLOYED_LEASE, Target, choose, wait_for_leader
 
 LEASE = "dra-operator"
 LOCAL_NODES = 2  # fake Ready nodes on a local release without real ones
 OLDEST_REAL_NODES = 36  # the oldest release whose kubelet e2e/controlplane builds
+ROLLOUT_TIMEOUT = 300.0
 
 
 def _real_nodes_locally() -> bool:
@@ -58,20 +64,73 @@ def _real_nodes_locally() -> bool:
 
 
 _OPERATOR_LOG = pytest.StashKey[Path]()
+_INSTALLER = pytest.StashKey[Installer]()
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """Attach the log of the operator the suite started, when a test of a scene fails."""
+    """Attach the log of the operator the suite started (or installed), when a test of a
+    scene fails."""
     report = yield
     log = item.config.stash.get(_OPERATOR_LOG, None)
     uses_scene = "scene" in getattr(item, "fixturenames", ())
     if report.failed and uses_scene and log is not None and log.exists():
         lines = log.read_text(errors="replace").splitlines()
         report.sections.append(("dra-operator run (last lines)", "\n".join(lines[-60:])))
+    installer = item.config.stash.get(_INSTALLER, None)
+    if report.failed and uses_scene and installer is not None:
+        report.sections.append(("the deployed operator's pods (kubectl logs)", installer.logs()))
     return report
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """test_deployed last: it replaces the install the other scenarios run against."""
+    items.sort(
+        key=lambda item: item.module is not None and item.module.__name__.endswith(".test_deployed")
+    )
+
+
+def _installer(state: controlplane.ControlPlaneState, home: Path) -> Installer:
+    helm = require_binary(helm_path(), "make helm")
+    return Installer(kubectl_path(), helm, state.admin_kubeconfig, home)
+
+
+@pytest.fixture(scope="session")
+def deployed_control_plane(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Generator[controlplane.ControlPlaneState, None, None]:
+    """The local control plane in_cluster, the image loaded into its nodes and deploy/
+    applied with kubectl, as docs/install.md shows it; the Deployment rolled out."""
+    if not _real_nodes_locally():
+        pytest.fail("the deployed operator needs real nodes: Kubernetes 1.36+", pytrace=False)
+    archive = image_archive()
+    if not archive.is_file():
+        message = f"no image at {archive}: run `make image`"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{message} (CI=true: failing instead of skipping)", pytrace=False)
+        pytest.skip(message)
+    directory = tmp_path_factory.mktemp("controlplane")
+    with running_control_plane(directory, nodes=REAL_NODES, in_cluster=True) as state:
+        installer = _installer(state, tmp_path_factory.mktemp("install"))
+        request.config.stash[_INSTALLER] = installer
+        load_image(state, archive, UPGRADE_TAG)
+        installer.apply_kustomize()
+        try:
+            installer.rollout_status(ROLLOUT_TIMEOUT)
+        except AssertionError as exc:
+            pytest.fail(f"{exc}\n{installer.logs()}", pytrace=False)
+        yield state
+
+
+@pytest.fixture(scope="session")
+def installer(target: Target, tmp_path_factory: pytest.TempPathFactory) -> Installer:
+    if not (target.deployed and target.local and target.control_plane is not None):
+        pytest.skip(
+            "needs the suite's own deployment: DRA_OPERATOR_E2E_OPERATOR=deployed, no KUBECONFIG"
+        )
+    return _installer(target.control_plane, tmp_path_factory.mktemp("helm"))
 
 
 @pytest.fixture(scope="session")
@@ -80,6 +139,16 @@ def target(request: pytest.FixtureRequest) -> Target:
         choice = choose(os.environ)
     except ValueError as exc:
         raise pytest.fail.Exception(str(exc), pytrace=False) from None
+    if choice.kubeconfig is None and choice.deployed:
+        state = request.getfixturevalue("deployed_control_plane")
+        assert isinstance(state, controlplane.ControlPlaneState)
+        return Target(
+            kubeconfig=state.admin_kubeconfig,
+            operator_kubeconfig=state.operator_kubeconfig,
+            local=True,
+            deployed=True,
+            control_plane=state,
+        )
     if choice.kubeconfig is None:
         real = _real_nodes_locally()
         state = request.getfixturevalue("node_control_plane" if real else "control_plane")

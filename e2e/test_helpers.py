@@ -33,6 +33,11 @@ from e2e._target import ClusterChoice, choose
             id="first-kubeconfig-entry-deployed",
         ),
         pytest.param(
+            {"DRA_OPERATOR_E2E_OPERATOR": "deployed"},
+            ClusterChoice(kubeconfig=None, deployed=True),
+            id="deployed-locally-by-the-suite",
+        ),
+        pytest.param(
             {"KUBECONFIG": ":/k/b"},
             ClusterChoice(kubeconfig=Path("/k/b"), deployed=False),
             id="empty-entries-skipped",
@@ -49,9 +54,6 @@ def test_choose(environ: dict[str, str], expected: ClusterChoice) -> None:
 @pytest.mark.parametrize(
     ("environ", "message"),
     [
-        pytest.param(
-            {"DRA_OPERATOR_E2E_OPERATOR": "deployed"}, "needs KUBECONFIG", id="deployed-nowhere"
-        ),
         pytest.param(
             {"KUBECONFIG": "/k", "DRA_OPERATOR_E2E_OPERATOR": "kind"},
             "only 'deployed'",

@@ -11,6 +11,10 @@
 # printed and the image is saved as a docker-archive for a node's containerd
 # (`ctr -n k8s.io images import FILE`).
 #
+# The archive is reused while its inputs are unchanged: the key is a hash of the base image's
+# ID and of every file of the build context (.dockerignore's: pyproject.toml, constraints.txt,
+# README.md, LICENSE, operator/), the Dockerfile and .dockerignore; REBUILD=1 builds anyway.
+#
 # Usage: e2e/image/build.sh   (as root: buildah's chroot isolation and the read-only check
 # mount). Prints the archive's path on stdout; progress on stderr.
 set -euo pipefail
@@ -20,11 +24,12 @@ version=$(sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
 image=localhost/dra-operator:$version
 cache=${DRA_OPERATOR_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dra-operator/image}
 archive=$cache/dra-operator-$version.tar
+stamp=$archive.key
 export STORAGE_DRIVER=vfs BUILDAH_ISOLATION=chroot
 
 for tool in buildah mmdebstrap; do
   command -v "$tool" >/dev/null || {
-    echo "$tool not found: apt-get install buildah mmdebstrap" >&2
+    echo "$tool not found: make image installs it (apt-get install buildah mmdebstrap)" >&2
     exit 1
   }
 done
@@ -58,7 +63,23 @@ if [ "$base" = localhost/python-base:3.11-bookworm ] &&
   rm -f "$rootfs"
 fi
 
+# What the image is made of: the base's ID, then each input file's hash, in a stable order.
+key=$(
+  {
+    echo "base $(buildah inspect --type image --format '{{.FromImageID}}' "$base")"
+    find Dockerfile .dockerignore pyproject.toml constraints.txt README.md LICENSE operator \
+      -type f ! -path '*/__pycache__/*' ! -name '*.pyc' ! -path '*.egg-info/*' -print0 |
+      LC_ALL=C sort -z | xargs -0 sha256sum
+  } | sha256sum | cut -d' ' -f1
+)
+if [ -z "${REBUILD:-}" ] && [ -f "$archive" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$key" ]; then
+  echo "image up to date: $archive (inputs unchanged, key ${key:0:12})" >&2
+  echo "$archive"
+  exit 0
+fi
+
 echo "building $image from Dockerfile on $base" >&2
+previous=$(buildah inspect --type image --format '{{.FromImageID}}' "$image" 2>/dev/null || true)
 # RUN steps trust what this host trusts (here a TLS-intercepting proxy's CA in front of PyPI);
 # the bundle is mounted for the build only, never copied into the image.
 trust=()
@@ -73,6 +94,11 @@ buildah build --quiet --layers=false -f Dockerfile "${trust[@]}" \
   --build-arg "CREATED=$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
   -t "$image" . >/dev/null
 echo "built in $(($(date +%s) - start)) s" >&2
+# The image the tag named before: untagged now, and a full copy of every layer under vfs.
+if [ -n "$previous" ] &&
+  [ "$previous" != "$(buildah inspect --type image --format '{{.FromImageID}}' "$image")" ]; then
+  buildah rmi "$previous" >/dev/null 2>&1 || true
+fi
 
 user=$(buildah inspect --type image --format '{{.OCIv1.Config.User}}' "$image")
 [ "$user" = 65532:65532 ] || {
@@ -113,8 +139,9 @@ if as_user /opt/dra-operator/bin/python -c 'open("/opt/dra-operator/x", "w")' 2>
 fi
 echo "runs as 65532 on a read-only root filesystem" >&2
 
-rm -f "$archive"
+rm -f "$archive" "$stamp"
 buildah push --quiet "$image" "docker-archive:$archive:dra-operator:$version" >/dev/null
 size=$(buildah images --format '{{.Size}}' "$image")
+echo "$key" >"$stamp"
 echo "image $image: $size (buildah images); archive $(du -h "$archive" | cut -f1)" >&2
 echo "$archive"

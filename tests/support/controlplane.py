@@ -119,17 +119,22 @@ REAL_NODES = 2
 
 @contextlib.contextmanager
 def running_control_plane(
-    state_dir: Path, apiserver_args: Sequence[str] = (), *, nodes: int = 0
+    state_dir: Path,
+    apiserver_args: Sequence[str] = (),
+    *,
+    nodes: int = 0,
+    in_cluster: bool = False,
 ) -> Iterator[controlplane.ControlPlaneState]:
-    """A control plane of its own in `state_dir` (with `nodes` real nodes), the operator
-    identity bound to deploy/'s ClusterRole; taken down on exit. The chaos tests start
-    private ones to restart."""
+    """A control plane of its own in `state_dir` (with `nodes` real nodes, able to run the
+    operator's Deployment with `in_cluster`), the operator identity bound to deploy/'s
+    ClusterRole; taken down on exit. The chaos tests start private ones to restart."""
     binaries = controlplane.find_binaries()
     needed = (
         "etcd",
         "kube-apiserver",
         "kubectl",
         *(("kubelet", "kube-controller-manager") if nodes else ()),
+        *(("kube-scheduler",) if in_cluster else ()),
     )
     for name in needed:
         if not binaries.has(name):
@@ -148,6 +153,7 @@ def running_control_plane(
             apiserver_args=apiserver_args,
             nodes=nodes,
             node_binaries=node_binaries,
+            in_cluster=in_cluster,
             timeout=120.0 if nodes else 90.0,
         )
     except ControlPlaneError as exc:

@@ -21,6 +21,7 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any
 
 import kopf
+from kopf._core.engines.peering import Identity  # kopf exports no name for this NewType
 
 from dra_operator import cel, kube
 from dra_operator.app._caches import Kind
@@ -135,7 +136,7 @@ async def build_operator(
         kube_controller_manager=operator.upstream.controller_manager,
         kube_scheduler=operator.upstream.scheduler,
         routing_policy=operator.upstream.routing,
-        identity=settings.identity,
+        identity=Identity(settings.identity),
     )
     return operator
 
@@ -218,6 +219,9 @@ async def _watch_and_control(
         clusterwide=not settings.namespaces,
         namespaces=settings.namespaces,
         stop_flag=kopf_stop,
+        # Without it kopf asks getpass for the user name, which fails for the image's user
+        # (65532 has no passwd entry: "getpwuid(): uid not found").
+        identity=Identity(settings.identity),
     )
     controlling = asyncio.create_task(operator.run(), name="operator")
     looking = asyncio.create_task(upstream.run(operator.set_upstream), name="upstream")

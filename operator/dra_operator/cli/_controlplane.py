@@ -91,6 +91,13 @@ def command() -> None:
     "`make node-runtime node-packages`).",
 )
 @click.option(
+    "--in-cluster",
+    is_flag=True,
+    help="Make the nodes able to run the operator's Deployment (docs/install.md): "
+    "kube-scheduler, service-account tokens, Deployments, and the `kubernetes` Service "
+    "reachable from pods; needs --nodes.",
+)
+@click.option(
     "--devices",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
@@ -111,12 +118,15 @@ def up_command(
     rbac: Path | None,
     with_upstream: bool,
     nodes: int,
+    in_cluster: bool,
     devices: Path | None,
     timeout: float,
 ) -> None:
     """Start the control plane and wait until it is ready."""
     if devices is not None and not nodes:
         raise click.UsageError("--devices needs real nodes: pass --nodes N")
+    if in_cluster and not nodes:
+        raise click.UsageError("--in-cluster needs real nodes: pass --nodes N")
     start(
         state_dir=_state_dir(state_dir),
         bin_dir=bin_dir,
@@ -124,6 +134,7 @@ def up_command(
         rbac=rbac or find_rbac_dir(),
         with_upstream=with_upstream,
         nodes=nodes,
+        in_cluster=in_cluster,
         devices=devices,
         timeout=timeout,
     )
@@ -137,6 +148,7 @@ def start(
     rbac: Path | None = None,
     with_upstream: bool = False,
     nodes: int = 0,
+    in_cluster: bool = False,
     devices: Path | None = None,
     timeout: float = 90.0,
 ) -> controlplane.ControlPlaneState:
@@ -155,6 +167,7 @@ def start(
                 with_upstream=with_upstream,
                 nodes=nodes,
                 node_binaries=controlplane.find_node_binaries() if nodes else None,
+                in_cluster=in_cluster,
                 timeout=timeout,
                 progress=lambda message: status.update(message),
             )

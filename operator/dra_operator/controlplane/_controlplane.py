@@ -24,6 +24,7 @@ import ssl
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from dra_operator.controlplane._apiservice import SERVICE_CIDR, SERVICE_IP, SERVICE_NAMES
 from dra_operator.controlplane._binaries import Binaries, NodeBinaries, minor_of
 from dra_operator.controlplane._features import release_flags
 from dra_operator.controlplane._host import host_addresses
@@ -75,6 +76,15 @@ _ETCD_TIMEOUT = 30.0
 # not-ready taint as a cluster does. Not leader-elected, so its Lease never tells the operator
 # that a whole KCM (and its claims controller) runs.
 _NODE_LIFECYCLE = ["--controllers=nodelifecycle", "--leader-elect=false"]
+# `in_cluster`: also what a Deployment's pods need (docs/install.md): a ServiceAccount in
+# every namespace, the kube-root-ca.crt ConfigMap their token volume projects, Deployments and
+# ReplicaSets made into pods, and their removal once the owner is deleted. Still no claims
+# controller and no Lease, so the operator runs its own claims controller as without.
+_IN_CLUSTER = [
+    "--controllers=nodelifecycle,serviceaccount,root-ca-cert-publisher,deployment,replicaset,"
+    "garbagecollector",
+    "--leader-elect=false",
+]
 
 Progress = Callable[[str], None]
 _Upstream = Mapping[str, tuple[Path, Sequence[str]]]
@@ -129,6 +139,7 @@ def up(
     with_upstream: bool = False,
     nodes: int = 0,
     node_binaries: NodeBinaries | None = None,
+    in_cluster: bool = False,
     apiserver_args: Sequence[str] = (),
     upstream_args: Mapping[str, Sequence[str]] | None = None,
     timeout: float = 90.0,
@@ -140,6 +151,11 @@ def up(
     kube-scheduler and kube-controller-manager (the benchmarks add an audit log and QPS).
     `nodes` real nodes (`_realnodes`) need `node_binaries` and kube-controller-manager, run
     with only its node-lifecycle controller unless `with_upstream` runs all of them.
+    `in_cluster` (with `nodes`) makes the cluster one where the operator can be deployed:
+    kube-scheduler (leader-elected, as in a cluster) places pods that name no other scheduler,
+    kube-controller-manager runs `_IN_CLUSTER`'s controllers, the ServiceAccount admission
+    plugin gives pods their token, and pods reach the apiserver through the `kubernetes`
+    Service (`_apiservice`).
 
     Raises ControlPlaneError (with the failing process's last log lines) after stopping
     whatever it had started.
@@ -157,6 +173,8 @@ def up(
         if with_upstream
         else None
     )
+    if in_cluster and not nodes:
+        raise ControlPlaneError("in_cluster needs real nodes (nodes > 0)")
     if nodes:
         binaries.require("kubelet")
         kcm = binaries.require("kube-controller-manager")
@@ -181,7 +199,7 @@ def up(
         state = start_component(state, "etcd", _etcd_args(etcd, state_dir, etcd_port, peer_port))
         wait_healthy(state, "etcd", f"{state.etcd_url}/health", None, _ETCD_TIMEOUT)
         progress(f"starting kube-apiserver {version} on {state.server}")
-        args = _apiserver_args(apiserver, state_dir, etcd_port, api_port)
+        args = _apiserver_args(apiserver, state_dir, etcd_port, api_port, in_cluster=in_cluster)
         args += [
             f"--feature-gates={release.feature_gates_flag()}",
             f"--runtime-config={release.runtime_config_flag()}",
@@ -207,9 +225,15 @@ def up(
                 progress,
             )
         elif nodes:
+            lifecycle = _IN_CLUSTER if in_cluster else _NODE_LIFECYCLE
+            components: dict[str, tuple[Path, Sequence[str]]] = {
+                "node-lifecycle": (kcm, lifecycle + _kcm_credentials(state))
+            }
+            if in_cluster:
+                components["kube-scheduler"] = (binaries.require("kube-scheduler"), [])
             state = _start_upstream(
                 state,
-                {"node-lifecycle": (kcm, _NODE_LIFECYCLE + _kcm_credentials(state))},
+                components,
                 release.feature_gates_flag(),
                 {},
                 timeout,
@@ -230,6 +254,7 @@ def up(
                     images=images,
                     timeout=timeout,
                     progress=progress,
+                    apiserver_port=api_port if in_cluster else None,
                 )
             progress("waiting for the nodes to be Ready")
             wait_nodes_ready(state, timeout)
@@ -253,7 +278,10 @@ def _write_pki(pki: Path) -> dict[str, CertifiedKey]:
     ca = new_ca()
     pairs = {
         "ca": ca,
-        "serving": issue_serving_cert(ca),
+        # Also the `kubernetes` Service's names and address, as in-cluster clients verify them.
+        "serving": issue_serving_cert(
+            ca, dns_names=("localhost", *SERVICE_NAMES), ip_addresses=("127.0.0.1", SERVICE_IP)
+        ),
         "admin": issue_client_cert(ca, ADMIN_USER, ["system:masters"]),
         "operator": issue_client_cert(ca, OPERATOR_USER),
         **{name: issue_client_cert(ca, user) for name, user in UPSTREAM_USERS.items()},
@@ -290,8 +318,13 @@ def _etcd_args(etcd: Path, state_dir: Path, port: int, peer_port: int) -> list[s
     ]
 
 
-def _apiserver_args(apiserver: Path, state_dir: Path, etcd_port: int, port: int) -> list[str]:
+def _apiserver_args(
+    apiserver: Path, state_dir: Path, etcd_port: int, port: int, *, in_cluster: bool = False
+) -> list[str]:
     pki = state_dir / "pki"
+    # Pods get service-account tokens only in_cluster: without kube-controller-manager's
+    # serviceaccount controller no namespace has the `default` ServiceAccount to admit.
+    service_accounts = [] if in_cluster else ["--disable-admission-plugins=ServiceAccount"]
     return [
         str(apiserver),
         f"--etcd-servers=http://127.0.0.1:{etcd_port}",
@@ -311,9 +344,9 @@ def _apiserver_args(apiserver: Path, state_dir: Path, etcd_port: int, port: int)
         f"--service-account-issuer=https://127.0.0.1:{port}",
         f"--service-account-key-file={pki / 'sa.pub'}",
         f"--service-account-signing-key-file={pki / 'sa.key'}",
-        "--service-cluster-ip-range=10.0.0.0/24",
+        f"--service-cluster-ip-range={SERVICE_CIDR}",
         "--allow-privileged=true",
-        "--disable-admission-plugins=ServiceAccount",
+        *service_accounts,
         "--endpoint-reconciler-type=none",
     ]
 

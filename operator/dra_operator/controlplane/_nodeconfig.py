@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from dra_operator.controlplane._apiservice import SERVICE_CIDR
 from dra_operator.controlplane._binaries import NodeBinaries
 from dra_operator.controlplane._images import PAUSE_IMAGE
 from dra_operator.controlplane._state import NodeState
@@ -64,7 +65,8 @@ def containerd_config(node: NodeState, binaries: NodeBinaries) -> str:
 
 
 def cni_config(node: NodeState) -> dict[str, Any]:
-    """A bridge + host-local network; no masquerading, so no iptables rules to clean up."""
+    """A bridge + host-local network; no masquerading. The Service range is routed through
+    the node's address, where `_apiservice` sends the `kubernetes` Service to the apiserver."""
     return {
         "cniVersion": "1.0.0",
         "name": node.bridge,
@@ -78,6 +80,7 @@ def cni_config(node: NodeState) -> dict[str, Any]:
                 "ipam": {
                     "type": "host-local",
                     "ranges": [[{"subnet": node.pod_subnet, "gateway": node.address}]],
+                    "routes": [{"dst": SERVICE_CIDR}],
                     "dataDir": str(Path(node.directory) / "cni-ipam"),
                 },
             }

@@ -35,6 +35,7 @@ from typing import Any
 
 import yaml
 
+from dra_operator.controlplane._apiservice import expose_apiserver, withdraw_apiserver
 from dra_operator.controlplane._binaries import Binaries, NodeBinaries
 from dra_operator.controlplane._host import (
     add_bridge,
@@ -192,17 +193,21 @@ def start_node(
     images: Iterable[Path],
     timeout: float,
     progress: Progress,
+    apiserver_port: int | None = None,
 ) -> ControlPlaneState:
     """Start `node`'s containerd, load the images, start its kubelet; the state with both.
 
-    The node is recorded in the state before anything is created on the host, so a failure
-    part-way is still undone by `down`.
+    With `apiserver_port`, the node's pods reach the apiserver at the `kubernetes` Service
+    address (`_apiservice`). The node is recorded in the state before anything is created on
+    the host, so a failure part-way is still undone by `down`.
     """
     state = dataclasses.replace(state, nodes=(*state.nodes, node))
     state.save()
     progress(f"{node.name}: bridge {node.bridge} ({node.address}), cgroup {node.cgroup_root}")
     _write_node_files(node, ca, state.server, state.ca_file, feature_gates)
     add_bridge(node.bridge, f"{node.address}/24")
+    if apiserver_port is not None:
+        expose_apiserver(node.bridge, apiserver_port)
     make_cgroup(node.cgroup_root)
     config = Path(node.directory) / "containerd" / "config.toml"
     config.write_text(containerd_config(node, node_binaries))
@@ -277,6 +282,7 @@ def teardown_node(node: NodeState) -> None:
     for directory in (Path(node.run_dir), Path(node.directory)):
         if directory.exists():
             unmount_under(directory)
+    withdraw_apiserver(node.bridge)
     delete_link(node.bridge)
     forget_cni_results(node.bridge)
     for directory in (Path(node.run_dir), Path(node.directory)):

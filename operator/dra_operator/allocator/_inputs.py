@@ -26,10 +26,15 @@ from dra_operator.model import (
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Node:
-    """The candidate node; `None` in place of a Node means "no node" (matches nothing)."""
+    """The candidate node; `None` in place of a Node means "no node" (matches nothing).
+
+    `declared_features` is the node's `status.declaredFeatures`: a device whose slice lets the
+    kubelet skip node operations needs "DRAOptionalNodeOperations" there (1.37).
+    """
 
     name: str
     labels: FrozenMap[str, str] = field(default_factory=FrozenMap)
+    declared_features: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)

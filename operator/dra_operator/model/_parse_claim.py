@@ -224,6 +224,7 @@ def _result(value: object, path: str) -> DeviceRequestAllocationResult:
         binding_failure_conditions=str_list(raw, "bindingFailureConditions", path),
         share_id=opt_str(raw, "shareID", path),
         consumed_capacity=quantity_map(raw, "consumedCapacity", path),
+        skip_node_operations=str_list(raw, "skipNodeOperations", path),
     )
 
 

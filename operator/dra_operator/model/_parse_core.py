@@ -17,6 +17,7 @@ from dra_operator.model._parse_common import (
     quantity_map,
     req_object,
     req_str,
+    str_list,
     str_map,
     str_or_empty,
 )
@@ -179,4 +180,5 @@ def parse_node(raw: Raw) -> Node:
         taints=list_of(spec, "taints", "spec", taint),
         allocatable=quantity_map(status, "allocatable", "status"),
         ready=any(c.type == "Ready" and c.status == "True" for c in conditions),
+        declared_features=str_list(status, "declaredFeatures", "status"),
     )

@@ -217,6 +217,7 @@ def parse_resource_slice(raw: Raw, version: str = "v1") -> ResourceSlice:
         per_device_node_selection=opt_bool(spec, "perDeviceNodeSelection", "spec"),
         devices=list_of(spec, "devices", "spec", lambda v, p: _device(v, p, driver, version)),
         shared_counters=list_of(spec, "sharedCounters", "spec", counter_set),
+        skip_node_operations=str_list(spec, "skipNodeOperations", "spec"),
     )
 
 

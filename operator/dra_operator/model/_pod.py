@@ -135,6 +135,8 @@ class Node:
     taints: tuple[Taint, ...] = ()
     allocatable: FrozenMap[str, Quantity] = field(default_factory=FrozenMap)
     ready: bool = False  # the Ready condition's status is "True"
+    # status.declaredFeatures (NodeDeclaredFeatures): e.g. "DRAOptionalNodeOperations"
+    declared_features: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:

@@ -99,6 +99,7 @@ def _result(r: DeviceRequestAllocationResult) -> Json:
     put(out, "bindingFailureConditions", list(r.binding_failure_conditions))
     put_pointer(out, "shareID", r.share_id)
     put(out, "consumedCapacity", quantities(r.consumed_capacity))
+    put(out, "skipNodeOperations", list(r.skip_node_operations))
     return out
 
 
@@ -352,6 +353,7 @@ def render_resource_slice(resource_slice: ResourceSlice, version: str = "v1") ->
         put(entry, "counters", _counters(counter_set))
         shared.append(entry)
     put(spec, "sharedCounters", shared)
+    put(spec, "skipNodeOperations", list(s.skip_node_operations))
     return {
         "apiVersion": f"{GROUP}/{version}",
         "kind": "ResourceSlice",

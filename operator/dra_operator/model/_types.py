@@ -175,6 +175,9 @@ class ResourceSlice:
     per_device_node_selection: bool | None = None
     devices: tuple[Device, ...] = ()
     shared_counters: tuple[CounterSet, ...] = ()
+    # 1.37, DRAOptionalNodeOperations (alpha): node operations the kubelet may skip for these
+    # devices ("NodePrepareResources", "NodeUnprepareResources", "*"); unknown values are kept
+    skip_node_operations: tuple[str, ...] = ()
 
 
 # -- classes ---------------------------------------------------------------------------------
@@ -297,6 +300,8 @@ class DeviceRequestAllocationResult:
     binding_failure_conditions: tuple[str, ...] = ()
     share_id: str | None = None
     consumed_capacity: FrozenMap[str, Quantity] = field(default_factory=FrozenMap)
+    # 1.37, DRAOptionalNodeOperations: the slice's `skipNodeOperations` at allocation time
+    skip_node_operations: tuple[str, ...] = ()
 
 
 class ConfigSource(enum.Enum):

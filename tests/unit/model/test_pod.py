@@ -191,6 +191,11 @@ def test_node_without_ready_condition_is_not_ready() -> None:
     assert not parse_node({"metadata": {"name": "n"}}).ready
 
 
+def test_node_declared_features_are_read() -> None:
+    raw = {"metadata": {"name": "n"}, "status": {"declaredFeatures": ["DRAOptionalNodeOperations"]}}
+    assert parse_node(raw).declared_features == ("DRAOptionalNodeOperations",)
+
+
 @pytest.mark.parametrize(
     ("edit", "path"),
     [

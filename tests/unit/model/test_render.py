@@ -178,3 +178,23 @@ def test_claim_status_renders_reservations() -> None:
 def test_unknown_version_is_refused() -> None:
     with pytest.raises(InvalidObjectError, match="unsupported version 'v2'"):
         render_allocation_result(_allocation(), "v2")
+
+
+@pytest.mark.parametrize("version", ["v1", "v1beta2", "v1beta1"])
+def test_skip_node_operations_round_trip_on_slices_and_results(version: str) -> None:
+    """1.37 DRAOptionalNodeOperations: the slice's list, and the copy in each result."""
+    raw = load("v1-resourceslice-gpu.json")
+    raw["spec"]["skipNodeOperations"] = ["NodePrepareResources", "NodeUnprepareResources"]
+    piece = parse_object(raw)
+    assert piece.skip_node_operations == ("NodePrepareResources", "NodeUnprepareResources")  # type: ignore[union-attr]
+    assert render_resource_slice(piece, "v1")["spec"]["skipNodeOperations"] == [  # type: ignore[arg-type]
+        "NodePrepareResources",
+        "NodeUnprepareResources",
+    ]
+    result = DeviceRequestAllocationResult(
+        request="gpu", driver="d", pool="p", device="x", skip_node_operations=("*",)
+    )
+    rendered = render_allocation_result(
+        AllocationResult(devices=DeviceAllocationResult(results=(result,))), version
+    )
+    assert rendered["devices"]["results"][0]["skipNodeOperations"] == ["*"]

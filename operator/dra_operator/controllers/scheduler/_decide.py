@@ -628,7 +628,11 @@ def _allocate_on(
             claims,
             classes=classes,
             slices=slices,
-            node=AllocatorNode(name=node.name, labels=node.labels),
+            node=AllocatorNode(
+                name=node.name,
+                labels=node.labels,
+                declared_features=frozenset(node.declared_features),
+            ),
             features=settings.features,
             selectors=settings.selectors,
             ledger=state.ledger.snapshot({(s.driver, s.pool.name) for s in slices}),

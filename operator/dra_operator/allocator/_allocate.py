@@ -12,7 +12,7 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from dra_operator.allocator._capacity import fits_capacity, qualify
+from dra_operator.allocator._capacity import Arithmetic, fits_capacity, qualify
 from dra_operator.allocator._constraints import DistinctAttribute
 from dra_operator.allocator._explain import Explanation, explain
 from dra_operator.allocator._features import Features
@@ -103,11 +103,12 @@ def allocate(
     claim_list = list(claims)
     pools = gather_pools(slices, node, features)
     eligibility = Eligibility(claim_list, selectors, features, node, selection)
+    rules = Arithmetic.of(features)
 
     def capacity_check(data: RequestData, candidate: Candidate) -> bool:
         """`All` mode's pre-scan. 1.37 checks the static capacity only (#140769): a device
         whose remaining capacity is too small stays in the set, so the claim fails instead of
-        getting the other devices."""
+        getting the other devices. Raises CapacityError (1.37)."""
         if not features.consumable_capacity:
             return True
         return bool(
@@ -116,6 +117,7 @@ def allocate(
                 qualify(data.capacity, candidate.driver),
                 candidate.device.capacity,
                 None,
+                rules,
             )
         )
 

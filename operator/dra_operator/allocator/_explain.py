@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from dra_operator.allocator._capacity import fits_capacity, qualify
+from dra_operator.allocator._capacity import Arithmetic, CapacityError, fits_capacity, qualify
 from dra_operator.allocator._constraints import MatchAttribute
 from dra_operator.allocator._counters import CounterBook
 from dra_operator.allocator._features import Features
@@ -273,12 +273,7 @@ def _reject(
             return Reason.TAINT, describe_taint(taint)
     if not data.admin_access and candidate.id in ledger.exclusive:
         return Reason.IN_USE, ""
-    if features.consumable_capacity and not fits_capacity(
-        ledger.consumed_capacity.get(candidate.id),
-        qualify(data.capacity, candidate.driver),
-        device.capacity,
-        None,
-    ):
+    if features.consumable_capacity and not _fits(candidate, data, ledger, features):
         return Reason.CAPACITY, ""
     if device.consumes_counters and not (
         features.consumable_capacity
@@ -289,3 +284,19 @@ def _reject(
             return Reason.COUNTERS, ""
         counters.release(candidate)
     return None
+
+
+def _fits(candidate: Candidate, data: RequestData, ledger: Ledger, features: Features) -> bool:
+    """Capacity against the ledger; a device 1.37's arithmetic refuses does not fit."""
+    try:
+        return bool(
+            fits_capacity(
+                ledger.consumed_capacity.get(candidate.id),
+                qualify(data.capacity, candidate.driver),
+                candidate.device.capacity,
+                None,
+                Arithmetic.of(features),
+            )
+        )
+    except CapacityError:
+        return False

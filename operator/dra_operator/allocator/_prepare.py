@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from dra_operator.allocator._capacity import CapacityError
 from dra_operator.allocator._constraints import Constraint, DistinctAttribute, MatchAttribute
 from dra_operator.allocator._features import Features
 from dra_operator.allocator._pools import Pool, PoolID
@@ -203,8 +204,14 @@ def _fill_devices(
         for candidate in by_pool.get(pool.id, ()):
             if eligibility.check(data, candidate) is not None:
                 continue
-            if capacity_check is not None and not capacity_check(data, candidate):
-                continue
+            try:
+                if capacity_check is not None and not capacity_check(data, candidate):
+                    continue
+            except CapacityError as err:
+                raise AllocationInputError(
+                    f"claim {ref}, request {data.name}: checking capacity for device "
+                    f"{candidate.device.name}: {err}"
+                ) from err
             data.devices.append(candidate)
     data.num_devices = len(data.devices)
 

@@ -24,7 +24,7 @@ import enum
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache, partial
 
-from dra_operator.allocator._capacity import CapacityBook
+from dra_operator.allocator._capacity import Arithmetic, CapacityBook, CapacityError
 from dra_operator.allocator._counters import CounterBook
 from dra_operator.allocator._features import Features
 from dra_operator.allocator._inputs import Budget, Ledger
@@ -153,6 +153,7 @@ class Search:
             frozenset(share.device for share in ledger.shares)
             if features.since_137
             else frozenset(),
+            Arithmetic.of(features),
         )
         self._counters = CounterBook(ledger)
         self._orders = Orders(candidates, orders)
@@ -287,7 +288,7 @@ class Search:
             if (
                 capacity
                 and (asks_capacity or candidate.device.capacity)
-                and not self._capacity.fits(data.capacity, candidate)
+                and not self._fits(c, data, candidate, "checking")
             ):
                 continue
             undo = self._allocate_device(c, data, candidate, must=False)
@@ -379,7 +380,12 @@ class Search:
         share_id: str | None = None
         if self.features.consumable_capacity:
             # The search loop (must=False) checked the capacity just before calling this.
-            if must and not self._capacity.fits(data.capacity, candidate):
+            try:
+                fits = not must or self._fits(c, data, candidate, "rechecking")
+            except AllocationInputError:
+                rollback()
+                raise
+            if not fits:
                 rollback()
                 return None
             share = self._capacity.share(data.capacity, candidate) if multi else None
@@ -391,6 +397,16 @@ class Search:
         picks.append(Pick(data, candidate, share_id, consumed))
         undo.append(partial(_drop_last, picks))
         return rollback
+
+    def _fits(self, c: int, data: RequestData, candidate: Candidate, doing: str) -> bool:
+        """The capacity check, with 1.37's fail-closed errors in upstream's words."""
+        try:
+            return self._capacity.fits(data.capacity, candidate)
+        except CapacityError as err:
+            raise AllocationInputError(
+                f"claim {claim_ref(self.claims[c])}, request {data.name}: {doing} capacity for "
+                f"device {candidate.id}: {err}"
+            ) from err
 
     def _hold(self, index: int, claim: int) -> None:
         held = self._holders[index]

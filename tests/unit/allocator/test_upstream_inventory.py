@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import test_allocate
 import test_capacity
+import test_capacity_137
 import test_capacity_scenarios
 import test_constraint_lists
 import test_constraints
@@ -35,6 +36,7 @@ RELEASES = {36: "v0.36.5", 37: "v0.37.2"}
 SCENARIO_MODULES = (
     test_allocate,
     test_capacity,
+    test_capacity_137,
     test_capacity_scenarios,
     test_constraint_lists,
     test_constraints,
@@ -50,8 +52,6 @@ _NAME = re.compile(r'^\t\t"([^"]+)": \{', re.MULTILINE)
 _COMPATIBILITY_GROUPS = "DRADeviceCompatibilityGroups (KEP-5963) on: not implemented"
 _DERIVED_ATTRIBUTES = "DRADerivedAttributes (KEP-6080): not implemented"
 _OPTIONAL_NODE_OPERATIONS = "DRAOptionalNodeOperations (KEP-5945): not implemented"
-_FRACTIONAL = "DRAFractionalCapacityRange and the 1.37 capacity rounding format: not implemented"
-_FAIL_CLOSED = "1.37's fail-closed capacity arithmetic errors: not implemented"
 NOT_PORTED_137 = {
     **dict.fromkeys(
         (
@@ -82,23 +82,6 @@ NOT_PORTED_137 = {
     **dict.fromkeys(
         ("optional-node-operations", "optional-node-operations-missing-feature"),
         _OPTIONAL_NODE_OPERATIONS,
-    ),
-    **dict.fromkeys(
-        (
-            "consumable-capacity-fractional-range-gate-disabled",
-            "consumable-capacity-fractional-range-gate-enabled-round-up",
-        ),
-        _FRACTIONAL,
-    ),
-    **dict.fromkeys(
-        (
-            "consumable-capacity-negative-request-aborts",
-            "consumable-capacity-range-policy-allocation-mode-all-overflow-aborts",
-            "consumable-capacity-range-policy-overflow-aborts-not-skip",
-            "consumable-capacity-range-policy-request-above-int64-rejected",
-            "consumable-capacity-range-policy-rounded-value-overflow-rejected",
-        ),
-        _FAIL_CLOSED,
     ),
 }
 

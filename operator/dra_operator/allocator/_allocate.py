@@ -16,7 +16,13 @@ from dra_operator.allocator._capacity import Arithmetic, fits_capacity, qualify
 from dra_operator.allocator._constraints import DistinctAttribute
 from dra_operator.allocator._explain import Explanation, explain
 from dra_operator.allocator._features import Features
-from dra_operator.allocator._inputs import Budget, Ledger, Node, SelectorEvaluator
+from dra_operator.allocator._inputs import (
+    Budget,
+    Ledger,
+    Node,
+    SelectorEvaluator,
+    node_allows_skipping,
+)
 from dra_operator.allocator._policies import FirstFit, Policy
 from dra_operator.allocator._pools import gather_pools
 from dra_operator.allocator._prepare import Prepared, prepare
@@ -141,6 +147,7 @@ def allocate(
                 data.devices = []  # the policy vetoed a device the request must take
 
     node_name = node.name if node is not None else ""
+    node_operations = node_allows_skipping(node, features)
     best: list[tuple[float, tuple[AllocationResult, ...]]] = []
     seen = 0
 
@@ -174,6 +181,7 @@ def allocate(
             budget=limit,
             new_share_id=new_share_id,
             on_solution=on_solution if policy.alternatives > 0 else None,
+            node_operations=node_operations,
         )
 
     started = budget.clock()
@@ -221,5 +229,6 @@ def allocate(
         orders=order_for,
         steps=steps,
         aborted=outcome is Outcome.ABORTED,
+        node_operations=node_operations,
     )
     return Allocation(results=None, explanation=explanation, steps=steps)

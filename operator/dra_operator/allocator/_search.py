@@ -126,8 +126,12 @@ class Search:
         budget: Budget,
         new_share_id: Callable[[], str],
         on_solution: Callable[[Search], bool] | None = None,
+        node_operations: bool = False,
     ) -> None:
         self.claims = claims
+        # Experimental tier (1.37): may devices whose slice skips node operations be taken?
+        self._reads_node_operations = features.is_experimental_tier
+        self._node_operations = node_operations
         self.prepared = prepared
         self.candidates = candidates
         self.features = features
@@ -343,6 +347,12 @@ class Search:
             return None
         if not data.admin_access and (self._exclusive[index] or held):
             return None
+        if (
+            self._reads_node_operations
+            and candidate.slice.skip_node_operations
+            and not self._node_operations
+        ):
+            return None  # DRAOptionalNodeOperations off, or the node does not declare it
         if not self.features.partitionable_devices and device.consumes_counters:
             return None
         undo: list[Undo] = []

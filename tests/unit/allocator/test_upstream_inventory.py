@@ -23,6 +23,7 @@ import test_constraint_lists
 import test_constraints
 import test_counter_scenarios
 import test_counters
+import test_optional_node_operations
 import test_pools
 import test_prioritized_scenarios
 import test_search
@@ -42,6 +43,7 @@ SCENARIO_MODULES = (
     test_constraints,
     test_counter_scenarios,
     test_counters,
+    test_optional_node_operations,
     test_pools,
     test_prioritized_scenarios,
     test_search,
@@ -51,7 +53,6 @@ _NAME = re.compile(r'^\t\t"([^"]+)": \{', re.MULTILINE)
 
 _COMPATIBILITY_GROUPS = "DRADeviceCompatibilityGroups (KEP-5963) on: not implemented"
 _DERIVED_ATTRIBUTES = "DRADerivedAttributes (KEP-6080): not implemented"
-_OPTIONAL_NODE_OPERATIONS = "DRAOptionalNodeOperations (KEP-5945): not implemented"
 NOT_PORTED_137 = {
     **dict.fromkeys(
         (
@@ -78,10 +79,6 @@ NOT_PORTED_137 = {
             "derived-attributes-with-prioritized-list",
         ),
         _DERIVED_ATTRIBUTES,
-    ),
-    **dict.fromkeys(
-        ("optional-node-operations", "optional-node-operations-missing-feature"),
-        _OPTIONAL_NODE_OPERATIONS,
     ),
 }
 

@@ -27,6 +27,7 @@ from functools import lru_cache, partial
 from dra_operator.allocator._capacity import Arithmetic, CapacityBook, CapacityError
 from dra_operator.allocator._counters import CounterBook
 from dra_operator.allocator._features import Features
+from dra_operator.allocator._groups import GroupBook
 from dra_operator.allocator._inputs import Budget, Ledger
 from dra_operator.allocator._prepare import Prepared
 from dra_operator.allocator._pruning import Lookahead
@@ -160,6 +161,7 @@ class Search:
             Arithmetic.of(features),
         )
         self._counters = CounterBook(ledger)
+        self._groups = GroupBook(ledger) if features.compatibility_groups else None
         self._orders = Orders(candidates, orders)
         self._contexts: dict[RequestKey, tuple[Sequence[Candidate], bool, Verdicts]] = {}
         self._num_claims = len(claims)
@@ -362,7 +364,13 @@ class Search:
                 step()
 
         if device.consumes_counters and not (multi and self._capacity.is_in_use(candidate)):
+            if self._groups is not None:
+                restore = self._groups.admit(candidate)
+                if restore is None:
+                    return None
+                undo.append(restore)
             if not self._counters.reserve(candidate):
+                rollback()
                 return None
             undo.append(partial(self._counters.release, candidate))
         if (

@@ -19,6 +19,7 @@ import test_allocate
 import test_capacity
 import test_capacity_137
 import test_capacity_scenarios
+import test_compatibility_groups
 import test_constraint_lists
 import test_constraints
 import test_counter_scenarios
@@ -39,6 +40,7 @@ SCENARIO_MODULES = (
     test_capacity,
     test_capacity_137,
     test_capacity_scenarios,
+    test_compatibility_groups,
     test_constraint_lists,
     test_constraints,
     test_counter_scenarios,
@@ -51,25 +53,8 @@ SCENARIO_MODULES = (
 )
 _NAME = re.compile(r'^\t\t"([^"]+)": \{', re.MULTILINE)
 
-_COMPATIBILITY_GROUPS = "DRADeviceCompatibilityGroups (KEP-5963) on: not implemented"
 _DERIVED_ATTRIBUTES = "DRADerivedAttributes (KEP-6080): not implemented"
 NOT_PORTED_137 = {
-    **dict.fromkeys(
-        (
-            "compatibility-groups-compatible",
-            "compatibility-groups-compatible-with-allocated-peer",
-            "compatibility-groups-incompatible",
-            "compatibility-groups-incompatible-with-allocated-peer",
-            "compatibility-groups-multiple-claims",
-            "compatibility-groups-multiple-claims-incompatible",
-            "compatibility-groups-multiple-counter-sets",
-            "compatibility-groups-multiple-counter-sets-spanning-device",
-            "compatibility-groups-taint-rollback",
-            "compatibility-groups-with-consumable-capacity",
-            "compatibility-groups-with-prioritized-list",
-        ),
-        _COMPATIBILITY_GROUPS,
-    ),
     **dict.fromkeys(
         (
             "derived-attributes",

@@ -43,6 +43,7 @@ class Prepared:
     requests: dict[RequestKey, RequestData]
     subrequests: dict[tuple[int, int], int]  # number of subrequests, 0 without
     constraints: list[list[Constraint]]
+    derived_claims: frozenset[int] = frozenset()  # claims with derived attributes
 
 
 def prepare(
@@ -80,6 +81,7 @@ def prepare(
             min_devices += min(counts)
         prepared.constraints.append(_constraints(ref, claim, features))
     _share_equal_capacities(prepared.requests.values())
+    prepared.derived_claims = frozenset(key[0] for key, d in prepared.requests.items() if d.derived)
     return prepared
 
 
@@ -131,7 +133,7 @@ def _request_data(
     else:
         body, admin = request, None
     name = request.name
-    if body.derived_attributes:  # DRADerivedAttributes (1.37 alpha) is not implemented
+    if body.derived_attributes and not features.derived_attributes:
         raise AllocationInputError(
             f"claim {ref}, request {name}: cannot handle request with derived attributes, the "
             "feature is disabled"
@@ -173,6 +175,7 @@ def _request_data(
         capacity=capacity.requests if capacity is not None else None,
         all_devices=mode == AllocationMode.ALL,
         num_devices=body.count if mode == AllocationMode.EXACT_COUNT else 0,
+        derived={d.name: d.expression for d in body.derived_attributes},
     )
 
 

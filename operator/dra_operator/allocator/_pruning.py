@@ -141,14 +141,17 @@ class Lookahead:
         return mask
 
     def _match_constraints(self, c: int, data: RequestData) -> list[MatchAttribute]:
-        """The claim's matchAttribute constraints that apply to the request."""
+        """The claim's matchAttribute constraints that apply to the request (by the devices' own
+        attributes: not those the request derives, whose values only a lookup computes)."""
         found = self._matches.get(data.key)
         if found is None:
             base, sub = (data.parent, data.name) if data.parent else (data.name, "")
             found = self._matches[data.key] = [
                 constraint
                 for constraint in self.prepared.constraints[c]
-                if isinstance(constraint, MatchAttribute) and constraint.applies_to(base, sub)
+                if isinstance(constraint, MatchAttribute)
+                and constraint.applies_to(base, sub)
+                and constraint.attribute not in data.derived
             ]
         return found
 

@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache, partial
 
 from dra_operator.allocator._capacity import Arithmetic, CapacityBook, CapacityError
+from dra_operator.allocator._cel import DerivedValues
+from dra_operator.allocator._constraints import Lookup, lookup_attribute
 from dra_operator.allocator._counters import CounterBook
 from dra_operator.allocator._features import Features
 from dra_operator.allocator._groups import GroupBook
@@ -162,6 +164,7 @@ class Search:
         )
         self._counters = CounterBook(ledger)
         self._groups = GroupBook(ledger) if features.compatibility_groups else None
+        self._derived = DerivedValues(features) if prepared.derived_claims else None
         self._orders = Orders(candidates, orders)
         self._contexts: dict[RequestKey, tuple[Sequence[Candidate], bool, Verdicts]] = {}
         self._num_claims = len(claims)
@@ -381,8 +384,16 @@ class Search:
             rollback()
             return None
         base, sub = (data.parent, data.name) if data.parent else (data.name, "")
+        lookup: Lookup = lookup_attribute
+        if data.derived and self._derived is not None:
+            lookup = self._derived.lookup(data.derived, candidate)
         for constraint in self.prepared.constraints[c]:
-            if not constraint.add(base, sub, device, candidate.driver):
+            try:
+                added = constraint.add(base, sub, device, candidate.driver, lookup)
+            except AllocationInputError:
+                rollback()
+                raise
+            if not added:
                 rollback()
                 if must:
                     raise AllocationInputError(

@@ -274,7 +274,7 @@ class Search:
         # (Only after the selector check, which may raise what upstream raises.)
         allowed = lookahead.within_fixed_values(c, data, -1) if self.prepared.constraints[c] else -1
         positions: Iterable[int]
-        if upstream and not admin:
+        if upstream and not admin and not lookahead.must_visit_all(data):
             worth = self._worth_trying(data, d, start, len(order), verdicts, allowed)
             if worth is None:
                 return Outcome.NONE

@@ -177,7 +177,10 @@ def _allocated(claim: ResourceClaim, state: ClusterState) -> AllocatedClaim:
 
 
 def _candidate_nodes(state: ClusterState, pod: Pod | None) -> list[Node]:
-    known = {n.name: Node(name=n.name, labels=n.labels) for n in state.nodes}
+    known = {
+        n.name: Node(name=n.name, labels=n.labels, declared_features=frozenset(n.declared_features))
+        for n in state.nodes
+    }
     if pod is not None and pod.spec.node_name:
         return [known.get(pod.spec.node_name, Node(name=pod.spec.node_name))]
     if known:

@@ -337,7 +337,7 @@ class CapacityBook:
         self._any_existing = bool(ledger)
         self._allocating: dict[int, dict[str, int]] = {}  # candidate index -> name -> nanos
         self._existing: dict[int, dict[str, int] | None] = {}
-        self._shares: dict[tuple[int, int], _Plan] = {}  # id(requested), index
+        self._shares: dict[tuple[int, int], Share | None] = {}  # id(requested), index
         self._plans: dict[_PlanKey, _Plan] = {}
 
     def share(self, requested: Consumption | None, candidate: Candidate) -> Share | None:
@@ -349,20 +349,21 @@ class CapacityBook:
         # content on every check cost more than the check.
         key = (id(requested), candidate.index)
         try:
-            found = self._shares[key]
+            return self._shares[key]  # never an error: those are only kept as plans
         except KeyError:
-            # Devices alike (a driver publishes many with the same capacities) share the plan.
-            driver, capacities = candidate.pool.id.driver, candidate.device.capacity
-            plan_key = (requested, driver, capacities)
-            try:
-                found = self._plans[plan_key]
-            except KeyError:
-                found = self._plans[plan_key] = plan_share(
-                    qualify(requested, driver), capacities, self._rules
-                )
-            self._shares[key] = found
+            pass
+        # Devices alike (a driver publishes many with the same capacities) share the plan.
+        driver, capacities = candidate.pool.id.driver, candidate.device.capacity
+        plan_key = (requested, driver, capacities)
+        try:
+            found = self._plans[plan_key]
+        except KeyError:
+            found = self._plans[plan_key] = plan_share(
+                qualify(requested, driver), capacities, self._rules
+            )
         if isinstance(found, CapacityError):
             raise found
+        self._shares[key] = found
         return found
 
     def fits(self, requested: Consumption | None, candidate: Candidate) -> bool:

@@ -66,7 +66,7 @@ STAGES: tuple[tuple[str, frozenset[Reason]], ...] = (
         frozenset({Reason.BINDING_CONDITIONS, Reason.CLASS_SELECTOR, Reason.SELECTOR_ERROR}),
     ),
     ("request selector", frozenset({Reason.REQUEST_SELECTOR})),
-    ("node", frozenset({Reason.NODE, Reason.PARTITIONABLE_DISABLED})),
+    ("node", frozenset({Reason.NODE, Reason.NODE_OPERATIONS, Reason.PARTITIONABLE_DISABLED})),
     ("taints", frozenset({Reason.TAINT})),
     ("free", frozenset({Reason.IN_USE, Reason.CAPACITY, Reason.COUNTERS})),
     ("policy", frozenset({Reason.POLICY})),

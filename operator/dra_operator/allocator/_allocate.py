@@ -12,11 +12,17 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from dra_operator.allocator._capacity import fits_capacity, qualify
+from dra_operator.allocator._capacity import Arithmetic, fits_capacity, qualify
 from dra_operator.allocator._constraints import DistinctAttribute
 from dra_operator.allocator._explain import Explanation, explain
 from dra_operator.allocator._features import Features
-from dra_operator.allocator._inputs import Budget, Ledger, Node, SelectorEvaluator
+from dra_operator.allocator._inputs import (
+    Budget,
+    Ledger,
+    Node,
+    SelectorEvaluator,
+    node_allows_skipping,
+)
 from dra_operator.allocator._policies import FirstFit, Policy
 from dra_operator.allocator._pools import gather_pools
 from dra_operator.allocator._prepare import Prepared, prepare
@@ -103,11 +109,12 @@ def allocate(
     claim_list = list(claims)
     pools = gather_pools(slices, node, features)
     eligibility = Eligibility(claim_list, selectors, features, node, selection)
+    rules = Arithmetic.of(features)
 
     def capacity_check(data: RequestData, candidate: Candidate) -> bool:
         """`All` mode's pre-scan. 1.37 checks the static capacity only (#140769): a device
         whose remaining capacity is too small stays in the set, so the claim fails instead of
-        getting the other devices."""
+        getting the other devices. Raises CapacityError (1.37)."""
         if not features.consumable_capacity:
             return True
         return bool(
@@ -116,6 +123,7 @@ def allocate(
                 qualify(data.capacity, candidate.driver),
                 candidate.device.capacity,
                 None,
+                rules,
             )
         )
 
@@ -139,6 +147,7 @@ def allocate(
                 data.devices = []  # the policy vetoed a device the request must take
 
     node_name = node.name if node is not None else ""
+    node_operations = node_allows_skipping(node, features)
     best: list[tuple[float, tuple[AllocationResult, ...]]] = []
     seen = 0
 
@@ -172,6 +181,7 @@ def allocate(
             budget=limit,
             new_share_id=new_share_id,
             on_solution=on_solution if policy.alternatives > 0 else None,
+            node_operations=node_operations,
         )
 
     started = budget.clock()
@@ -219,5 +229,6 @@ def allocate(
         orders=order_for,
         steps=steps,
         aborted=outcome is Outcome.ABORTED,
+        node_operations=node_operations,
     )
     return Allocation(results=None, explanation=explanation, steps=steps)

@@ -11,7 +11,10 @@ keeps per attempt in `CapacityBook` as integer nano-units.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
 
+from dra_operator.allocator._features import Features
 from dra_operator.allocator._requests import Candidate
 from dra_operator.model import (
     CapacityRequestPolicy,
@@ -28,6 +31,8 @@ _PlanKey = tuple[Consumption | None, str, Mapping[str, DeviceCapacity]]  # reque
 # Quantities carry at most nano precision, so nano-units are exact integers; integer
 # arithmetic on them is many times cheaper than on the rational `Quantity.value`.
 _NANO = 10**9
+_MAX_INT64 = 2**63 - 1
+_NOT_REPRESENTABLE = "capacity request cannot be represented in the device's range arithmetic"
 
 
 def _nanos(quantity: Quantity) -> int:
@@ -54,20 +59,50 @@ def unqualify(consumed: Mapping[str, Quantity], driver: str) -> dict[str, Quanti
     return {name.removeprefix(prefix): value for name, value in consumed.items()}
 
 
+class CapacityError(Exception):
+    """1.37's fail-closed capacity arithmetic: a request (or what it rounds up to) that the
+    device's range arithmetic cannot represent, or a negative amount. Aborts the allocation
+    (upstream: not "skip this device"); callers wrap it with the claim, request and device."""
+
+
+@dataclass(frozen=True, slots=True)
+class Arithmetic:
+    """Which release's capacity arithmetic: 1.37 rounds into the step's format and fails closed
+    (`since_137`); DRAFractionalCapacityRange rounds ranges in milli-units (`fractional`)."""
+
+    since_137: bool = False
+    fractional: bool = False
+
+    @classmethod
+    def of(cls, features: Features) -> Arithmetic:
+        return cls(since_137=features.since_137, fractional=features.fractional_capacity_range)
+
+
+OLD = Arithmetic()
+
+
 def fits_capacity(
     existing: Consumption | None,
     requested: Consumption | None,
     capacities: Mapping[str, DeviceCapacity],
     allocating: Consumption | None,
+    rules: Arithmetic = OLD,
 ) -> bool | None:
-    """True when the request fits; False when not; None when it names an unknown capacity."""
+    """True when the request fits; False when not; None when it names an unknown capacity.
+
+    Raises CapacityError (1.37) before any soft check, whichever capacity it concerns.
+    """
     if requested and any(name not in capacities for name in requested):
         return None
+    consumed = {
+        name: consumed_amount(requested.get(name) if requested else None, capacity, rules, name)
+        for name, capacity in capacities.items()
+    }
     for name, capacity in capacities.items():
-        consumed = consumed_amount(requested.get(name) if requested else None, capacity)
-        if violates_policy(consumed, capacity.request_policy):
+        amount = consumed[name]
+        if violates_policy(amount, capacity.request_policy, rules):
             return False
-        total = consumed.value
+        total = amount.value
         if existing and name in existing:
             total += existing[name].value
         if allocating and name in allocating:
@@ -77,7 +112,22 @@ def fits_capacity(
     return True
 
 
-def consumed_amount(requested: Quantity | None, capacity: DeviceCapacity) -> Quantity:
+def consumed_amount(
+    requested: Quantity | None,
+    capacity: DeviceCapacity,
+    rules: Arithmetic = OLD,
+    name: str = "",
+) -> Quantity:
+    """What one allocation consumes of `capacity`; raises CapacityError (1.37 rules only)."""
+    amount = _consumed_amount(requested, capacity, rules, name)
+    if rules.since_137 and amount.sign < 0:
+        raise CapacityError(f'capacity "{_bare(name)}": capacity value is negative')
+    return amount
+
+
+def _consumed_amount(
+    requested: Quantity | None, capacity: DeviceCapacity, rules: Arithmetic, name: str
+) -> Quantity:
     policy = capacity.request_policy
     if requested is None:
         if policy is not None and policy.default is not None:
@@ -86,11 +136,18 @@ def consumed_amount(requested: Quantity | None, capacity: DeviceCapacity) -> Qua
     if policy is None:
         return requested
     if policy.valid_range is not None:
+        if rules.since_137:
+            return _round_up_range_137(requested, policy.valid_range, rules.fractional, name)
         return _round_up_range(requested, policy.valid_range)
     if policy.valid_values:
         wanted = _nanos(requested)
         return next((v for v in policy.valid_values if wanted <= _nanos(v)), requested)
     return requested
+
+
+def _bare(name: str) -> str:
+    """The capacity name as the API spells it in a request (model keys are qualified)."""
+    return name.rpartition("/")[2] if "/" in name else name
 
 
 def _round_up_range(requested: Quantity, valid: CapacityRequestPolicyRange) -> Quantity:
@@ -103,7 +160,67 @@ def _round_up_range(requested: Quantity, valid: CapacityRequestPolicyRange) -> Q
     return Quantity(low + step * steps, QuantityFormat.BINARY_SI)
 
 
-def violates_policy(value: Quantity, policy: CapacityRequestPolicy | None) -> bool:
+def _safe_milli(quantity: Quantity) -> int | None:
+    """The value in milli-units when that is exact and fits int64 (upstream's safeMilliValue)."""
+    milli = quantity.value * 1000
+    if milli.denominator != 1 or not -(2**63) <= milli <= _MAX_INT64:
+        return None
+    return int(milli)
+
+
+def _use_milli(valid: CapacityRequestPolicyRange, fractional: bool) -> bool:
+    """DRAFractionalCapacityRange: milli arithmetic when min, max and step are exact milli
+    values and the step is at least 1m (upstream's useMilli)."""
+    if not fractional:
+        return False
+    for bound in (valid.min, valid.max, valid.step):
+        if bound is not None and _safe_milli(bound) is None:
+            return False
+    step = _safe_milli(valid.step) if valid.step is not None else None
+    return step is None or step >= 1
+
+
+def _ceil_steps(added: int, step: int) -> int:
+    """Go's `added/step`, plus one when there is a remainder (truncating division)."""
+    steps = _go_div(added, step)
+    return steps + 1 if _go_mod(added, step) != 0 else steps
+
+
+def _round_up_range_137(
+    requested: Quantity, valid: CapacityRequestPolicyRange, fractional: bool, name: str
+) -> Quantity:
+    """1.37's roundUpRange: the result in the step's format, errors where int64 ends."""
+    if requested.value < valid.min.value:
+        return valid.min
+    step_q = valid.step
+    if step_q is None:
+        return requested
+    prefix = f'capacity "{_bare(name)}": {_NOT_REPRESENTABLE}:'
+    text = requested.canonical()
+    if _use_milli(valid, fractional):
+        wanted = _safe_milli(requested)
+        if wanted is None:
+            raise CapacityError(f"{prefix} request {text} is not a representable milli value")
+        step, low = step_q.milli_value(), valid.min.milli_value()
+        steps = _ceil_steps(wanted - low, step)
+        if steps > _go_div(_MAX_INT64 - low, step):
+            raise CapacityError(
+                f"{prefix} rounding request {text} up to the next step passes the milli-value range"
+            )
+        milli = low + step * steps
+        return Quantity(Fraction(milli, 1000), step_q.format)
+    if requested.value > _MAX_INT64:
+        raise CapacityError(f"{prefix} request {text} exceeds MaxInt64")
+    step, low = step_q.int_value(), valid.min.int_value()
+    steps = _ceil_steps(requested.int_value() - low, step)
+    if low >= 0 and steps > _go_div(_MAX_INT64 - low, step):
+        raise CapacityError(f"{prefix} rounding request {text} up to the next step passes MaxInt64")
+    return Quantity(low + step * steps, step_q.format)
+
+
+def violates_policy(
+    value: Quantity, policy: CapacityRequestPolicy | None, rules: Arithmetic = OLD
+) -> bool:
     if policy is None:
         return False
     amount = _nanos(value)
@@ -114,8 +231,15 @@ def violates_policy(value: Quantity, policy: CapacityRequestPolicy | None) -> bo
         if valid.max is not None and amount > _nanos(valid.max):
             return True
         if valid.step is not None:
-            offset = _int_value(value) - _int_value(valid.min)
-            return _go_mod(offset, _int_value(valid.step)) != 0
+            if _use_milli(valid, rules.fractional):
+                milli = _safe_milli(value)
+                if milli is None:
+                    return True
+                offset, step = milli - valid.min.milli_value(), valid.step.milli_value()
+            else:
+                offset = _int_value(value) - _int_value(valid.min)
+                step = _int_value(valid.step)
+            return _go_mod(offset, step) != 0
         return False
     if policy.valid_values:
         return all(amount != _nanos(v) for v in policy.valid_values)
@@ -126,6 +250,12 @@ def _go_mod(a: int, b: int) -> int:
     """Go's `%` (sign of the dividend), which differs from Python's for negative operands."""
     r = abs(a) % abs(b)
     return -r if a < 0 else r
+
+
+def _go_div(a: int, b: int) -> int:
+    """Go's integer `/` (truncates toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
 
 
 class Share:
@@ -142,25 +272,38 @@ class Share:
 
 
 def plan_share(
-    requested: Consumption | None, capacities: Mapping[str, DeviceCapacity]
-) -> Share | None:
+    requested: Consumption | None,
+    capacities: Mapping[str, DeviceCapacity],
+    rules: Arithmetic = OLD,
+) -> Share | CapacityError | None:
     """What one allocation takes from each capacity of an otherwise unused device.
 
     None when it can never fit: it names a capacity the device lacks, violates a request
     policy or exceeds a capacity on its own (`fits_capacity` with nothing else in use).
+    A CapacityError (returned, for the search to raise when it reaches the device) when 1.37
+    fails closed; every amount is resolved before any soft check, as upstream does.
     """
     if requested and any(name not in capacities for name in requested):
         return None
     consumed: dict[str, Quantity] = {}
     totals: dict[str, int] = {}
+    try:
+        for name, capacity in capacities.items():
+            consumed[name] = consumed_amount(
+                requested.get(name) if requested else None, capacity, rules, name
+            )
+    except CapacityError as err:
+        return err
     for name, capacity in capacities.items():
-        amount = consumed_amount(requested.get(name) if requested else None, capacity)
+        amount = consumed[name]
         total = _nanos(capacity.value)
-        if violates_policy(amount, capacity.request_policy) or _nanos(amount) > total:
+        if violates_policy(amount, capacity.request_policy, rules) or _nanos(amount) > total:
             return None
-        consumed[name] = amount
         totals[name] = total
     return Share(consumed, totals)
+
+
+_Plan = Share | CapacityError | None
 
 
 class CapacityBook:
@@ -177,6 +320,7 @@ class CapacityBook:
         "_existing",
         "_ledger",
         "_plans",
+        "_rules",
         "_shared",
         "_shares",
     )
@@ -185,22 +329,27 @@ class CapacityBook:
         self,
         ledger: Mapping[DeviceID, Mapping[str, Quantity]],
         shared: frozenset[DeviceID] = frozenset(),
+        rules: Arithmetic = OLD,
     ) -> None:
         self._ledger = ledger
+        self._rules = rules
         self._shared = shared  # 1.37: devices with a persisted share, consumed capacity or not
         self._any_existing = bool(ledger)
         self._allocating: dict[int, dict[str, int]] = {}  # candidate index -> name -> nanos
         self._existing: dict[int, dict[str, int] | None] = {}
         self._shares: dict[tuple[int, int], Share | None] = {}  # id(requested), index
-        self._plans: dict[_PlanKey, Share | None] = {}
+        self._plans: dict[_PlanKey, _Plan] = {}
 
     def share(self, requested: Consumption | None, candidate: Candidate) -> Share | None:
-        """What the request would take from the device; None when it can never fit."""
+        """What the request would take from the device; None when it can never fit.
+
+        Raises CapacityError when 1.37's arithmetic fails closed for this device.
+        """
         # The requested mapping lives as long as the call (its claim does); hashing it by
         # content on every check cost more than the check.
         key = (id(requested), candidate.index)
         try:
-            return self._shares[key]
+            return self._shares[key]  # never an error: those are only kept as plans
         except KeyError:
             pass
         # Devices alike (a driver publishes many with the same capacities) share the plan.
@@ -209,7 +358,11 @@ class CapacityBook:
         try:
             found = self._plans[plan_key]
         except KeyError:
-            found = self._plans[plan_key] = plan_share(qualify(requested, driver), capacities)
+            found = self._plans[plan_key] = plan_share(
+                qualify(requested, driver), capacities, self._rules
+            )
+        if isinstance(found, CapacityError):
+            raise found
         self._shares[key] = found
         return found
 
@@ -232,10 +385,16 @@ class CapacityBook:
         return True
 
     def fits_ledger(self, requested: Consumption | None, candidate: Candidate) -> bool:
-        """Whether the request fits what the ledger leaves of the device (this attempt aside)."""
+        """Whether the request fits what the ledger leaves of the device (this attempt aside).
+
+        True for a device whose arithmetic fails: pruning must let the search reach it.
+        """
         if not requested and not candidate.device.capacity:
             return True
-        share = self.share(requested, candidate)
+        try:
+            share = self.share(requested, candidate)
+        except CapacityError:
+            return True
         if share is None:
             return False
         existing = self._existing_of(candidate)

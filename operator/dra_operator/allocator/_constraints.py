@@ -8,11 +8,14 @@ the one before the device, #140325); `distinctAttribute` stores one value per *r
 in 1.36 (two devices of one request overwrite each other, an upstream quirk kept on purpose)
 and one per device in 1.37 (`per_device`, #140600: a request's devices are compared too).
 Constraints are monotonic: once refused, adding more devices never helps, which the search
-relies on.
+relies on. A request with derived attributes (1.37, DRADerivedAttributes) passes its own
+`lookup`, which evaluates the request's expression for that name instead (and shadows a
+device attribute of the same name for that request only).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dra_operator.model import AttributeKind, Device, DeviceAttribute
@@ -34,6 +37,9 @@ def lookup_attribute(device: Device, driver: str, name: str) -> DeviceAttribute 
     if found is None and "/" not in name:
         found = device.attributes.get(f"{driver}/{name}")
     return found
+
+
+Lookup = Callable[[Device, str, str], DeviceAttribute | None]  # device, driver, name
 
 
 def _as_set(attribute: DeviceAttribute) -> tuple[AttributeKind, frozenset[object]] | None:
@@ -59,7 +65,9 @@ class Constraint:
             return True
         return request in self.requests or (bool(sub) and f"{request}/{sub}" in self.requests)
 
-    def add(self, request: str, sub: str, device: Device, driver: str) -> bool:
+    def add(
+        self, request: str, sub: str, device: Device, driver: str, lookup: Lookup = lookup_attribute
+    ) -> bool:
         raise NotImplementedError
 
     def remove(self, request: str, sub: str) -> None:
@@ -75,10 +83,12 @@ class MatchAttribute(Constraint):
     restore: bool = False
     earlier: list[frozenset[object] | None] = field(default_factory=list)
 
-    def add(self, request: str, sub: str, device: Device, driver: str) -> bool:
+    def add(
+        self, request: str, sub: str, device: Device, driver: str, lookup: Lookup = lookup_attribute
+    ) -> bool:
         if not self.applies_to(request, sub):
             return True
-        attribute = lookup_attribute(device, driver, self.attribute)
+        attribute = lookup(device, driver, self.attribute)
         if attribute is None:
             return False
         if self.list_types:
@@ -151,10 +161,12 @@ class DistinctAttribute(Constraint):
     stack: list[DeviceAttribute] = field(default_factory=list)  # 1.37: per device added
     count: int = 0
 
-    def add(self, request: str, sub: str, device: Device, driver: str) -> bool:
+    def add(
+        self, request: str, sub: str, device: Device, driver: str, lookup: Lookup = lookup_attribute
+    ) -> bool:
         if not self.applies_to(request, sub):
             return True
-        attribute = lookup_attribute(device, driver, self.attribute)
+        attribute = lookup(device, driver, self.attribute)
         if attribute is None:
             return False
         if self.count > 0 and not self._is_distinct(attribute):

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from dra_operator.allocator._capacity import fits_capacity, qualify
+from dra_operator.allocator._capacity import Arithmetic, CapacityError, fits_capacity, qualify
 from dra_operator.allocator._constraints import MatchAttribute
 from dra_operator.allocator._counters import CounterBook
 from dra_operator.allocator._features import Features
@@ -44,6 +44,7 @@ class Reason(enum.Enum):
     SELECTOR_ERROR = "selector-error"
     NODE = "node"
     PARTITIONABLE_DISABLED = "partitionable-disabled"
+    NODE_OPERATIONS = "node-operations"
     TAINT = "taint"
     CAPACITY = "capacity"
     COUNTERS = "counters"
@@ -58,6 +59,9 @@ _TEXT = {
     Reason.NODE: "{n} not usable on this node",
     Reason.IN_USE: "{n} in use",
     Reason.PARTITIONABLE_DISABLED: "{n} consume counters (partitionable devices disabled)",
+    Reason.NODE_OPERATIONS: (
+        "{n} skip node operations (DRAOptionalNodeOperations off or not declared by the node)"
+    ),
     Reason.TAINT: "{n} with untolerated taint {detail}",
     Reason.CAPACITY: "{n} without enough capacity",
     Reason.COUNTERS: "{n} without enough shared counters",
@@ -143,6 +147,7 @@ def explain(
     orders: Callable[[RequestData], Sequence[Candidate]],
     steps: int,
     aborted: bool,
+    node_operations: bool = False,
 ) -> Explanation:
     counters = CounterBook(ledger)
     requests = tuple(
@@ -155,6 +160,7 @@ def explain(
             eligibility,
             counters,
             frozenset(candidate.index for candidate in orders(data)),
+            node_operations,
         )
         for data in prepared.requests.values()
     )
@@ -218,11 +224,12 @@ def _explain_request(
     eligibility: Eligibility,
     counters: CounterBook,
     allowed: frozenset[int],
+    node_operations: bool,
 ) -> RequestExplanation:
     tally: Counter[tuple[Reason, str]] = Counter()
     usable = 0
     for candidate in candidates:
-        found = _reject(data, candidate, features, ledger, eligibility, counters)
+        found = _reject(data, candidate, features, ledger, eligibility, counters, node_operations)
         if found is None and candidate.index not in allowed:
             found = Reason.POLICY, ""
         if found is None:
@@ -258,6 +265,7 @@ def _reject(
     ledger: Ledger,
     eligibility: Eligibility,
     counters: CounterBook,
+    node_operations: bool,
 ) -> tuple[Reason, str] | None:
     device = candidate.device
     found = eligibility.peek(data, candidate)
@@ -265,6 +273,12 @@ def _reject(
         return Reason.SELECTOR_ERROR, ""
     if isinstance(found, Rejection):
         return Reason(found.kind), found.detail
+    if (
+        features.is_experimental_tier
+        and candidate.slice.skip_node_operations
+        and not node_operations
+    ):
+        return Reason.NODE_OPERATIONS, ""
     if device.consumes_counters and not features.partitionable_devices:
         return Reason.PARTITIONABLE_DISABLED, ""
     if features.device_taints:
@@ -273,12 +287,7 @@ def _reject(
             return Reason.TAINT, describe_taint(taint)
     if not data.admin_access and candidate.id in ledger.exclusive:
         return Reason.IN_USE, ""
-    if features.consumable_capacity and not fits_capacity(
-        ledger.consumed_capacity.get(candidate.id),
-        qualify(data.capacity, candidate.driver),
-        device.capacity,
-        None,
-    ):
+    if features.consumable_capacity and not _fits(candidate, data, ledger, features):
         return Reason.CAPACITY, ""
     if device.consumes_counters and not (
         features.consumable_capacity
@@ -289,3 +298,19 @@ def _reject(
             return Reason.COUNTERS, ""
         counters.release(candidate)
     return None
+
+
+def _fits(candidate: Candidate, data: RequestData, ledger: Ledger, features: Features) -> bool:
+    """Capacity against the ledger; a device 1.37's arithmetic refuses does not fit."""
+    try:
+        return bool(
+            fits_capacity(
+                ledger.consumed_capacity.get(candidate.id),
+                qualify(data.capacity, candidate.driver),
+                candidate.device.capacity,
+                None,
+                Arithmetic.of(features),
+            )
+        )
+    except CapacityError:
+        return False

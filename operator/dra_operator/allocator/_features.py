@@ -8,7 +8,13 @@ both DRADeviceBindingConditions and DRAResourceClaimDeviceStatus, as upstream's 
 `release` is not a gate: it picks which release of upstream's allocator library the ungated
 behaviour follows (36: dynamic-resource-allocation v0.36.5, 37: v0.37.2), because 1.37 changed
 results without a gate (result configs, distinctAttribute within one request, `All` with
-shared devices, list-typed attributes with the gate off, CEL runtime error texts).
+shared devices, list-typed attributes with the gate off, CEL runtime error texts, capacity
+rounding in the step's format and fail-closed capacity arithmetic).
+
+The four 1.37 gates (compatibility groups, derived attributes, fractional capacity range,
+optional node operations) are off by default, as upstream: three are alpha, and
+DRAFractionalCapacityRange is beta but on only with `--min-compatibility-version=1.37`. They
+exist only in the 1.37 library: with `release` 36 they are refused.
 """
 
 from __future__ import annotations
@@ -66,7 +72,23 @@ class Features:
     device_binding_and_status: bool = False
     consumable_capacity: bool = False
     list_type_attributes: bool = False
+    compatibility_groups: bool = False  # DRADeviceCompatibilityGroups (1.37 alpha)
+    derived_attributes: bool = False  # DRADerivedAttributes (1.37 alpha)
+    fractional_capacity_range: bool = False  # DRAFractionalCapacityRange (1.37 beta, off)
+    optional_node_operations: bool = False  # DRAOptionalNodeOperations (1.37 alpha)
     release: int = OLDEST_RELEASE
+
+    def __post_init__(self) -> None:
+        newer = (
+            self.compatibility_groups
+            or self.derived_attributes
+            or self.fractional_capacity_range
+            or self.optional_node_operations
+        )
+        if newer and self.release < 37:
+            raise AllocationInputError(
+                f"allocator features: 1.37 gates need release 37, not {self.release}"
+            )
 
     @property
     def is_stable_tier(self) -> bool:
@@ -79,7 +101,22 @@ class Features:
         which our (sorted) order is one valid outcome.
         """
         return not (
-            self.consumable_capacity or self.device_binding_and_status or self.list_type_attributes
+            self.consumable_capacity
+            or self.device_binding_and_status
+            or self.fractional_capacity_range
+            or self.is_experimental_tier
+        )
+
+    @property
+    def is_experimental_tier(self) -> bool:
+        """Whether upstream would pick its "experimental" allocator: only it supports list-typed
+        attributes and three of the 1.37 gates. Only it reads `skipNodeOperations` (the other
+        tiers allocate such devices as any other, without copying the list)."""
+        return (
+            self.list_type_attributes
+            or self.optional_node_operations
+            or self.derived_attributes
+            or self.compatibility_groups
         )
 
     @classmethod

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from dra_operator.allocator._features import Features
 from dra_operator.model import (
     Device,
     DeviceID,
@@ -35,6 +36,19 @@ class Node:
     name: str
     labels: FrozenMap[str, str] = field(default_factory=FrozenMap)
     declared_features: frozenset[str] = frozenset()
+
+
+OPTIONAL_NODE_OPERATIONS = "DRAOptionalNodeOperations"  # the node's declared feature
+
+
+def node_allows_skipping(node: Node | None, features: Features) -> bool:
+    """Whether devices whose slice sets `skipNodeOperations` may be allocated on `node`: the
+    gate is on and the node declares the feature (upstream's experimental allocateDevice)."""
+    return (
+        features.optional_node_operations
+        and node is not None
+        and OPTIONAL_NODE_OPERATIONS in node.declared_features
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,9 +8,9 @@ incomplete otherwise; a complete pool is invalid when device names or counter se
 inconsistent. Pools are ordered by (driver, pool), pools with binding-condition devices last;
 slices by name; devices as published. That order *is* the first-fit search order.
 
-A slice with a device that declares `compatibilityGroups` (1.37, DRADeviceCompatibilityGroups,
-not implemented) is ignored and not counted, so its pool is incomplete, as upstream does with
-the gate off; only 1.37 servers store the field.
+A slice with a device that declares `compatibilityGroups` (1.37, DRADeviceCompatibilityGroups)
+is ignored and not counted while that gate is off, so its pool is incomplete, as upstream does;
+only 1.37 servers store the field. With the gate on, `_groups` enforces the groups.
 
 1.37 (incubating and experimental tiers): a slice with shared counters is relevant by
 its node selection like any other, no longer for every node. A pool whose counter-set slice
@@ -68,7 +68,8 @@ def gather_pools(
     """The pools relevant to `node`, in search order; raises for malformed node selectors."""
     grouped: dict[PoolID, list[ResourceSlice]] = {}
     counters_everywhere = not features.since_137 or features.is_stable_tier
-    slices = [piece for piece in slices if not _uses_compatibility_groups(piece)]
+    if not features.compatibility_groups:
+        slices = [piece for piece in slices if not _uses_compatibility_groups(piece)]
     for piece in slices:
         if not features.partitionable_devices and (
             piece.per_device_node_selection is not None or piece.shared_counters

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from dra_operator.allocator._capacity import CapacityError
 from dra_operator.allocator._constraints import Constraint, DistinctAttribute, MatchAttribute
 from dra_operator.allocator._features import Features
 from dra_operator.allocator._pools import Pool, PoolID
@@ -42,6 +43,7 @@ class Prepared:
     requests: dict[RequestKey, RequestData]
     subrequests: dict[tuple[int, int], int]  # number of subrequests, 0 without
     constraints: list[list[Constraint]]
+    derived_claims: frozenset[int] = frozenset()  # claims with derived attributes
 
 
 def prepare(
@@ -79,6 +81,7 @@ def prepare(
             min_devices += min(counts)
         prepared.constraints.append(_constraints(ref, claim, features))
     _share_equal_capacities(prepared.requests.values())
+    prepared.derived_claims = frozenset(key[0] for key, d in prepared.requests.items() if d.derived)
     return prepared
 
 
@@ -130,7 +133,7 @@ def _request_data(
     else:
         body, admin = request, None
     name = request.name
-    if body.derived_attributes:  # DRADerivedAttributes (1.37 alpha) is not implemented
+    if body.derived_attributes and not features.derived_attributes:
         raise AllocationInputError(
             f"claim {ref}, request {name}: cannot handle request with derived attributes, the "
             "feature is disabled"
@@ -172,6 +175,7 @@ def _request_data(
         capacity=capacity.requests if capacity is not None else None,
         all_devices=mode == AllocationMode.ALL,
         num_devices=body.count if mode == AllocationMode.EXACT_COUNT else 0,
+        derived={d.name: d.expression for d in body.derived_attributes},
     )
 
 
@@ -203,8 +207,14 @@ def _fill_devices(
         for candidate in by_pool.get(pool.id, ()):
             if eligibility.check(data, candidate) is not None:
                 continue
-            if capacity_check is not None and not capacity_check(data, candidate):
-                continue
+            try:
+                if capacity_check is not None and not capacity_check(data, candidate):
+                    continue
+            except CapacityError as err:
+                raise AllocationInputError(
+                    f"claim {ref}, request {data.name}: checking capacity for device "
+                    f"{candidate.device.name}: {err}"
+                ) from err
             data.devices.append(candidate)
     data.num_devices = len(data.devices)
 

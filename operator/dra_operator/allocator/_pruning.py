@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from dra_operator.allocator._capacity import CapacityBook
+from dra_operator.allocator._capacity import CapacityBook, CapacityError
 from dra_operator.allocator._constraints import MatchAttribute, lookup_attribute
 from dra_operator.allocator._features import Features
 from dra_operator.allocator._prepare import Prepared
@@ -70,21 +70,48 @@ class Lookahead:
         self._prunable: bool | None = None
         self._matches: dict[RequestKey, list[MatchAttribute]] = {}
         self._fixed: dict[int, tuple[DeviceAttribute, int]] = {}  # id(constraint) -> mask
+        self._visit_all: dict[RequestKey, bool] = {}
 
     def can_prune(self) -> bool:
         """Whether cutting branches can never hide a fatal error upstream would raise.
 
         Upstream raises when its search *reaches* a device whose selector fails to evaluate,
-        or an `All` device a claim constraint refuses; a pruned branch might have been the one
-        to reach it. So pruning is off when any request has such a device or such a request
-        exists. Decided once, on the first hard step (it evaluates every selector).
+        or an `All` device a claim constraint refuses, or a derived attribute (1.37) that fails
+        to compile or evaluate; a pruned branch might have been the one to reach it. So pruning
+        is off when any request has such a device or such a request exists, or any request
+        derives attributes. Decided once, on the first hard step (it evaluates every selector).
         """
         if self._prunable is None:
             self._prunable = not any(
-                self._has_selector_failures(data) or self._is_constrained_all(data)
+                self.must_visit_all(data)
+                or self._has_selector_failures(data)
+                or self._is_constrained_all(data)
                 for data in self.prepared.requests.values()
             )
         return self._prunable
+
+    def must_visit_all(self, data: RequestData) -> bool:
+        """Whether trying a device for `data` may raise after its selectors passed (1.37): the
+        request derives attributes, or 1.37's capacity arithmetic fails closed on a device.
+        Then the search tries every device upstream would (no shortcut may skip one)."""
+        found = self._visit_all.get(data.key)
+        if found is None:
+            found = self._visit_all[data.key] = bool(data.derived) or self._fails_closed(data)
+        return found
+
+    def _fails_closed(self, data: RequestData) -> bool:
+        """Whether any device's capacity arithmetic fails for the request (conservatively, its
+        selectors aside: plans are cached per capacity shape, so this is cheap)."""
+        if not (self.features.consumable_capacity and self.features.since_137):
+            return False
+        for candidate in self.candidates:
+            if not candidate.device.capacity:
+                continue
+            try:
+                self._capacity.share(data.capacity, candidate)
+            except CapacityError:
+                return True
+        return False
 
     def _has_selector_failures(self, data: RequestData) -> bool:
         """Whether the search could reach a device whose selectors fail for `data`.
@@ -133,7 +160,13 @@ class Lookahead:
         return mask.bit_count() >= data.num_devices
 
     def within_fixed_values(self, c: int, data: RequestData, mask: int) -> int:
-        """`mask` without the devices a fixed matchAttribute value of claim `c` rules out."""
+        """`mask` without the devices a fixed matchAttribute value of claim `c` rules out.
+
+        Unchanged when upstream may raise on a device it tries (`must_visit_all`) before a
+        constraint on a fixed value would refuse it.
+        """
+        if self.must_visit_all(data):
+            return mask
         for constraint in self._match_constraints(c, data):
             fixed = constraint.fixed_value()
             if fixed is not None:

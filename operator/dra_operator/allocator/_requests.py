@@ -116,6 +116,8 @@ class RequestData:
     all_devices: bool
     num_devices: int
     devices: list[Candidate] = field(default_factory=list)  # All mode, in search order
+    # DRADerivedAttributes (1.37): attribute name -> CEL expression, for constraints only
+    derived: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def full_name(self) -> str:

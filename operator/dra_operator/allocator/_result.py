@@ -77,6 +77,10 @@ def _device_result(pick: Pick, features: Features) -> DeviceRequestAllocationRes
         binding_failure_conditions=device.binding_failure_conditions if binding else (),
         share_id=pick.share_id,
         consumed_capacity=FrozenMap(unqualify(consumed, candidate.driver)) if consumed else _NONE,
+        # only upstream's experimental tier copies the slice's list (1.37)
+        skip_node_operations=(
+            candidate.slice.skip_node_operations if features.is_experimental_tier else ()
+        ),
     )
 
 

@@ -24,9 +24,12 @@ import enum
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache, partial
 
-from dra_operator.allocator._capacity import CapacityBook
+from dra_operator.allocator._capacity import Arithmetic, CapacityBook, CapacityError
+from dra_operator.allocator._cel import DerivedValues
+from dra_operator.allocator._constraints import Lookup, lookup_attribute
 from dra_operator.allocator._counters import CounterBook
 from dra_operator.allocator._features import Features
+from dra_operator.allocator._groups import GroupBook
 from dra_operator.allocator._inputs import Budget, Ledger
 from dra_operator.allocator._prepare import Prepared
 from dra_operator.allocator._pruning import Lookahead
@@ -126,8 +129,12 @@ class Search:
         budget: Budget,
         new_share_id: Callable[[], str],
         on_solution: Callable[[Search], bool] | None = None,
+        node_operations: bool = False,
     ) -> None:
         self.claims = claims
+        # Experimental tier (1.37): devices whose slice skips node operations are not taken
+        # unless the gate is on and the node declares the feature (`node_operations`).
+        self._skips_blocked = features.is_experimental_tier and not node_operations
         self.prepared = prepared
         self.candidates = candidates
         self.features = features
@@ -153,10 +160,13 @@ class Search:
             frozenset(share.device for share in ledger.shares)
             if features.since_137
             else frozenset(),
+            Arithmetic.of(features),
         )
         self._counters = CounterBook(ledger)
+        self._groups = GroupBook(ledger) if features.compatibility_groups else None
+        self._derived = DerivedValues(features) if prepared.derived_claims else None
         self._orders = Orders(candidates, orders)
-        self._contexts: dict[RequestKey, tuple[Sequence[Candidate], bool, Verdicts]] = {}
+        self._contexts: dict[RequestKey, tuple[Sequence[Candidate], bool, Verdicts, bool]] = {}
         self._num_claims = len(claims)
         self._num_requests = [len(claim.spec.requests) for claim in claims]
         self._subrequests = [
@@ -252,7 +262,7 @@ class Search:
                 undo()
             return found
 
-        order, upstream, verdicts = self._step_context(data)
+        order, upstream, verdicts, visit_all = self._step_context(data)
         admin = data.admin_access
         exclusive, holders = self._exclusive, self._holders
         check = self.eligibility.check
@@ -264,7 +274,7 @@ class Search:
         # (Only after the selector check, which may raise what upstream raises.)
         allowed = lookahead.within_fixed_values(c, data, -1) if self.prepared.constraints[c] else -1
         positions: Iterable[int]
-        if upstream and not admin:
+        if upstream and not admin and not visit_all:
             worth = self._worth_trying(data, d, start, len(order), verdicts, allowed)
             if worth is None:
                 return Outcome.NONE
@@ -284,12 +294,12 @@ class Search:
                 continue
             if not (allowed >> index) & 1:
                 continue
-            if (
-                capacity
-                and (asks_capacity or candidate.device.capacity)
-                and not self._capacity.fits(data.capacity, candidate)
-            ):
-                continue
+            if capacity and (asks_capacity or candidate.device.capacity):
+                try:
+                    if not self._capacity.fits(data.capacity, candidate):
+                        continue
+                except CapacityError as err:
+                    raise self._capacity_error(c, data, candidate, "checking", err) from err
             undo = self._allocate_device(c, data, candidate, must=False)
             if undo is None:
                 continue
@@ -342,6 +352,8 @@ class Search:
             return None
         if not data.admin_access and (self._exclusive[index] or held):
             return None
+        if self._skips_blocked and candidate.slice.skip_node_operations:
+            return None  # DRAOptionalNodeOperations off, or the node does not declare it
         if not self.features.partitionable_devices and device.consumes_counters:
             return None
         undo: list[Undo] = []
@@ -351,8 +363,18 @@ class Search:
                 step()
 
         if device.consumes_counters and not (multi and self._capacity.is_in_use(candidate)):
-            if not self._counters.reserve(candidate):
-                return None
+            groups = self._groups
+            if groups is None:
+                if not self._counters.reserve(candidate):
+                    return None
+            else:
+                restore = groups.admit(candidate)
+                if restore is None:
+                    return None
+                if not self._counters.reserve(candidate):
+                    restore()
+                    return None
+                undo.append(restore)
             undo.append(partial(self._counters.release, candidate))
         if (
             self.features.device_taints
@@ -362,8 +384,19 @@ class Search:
             rollback()
             return None
         base, sub = (data.parent, data.name) if data.parent else (data.name, "")
+        derived = self._derived
+        lookup: Lookup = (
+            lookup_attribute
+            if derived is None or not data.derived
+            else derived.lookup(data.derived, candidate)
+        )
         for constraint in self.prepared.constraints[c]:
-            if not constraint.add(base, sub, device, candidate.driver):
+            try:
+                added = constraint.add(base, sub, device, candidate.driver, lookup)
+            except AllocationInputError:
+                rollback()
+                raise
+            if not added:
                 rollback()
                 if must:
                     raise AllocationInputError(
@@ -379,7 +412,12 @@ class Search:
         share_id: str | None = None
         if self.features.consumable_capacity:
             # The search loop (must=False) checked the capacity just before calling this.
-            if must and not self._capacity.fits(data.capacity, candidate):
+            try:
+                fits = not must or self._capacity.fits(data.capacity, candidate)
+            except CapacityError as err:
+                rollback()
+                raise self._capacity_error(c, data, candidate, "rechecking", err) from err
+            if not fits:
                 rollback()
                 return None
             share = self._capacity.share(data.capacity, candidate) if multi else None
@@ -391,6 +429,15 @@ class Search:
         picks.append(Pick(data, candidate, share_id, consumed))
         undo.append(partial(_drop_last, picks))
         return rollback
+
+    def _capacity_error(
+        self, c: int, data: RequestData, candidate: Candidate, doing: str, err: CapacityError
+    ) -> AllocationInputError:
+        """1.37's fail-closed capacity error in upstream's words."""
+        return AllocationInputError(
+            f"claim {claim_ref(self.claims[c])}, request {data.name}: {doing} capacity for "
+            f"device {candidate.id}: {err}"
+        )
 
     def _hold(self, index: int, claim: int) -> None:
         held = self._holders[index]
@@ -409,13 +456,19 @@ class Search:
 
     # -- pruning -------------------------------------------------------------------------------
 
-    def _step_context(self, data: RequestData) -> tuple[Sequence[Candidate], bool, Verdicts]:
-        """What every step of the request needs: its order (and whether it is upstream's) and
-        its verdicts, looked up once per request and call instead of once per step."""
+    def _step_context(self, data: RequestData) -> tuple[Sequence[Candidate], bool, Verdicts, bool]:
+        """What every step of the request needs: its order (and whether it is upstream's), its
+        verdicts and whether every device must be tried (`Lookahead.must_visit_all`), looked
+        up once per request and call instead of once per step."""
         found = self._contexts.get(data.key)
         if found is None:
             order, upstream = self._orders(data)
-            found = self._contexts[data.key] = (order, upstream, self.eligibility.known(data))
+            found = self._contexts[data.key] = (
+                order,
+                upstream,
+                self.eligibility.known(data),
+                self._lookahead.must_visit_all(data),
+            )
         return found
 
 

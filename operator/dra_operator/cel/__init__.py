@@ -6,6 +6,7 @@ functions and error texts are those of Kubernetes' DRA CEL environment.
 """
 
 from dra_operator.cel._cache import ResultCache
+from dra_operator.cel._derived import CompiledDerived, compile_derived
 from dra_operator.cel._device import DeviceView, device_view
 from dra_operator.cel._named import NamedView, named_view
 from dra_operator.cel._parser import warm_up
@@ -22,11 +23,13 @@ __all__ = [
     "DEFAULT_FEATURES",
     "MAX_EXPRESSION_LENGTH",
     "CELFeatures",
+    "CompiledDerived",
     "CompiledSelector",
     "DeviceView",
     "NamedView",
     "ResultCache",
     "SelectorCache",
+    "compile_derived",
     "compile_selector",
     "device_view",
     "named_view",

@@ -8,6 +8,7 @@ overloads for the code generator.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dra_operator.cel import _ast as A
@@ -64,15 +65,19 @@ class Checker:
         self.issues: list[CompileIssue] = []
         self._fields = env.device_fields()
 
-    def check(self, root: A.Node) -> Checked:
+    def check(self, root: A.Node, accept: Callable[[T.Type], bool] | None = None) -> Checked:
+        """Type-check `root`; its type must be a selector's (bool), or one `accept` allows."""
         result = self._visit(root, {})
         if self.issues:
             raise CompileIssues(sorted(self.issues, key=lambda issue: issue.pos))
-        acceptable = result in (T.BOOL, T.ANY) or (
-            self.env.list_type_attributes and result in (T.DYN, T.FREE)
-        )
-        if self.env.named_resources:
-            acceptable = result == T.BOOL
+        if accept is not None:
+            acceptable = accept(result)
+        else:
+            acceptable = result in (T.BOOL, T.ANY) or (
+                self.env.list_type_attributes and result in (T.DYN, T.FREE)
+            )
+            if self.env.named_resources:
+                acceptable = result == T.BOOL
         if not acceptable:
             raise ResultTypeError(T.format_type(result))
         return self.out

@@ -107,10 +107,11 @@ class CodeGen:
 
     # -- entry ---------------------------------------------------------------------------------
 
-    def function(self, root: A.Node) -> Generated:
+    def function(self, root: A.Node, *, any_result: bool = False) -> Generated:
+        """`_selector(_d)`; it returns a bool unless `any_result` (a derived attribute)."""
         code = self.emit(root, {})
         body = list(code.stmts)
-        if self.type_of(root) == T.BOOL:
+        if any_result or self.type_of(root) == T.BOOL:
             body.append(f"return {code.expr}")
         else:
             body += [f"_r = {code.expr}", "if type(_r) is not bool:", "    _result_not_bool(_r)"]

@@ -123,7 +123,13 @@ def _load(files: Sequence[str], features: Features) -> _Inputs:
             elif isinstance(obj, Pod):
                 inputs.pods.append(obj)
             elif isinstance(obj, NodeObject):
-                inputs.nodes.append(Node(name=obj.name, labels=obj.labels))
+                inputs.nodes.append(
+                    Node(
+                        name=obj.name,
+                        labels=obj.labels,
+                        declared_features=frozenset(obj.declared_features),
+                    )
+                )
             elif isinstance(obj, DeviceTaintRule):
                 inputs.rules.append(obj)
     inputs.slices = apply_taint_rules(

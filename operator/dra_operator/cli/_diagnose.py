@@ -66,7 +66,7 @@ STAGES: tuple[tuple[str, frozenset[Reason]], ...] = (
         frozenset({Reason.BINDING_CONDITIONS, Reason.CLASS_SELECTOR, Reason.SELECTOR_ERROR}),
     ),
     ("request selector", frozenset({Reason.REQUEST_SELECTOR})),
-    ("node", frozenset({Reason.NODE, Reason.PARTITIONABLE_DISABLED})),
+    ("node", frozenset({Reason.NODE, Reason.NODE_OPERATIONS, Reason.PARTITIONABLE_DISABLED})),
     ("taints", frozenset({Reason.TAINT})),
     ("free", frozenset({Reason.IN_USE, Reason.CAPACITY, Reason.COUNTERS})),
     ("policy", frozenset({Reason.POLICY})),
@@ -178,7 +178,10 @@ def _allocated(claim: ResourceClaim, state: ClusterState) -> AllocatedClaim:
 
 
 def _candidate_nodes(state: ClusterState, pod: Pod | None) -> list[Node]:
-    known = {n.name: Node(name=n.name, labels=n.labels) for n in state.nodes}
+    known = {
+        n.name: Node(name=n.name, labels=n.labels, declared_features=frozenset(n.declared_features))
+        for n in state.nodes
+    }
     if pod is not None and pod.spec.node_name:
         return [known.get(pod.spec.node_name, Node(name=pod.spec.node_name))]
     if known:

@@ -30,6 +30,10 @@ _GATES: dict[str, tuple[str, ...]] = {
     "device_binding_and_status": ("DRADeviceBindingConditions", "DRAResourceClaimDeviceStatus"),
     "consumable_capacity": ("DRAConsumableCapacity",),
     "list_type_attributes": ("DRAListTypeAttributes",),
+    "compatibility_groups": ("DRADeviceCompatibilityGroups",),
+    "derived_attributes": ("DRADerivedAttributes",),
+    "fractional_capacity_range": ("DRAFractionalCapacityRange",),
+    "optional_node_operations": ("DRAOptionalNodeOperations",),
 }
 
 _HEADER = """\
@@ -67,13 +71,13 @@ _OTHER_GATES = """\
 The release's other DRA gates are not allocator behaviours here. Extended resources
 (DRAExtendedResource), device taint rules (DRADeviceTaintRules: applied when the server serves
 DeviceTaintRules), the scheduler filter timeout and the claim controllers have their own pages.
-**Not implemented:** the 1.37 allocator gates DRADeviceCompatibilityGroups, DRADerivedAttributes,
-DRAOptionalNodeOperations and DRAFractionalCapacityRange (all off by default). The operator
-behaves as upstream with them off where their fields can reach it: slices with
-`compatibilityGroups` are ignored (their pool is incomplete) and requests with
-`derivedAttributes` are refused. `skipNodeOperations` and the fractional range are not read (a
-1.37 API server with those gates off does not store the first, and the second only changes
-rounding when on):"""
+The four 1.37 allocator gates (compatibility groups, derived attributes, fractional
+capacity range, optional node operations) are implemented as upstream's allocator does
+(docs/allocator.md) and off by default, as in upstream: DRAFractionalCapacityRange is beta
+and listed "default on", but a 1.37 server turns it on only with
+`--min-compatibility-version=1.37`, so its scheduler (and the operator) run without it.
+With them off, slices with `compatibilityGroups` are ignored (their pool is incomplete) and
+requests with `derivedAttributes` are refused, as upstream does. The other gates:"""
 
 
 def _gate_cell(on: bool, gates: tuple[Gate, ...]) -> str:

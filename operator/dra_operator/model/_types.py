@@ -131,7 +131,7 @@ class DeviceTaint:
 class DeviceCounterConsumption:
     counter_set: str
     counters: FrozenMap[str, Quantity]
-    # 1.37, DRADeviceCompatibilityGroups (alpha): not implemented, so such slices are ignored
+    # 1.37, DRADeviceCompatibilityGroups (alpha): with the gate off such slices are ignored
     compatibility_groups: tuple[str, ...] = ()
 
 

@@ -13,7 +13,7 @@ the driver check first, so its left-to-right `&&` agrees with CEL's.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from allocator_builders import (
     ALL_NODES,
@@ -53,11 +53,17 @@ from dra_operator.allocator import Features, Node
 from dra_operator.model import (
     AllocationMode,
     AttributeKind,
+    CapacityRequestPolicy,
+    CapacityRequestPolicyRange,
+    CapacityRequirements,
+    Device,
     DeviceAttribute,
     DeviceCapacity,
     DeviceClass,
+    DeviceDerivedAttribute,
     DeviceRequest,
     DeviceToleration,
+    FrozenMap,
     ResourceClaim,
     ResourceSlice,
 )
@@ -209,8 +215,6 @@ def _pools(rng: random.Random, features: Features) -> list[ResourceSlice]:
 
 
 def _per_device(rng: random.Random, dev):  # type: ignore[no-untyped-def]
-    from dataclasses import replace
-
     roll = rng.random()
     if roll < 0.5:
         return replace(dev, node_name=rng.choice([NODE1, NODE2]))
@@ -362,4 +366,123 @@ def generate(seed: int) -> Scenario:
     )
 
 
-__all__ = ["Scenario", "attr", "generate"]
+# -- the 1.37 allocator gates ---------------------------------------------------------------
+
+DERIVED_EXPRESSIONS = (
+    "device.attributes[device.driver].numa",
+    "device.attributes[device.driver].numa % 2",
+    "device.attributes[device.driver].type",
+    "device.attributes[device.driver].flag",
+    "device.attributes[device.driver].driverVersion",
+    'device.attributes[device.driver].type + "-" + device.driver',
+    "device.attributes[device.driver].missing",  # a runtime error that aborts
+)
+GROUPS = ("mig", "vgpu", "tpu")
+
+
+def generate_137(seed: int) -> Scenario:
+    """`generate(seed)` under 1.37, with the four 1.37 gates drawn and their inputs added:
+    compatibility groups on counter consumptions, slices that skip node operations (and a node
+    that may declare the feature), requests with derived attributes and constraints on them,
+    fractional capacity ranges and requests. Inputs appear with their gate off too."""
+    base = generate(seed)
+    rng = random.Random(f"1.37-{seed}")
+    features = replace(
+        base.features,
+        release=37,
+        compatibility_groups=rng.random() < 0.6,
+        derived_attributes=rng.random() < 0.6,
+        optional_node_operations=rng.random() < 0.5,
+        fractional_capacity_range=base.features.consumable_capacity and rng.random() < 0.5,
+    )
+    declared = frozenset({"DRAOptionalNodeOperations"}) if rng.random() < 0.6 else frozenset()
+    slices = [_slice_137(rng, piece) for piece in base.slices]
+    claims = [_claim_137(rng, c, features) for c in base.claims]
+    return replace(
+        base,
+        features=features,
+        node=replace(base.node, declared_features=declared),
+        slices=slices,
+        claims=claims,
+    )
+
+
+def _slice_137(rng: random.Random, piece: ResourceSlice) -> ResourceSlice:
+    devices = tuple(_device_137(rng, d) for d in piece.devices)
+    skip: tuple[str, ...] = ()
+    if rng.random() < 0.15:
+        skip = rng.choice([("*",), ("NodePrepareResources", "NodeUnprepareResources")])
+    return replace(piece, devices=devices, skip_node_operations=skip)
+
+
+def _device_137(rng: random.Random, dev: Device) -> Device:
+    consumption = tuple(
+        replace(c, compatibility_groups=tuple(rng.sample(GROUPS, rng.randint(0, 2))))
+        if rng.random() < 0.7
+        else c
+        for c in dev.consumes_counters
+    )
+    capacity = dict(dev.capacity)
+    slots = capacity.get("driver-a/slots") or capacity.get("driver-b/slots")
+    if slots is not None and rng.random() < 0.4:
+        fractional = DeviceCapacity(
+            value=q("4"),
+            request_policy=CapacityRequestPolicy(
+                default=q("200m"),
+                valid_range=CapacityRequestPolicyRange(
+                    min=q("200m"), step=q(rng.choice(["100m", "250m", "1"])), max=q("4")
+                ),
+            ),
+        )
+        capacity = {k: fractional if k.endswith("/slots") else v for k, v in capacity.items()}
+    return replace(dev, consumes_counters=consumption, capacity=FrozenMap(capacity))
+
+
+def _claim_137(rng: random.Random, claim_: ResourceClaim, features: Features) -> ResourceClaim:
+    spec = claim_.spec
+    if rng.random() > (0.6 if features.derived_attributes else 0.1):
+        return replace(claim_, spec=replace(spec, requests=tuple(_fractional(rng, spec.requests))))
+    name = rng.choice(["derived/x", "driver-a/numa"])  # the second shadows a real attribute
+    requests = []
+    for r in _fractional(rng, spec.requests):
+        if rng.random() < 0.7:
+            r = _deriving(rng, r, name)
+        requests.append(r)
+    kind = rng.choice([match, match, distinct])
+    constraint = kind(name, *rng.sample([r.name for r in requests], rng.randint(0, len(requests))))
+    return replace(
+        claim_,
+        spec=replace(spec, requests=tuple(requests), constraints=(*spec.constraints, constraint)),
+    )
+
+
+def _deriving(rng: random.Random, r: DeviceRequest, name: str) -> DeviceRequest:
+    def one() -> tuple[DeviceDerivedAttribute, ...]:
+        missing = rng.random() < 0.08  # a runtime error that aborts the allocation
+        expression = DERIVED_EXPRESSIONS[-1] if missing else rng.choice(DERIVED_EXPRESSIONS[:-1])
+        return (DeviceDerivedAttribute(name=name, expression=expression),)
+
+    if r.first_available:
+        subs = tuple(replace(s, derived_attributes=one()) for s in r.first_available)
+        return replace(r, first_available=subs)
+    assert r.exactly is not None
+    return replace(r, exactly=replace(r.exactly, derived_attributes=one()))
+
+
+def _fractional(rng: random.Random, requests: tuple[DeviceRequest, ...]) -> list[DeviceRequest]:
+    """Capacity requests of "slots" sometimes become fractional amounts."""
+    found = []
+    for r in requests:
+        body = r.exactly
+        if body is not None and body.capacity is not None and rng.random() < 0.4:
+            if rng.random() < 0.15:  # 1.37 fails closed: above int64, or negative
+                amount = q(rng.choice(["18446744073709551616", "-1"]))
+            else:
+                amount = q(rng.choice(["250m", "1500m", "300m", "2"]))
+            capacity = CapacityRequirements(requests=FrozenMap({"slots": amount}))
+            r = replace(r, exactly=replace(body, capacity=capacity))
+        found.append(r)
+    return found
+
+
+__all__ = ["Scenario", "attr", "generate", "generate_137"]

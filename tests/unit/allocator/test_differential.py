@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scenario_gen import Scenario, generate
+from scenario_gen import Scenario, generate, generate_137
 from tests.support.oracle import Oracle
 
 from dra_operator.allocator import Budget, CELSelectors, Ledger, allocate
@@ -40,6 +40,7 @@ from dra_operator.model import (
 )
 
 SCENARIOS = 1000
+SCENARIOS_137_GATES = 400  # with the four 1.37 allocator gates drawn (generate_137)
 UPSTREAM_TIMEOUT = 2.0  # seconds; upstream's own filter timeout is 10 s
 # Our side gets steps, not seconds, so a loaded machine cannot turn a slow answer into a
 # disagreement. Both sides search in the same order and we take at most upstream's number of
@@ -54,6 +55,12 @@ _KEYS = {
     "consumable_capacity": "consumableCapacity",
     "list_type_attributes": "listTypeAttributes",
 }
+_KEYS_137 = {  # only the v0.37.2 oracle knows them
+    "compatibility_groups": "compatibilityGroups",
+    "derived_attributes": "derivedAttributes",
+    "fractional_capacity_range": "fractionalCapacityRange",
+    "optional_node_operations": "optionalNodeOperations",
+}
 
 
 def oracle_request(s: Scenario) -> dict[str, Any]:
@@ -63,9 +70,13 @@ def oracle_request(s: Scenario) -> dict[str, Any]:
         body = render_resource_claim(c)
         body["status"] = render_claim_status(c.status)
         allocated.append(body)
+    keys = {**_KEYS, **_KEYS_137} if s.features.since_137 else _KEYS
+    node: dict[str, Any] = {"metadata": {"name": s.node.name, "labels": dict(s.node.labels)}}
+    if s.node.declared_features:
+        node["status"] = {"declaredFeatures": sorted(s.node.declared_features)}
     return {
-        "features": {key: getattr(s.features, field) for field, key in _KEYS.items()},
-        "node": {"metadata": {"name": s.node.name, "labels": dict(s.node.labels)}},
+        "features": {key: getattr(s.features, field) for field, key in keys.items()},
+        "node": node,
         "classes": [render_device_class(c) for c in s.classes],
         "slices": [render_resource_slice(x) for x in s.slices],
         "allocated": allocated,
@@ -104,8 +115,14 @@ def _error_key(text: str, *, stable_tier: bool = False) -> str:
 
 
 def _generate(seed: int, release: int) -> Scenario:
+    """`release` 36 or 37: the base scenarios; "gates": with the 1.37 gates (generate_137)."""
+    if release == GATES:
+        return generate_137(seed)
     scenario = generate(seed)
     return replace(scenario, features=replace(scenario.features, release=release))
+
+
+GATES = 137  # pseudo-release of `_generate`: 1.37 with its alpha/off-by-default gates drawn
 
 
 def ours(
@@ -138,8 +155,23 @@ def test_agrees_with_upstream(
 ) -> None:
     oracle: Oracle = request.getfixturevalue("oracle" if release == 36 else "oracle_137")
     per_chunk = SCENARIOS // 10
+    _compare(oracle, release, range(chunk * per_chunk, (chunk + 1) * per_chunk), tmp_path)
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_agrees_with_upstream_with_the_137_gates(
+    request: pytest.FixtureRequest, chunk: int, tmp_path: Path
+) -> None:
+    """Compatibility groups, derived attributes, optional node operations and the fractional
+    capacity range, each drawn on or off, against v0.37.2's experimental allocator."""
+    oracle: Oracle = request.getfixturevalue("oracle_137")
+    per_chunk = SCENARIOS_137_GATES // 4
+    _compare(oracle, GATES, range(chunk * per_chunk, (chunk + 1) * per_chunk), tmp_path)
+
+
+def _compare(oracle: Oracle, release: int, seeds: range, tmp_path: Path) -> None:
     disagreements = []
-    for seed in range(chunk * per_chunk, (chunk + 1) * per_chunk):
+    for seed in seeds:
         scenario = _generate(seed, release)
         asked = oracle_request(scenario)
         theirs = oracle.allocate(**asked, timeout_seconds=UPSTREAM_TIMEOUT)

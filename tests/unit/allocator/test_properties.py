@@ -2,8 +2,9 @@
 
 * every allocation passes the independent checker (tests/support/allocation_checker.py):
   selectors, counts, constraints, taints, capacity, counters, node selector, no device twice;
-* pruning never changes the answer: the pruned search finds the same first solution as the
-  plain search (where the plain search finishes within its budget);
+* pruning never changes the answer: the pruned search finds the same first solution (or the
+  same fatal error) as the plain search (where the plain search finishes within its budget),
+  also with the 1.37 gates (`generate_137`: derived attributes, fail-closed capacity);
 * every policy's allocation is valid too, and a policy allocates whenever FirstFit does (and
   only more often where upstream's constraints depend on the order devices are tried in);
 * the same inputs always give the same answer.
@@ -15,7 +16,7 @@ import pytest
 from allocator_builders import fake_selectors
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from scenario_gen import Scenario, generate
+from scenario_gen import Scenario, generate, generate_137
 from tests.support.allocation_checker import Gates, check_results
 
 from dra_operator.allocator import (
@@ -122,8 +123,18 @@ def test_every_allocation_passes_the_independent_checker(seed: int) -> None:
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=SEEDS)
 def test_pruning_never_changes_the_answer(seed: int, monkeypatch_module) -> None:  # type: ignore[no-untyped-def]
-    s = generate(seed)
-    pruned = _run(s)
+    _pruned_equals_plain(generate(seed), monkeypatch_module)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=SEEDS)
+def test_pruning_never_changes_the_answer_with_the_137_gates(seed: int, monkeypatch_module) -> None:  # type: ignore[no-untyped-def]
+    """Also the fatal errors: a device upstream tries and fails on is never pruned away."""
+    _pruned_equals_plain(generate_137(seed), monkeypatch_module)
+
+
+def _pruned_equals_plain(s: Scenario, monkeypatch_module) -> None:  # type: ignore[no-untyped-def]
+    pruned = _attempt(s)
     with monkeypatch_module.context() as patch:
         patch.setattr(Lookahead, "can_prune", lambda self: False)
         # and no per-step matchAttribute cut: it never cuts when nothing more is needed
@@ -133,9 +144,11 @@ def test_pruning_never_changes_the_answer(seed: int, monkeypatch_module) -> None
             "_worth_trying",
             lambda self, data, d, *rest: worth_trying(self, data, data.num_devices, *rest),
         )
-        plain = _run(s, budget=Budget(max_steps=20_000, timeout=None))
-    if pruned is None or plain is None or (plain.explanation and plain.explanation.aborted):
-        assert (pruned is None) == (plain is None) or plain is not None
+        plain = _attempt(s, budget=Budget(max_steps=20_000, timeout=None))
+    if isinstance(plain, Allocation) and plain.explanation and plain.explanation.aborted:
+        return  # the plain search ran out of steps
+    if isinstance(pruned, AllocationInputError) or isinstance(plain, AllocationInputError):
+        assert str(pruned) == str(plain)
         return
     assert pruned.results == plain.results
     assert pruned.steps <= plain.steps

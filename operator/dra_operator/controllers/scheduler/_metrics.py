@@ -26,6 +26,7 @@ _BY_REASON = {
     Reason.REQUEST_SELECTOR: BlockingReason.REQUEST_SELECTOR,
     Reason.SELECTOR_ERROR: BlockingReason.CEL_ERROR,
     Reason.NODE: BlockingReason.NODE,
+    Reason.NODE_OPERATIONS: BlockingReason.NODE,  # the node does not declare the feature
     Reason.PARTITIONABLE_DISABLED: BlockingReason.PARTITIONABLE_DISABLED,
     Reason.TAINT: BlockingReason.TAINT,
     Reason.CAPACITY: BlockingReason.CAPACITY,

@@ -216,10 +216,10 @@ async def _watch_and_control(
     # after it started (its own sub-tasks, it assumes), ours and a test's included.
     kinds = {operator.resource(kind).plural: kind for kind in operator.caches.kinds}
 
-    def listed(group: str, plural: str) -> None:
+    def listed(group: str, plural: str, namespace: str | None) -> None:
         kind = kinds.get(plural)
         if kind is not None:
-            operator.listed(kind)
+            operator.listed(kind, namespace)
 
     watching = await kopf.spawn_tasks(
         registry=registry,

@@ -24,8 +24,9 @@ from typing import Any, Final
 import kopf
 from kopf._cogs.clients import watching
 
-Listed = Callable[[str, str], None]
-"""Called with (API group, plural) when a LIST of that resource has been fully delivered."""
+Listed = Callable[[str, str, str | None], None]
+"""Called with (API group, plural, namespace or None) when a LIST of that resource, in that
+namespace or cluster-wide, has been fully delivered."""
 
 _MARK: Final = "_dra_operator_listings"
 
@@ -42,14 +43,16 @@ def hook_listings() -> None:
     original = watching.continuous_watch
     if getattr(original, _MARK, False):
         return
+    end_of_list = watching.Bookmark.LISTED
 
     async def continuous_watch(
-        *, settings: kopf.OperatorSettings, resource: Any, **kwargs: Any
+        *, settings: kopf.OperatorSettings, resource: Any, namespace: Any, **kwargs: Any
     ) -> AsyncIterator[Any]:
-        async for event in original(settings=settings, resource=resource, **kwargs):
+        stream = original(settings=settings, resource=resource, namespace=namespace, **kwargs)
+        async for event in stream:
             listed = getattr(settings, "listed", None)
-            if event is watching.Bookmark.LISTED and listed is not None:
-                listed(resource.group, resource.plural)
+            if event is end_of_list and listed is not None:
+                listed(resource.group, resource.plural, namespace)
             yield event
 
     setattr(continuous_watch, _MARK, True)

@@ -120,7 +120,7 @@ class Operator:
         self.elector: LeaseElector | None = None
         self.probes: ProbeServer | None = None  # serving /metrics, /healthz, /readyz
         self._invalid_events: list[asyncio.Task[Any]] = []
-        self._listings: Counter[Kind] = Counter()  # whole LISTs kopf delivered, per kind
+        self._listings: Counter[tuple[Kind, str | None]] = Counter()  # per watch: see `listed`
         self._relisting: set[Kind] = set()
         self._background: set[asyncio.Task[None]] = set()
 
@@ -271,12 +271,13 @@ class Operator:
         )
         self._post(regarding, reason=EVENT_FOREIGN_ALLOCATION, message=message)
 
-    def listed(self, kind: Kind) -> None:
-        """kopf delivered a whole LIST of `kind` (`_listings`). Every one after the first is a
-        relist (410 Gone, a listing that broke off), even one that returned nothing: the cache
-        is then pruned of what the server no longer holds, as client-go's `Replace` does."""
-        self._listings[kind] += 1
-        if self._listings[kind] > 1:
+    def listed(self, kind: Kind, namespace: str | None = None) -> None:
+        """kopf delivered a whole LIST of `kind` in `namespace` (None: cluster-wide; one watch
+        per namespace served, `_listings`). Every one after that watch's first is a relist
+        (410 Gone, a listing that broke off), even one that returned nothing: the cache is
+        then pruned of what the server no longer holds, as client-go's `Replace` does."""
+        self._listings[kind, namespace] += 1
+        if self._listings[kind, namespace] > 1:
             self._relisted(kind)
 
     def _relisted(self, kind: Kind) -> None:

@@ -44,7 +44,8 @@ oracle:
 	bash tests/oracle/build.sh 1.37
 
 # Issue #19: the chaos suite at full counts (tests/chaos; `make test` runs it lean). Figures
-# go to chaos-figures.jsonl for docs/reliability.md. Hours: the soak alone churns 20,000 pods.
+# go to chaos-figures.jsonl for docs/reliability.md. About 75 min on a loaded 2-core machine,
+# half of it the soak's 20,000 pods.
 .PHONY: chaos
 chaos: $(STAMP) controlplane
 	CHAOS_FULL=1 CHAOS_FIGURES=chaos-figures.jsonl $(BIN)/pytest -q -p no:cacheprovider \

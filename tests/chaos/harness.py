@@ -69,6 +69,11 @@ def record(properties: Callable[[str, object], None], scenario: str, **figures: 
     """Report a scenario's figures: as test properties and, with CHAOS_FIGURES, a JSON line."""
     for key, value in figures.items():
         properties(key, value)
+    progress(scenario, **figures)
+
+
+def progress(scenario: str, **figures: object) -> None:
+    """With CHAOS_FIGURES, one JSON line of figures (a scenario's end, or a step of it)."""
     target = os.environ.get("CHAOS_FIGURES")
     if target:
         line = {"scenario": scenario, "full": FULL, **figures}

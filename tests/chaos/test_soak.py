@@ -4,7 +4,9 @@ The operator runs in the test's process (under the operator kubeconfig, i.e. dep
 so that its asyncio tasks can be counted. Batches of pods are created, bound, and deleted
 (with their generated claims deleted by the claims controller) over and over; after each batch
 the process's RSS, open sockets and asyncio tasks (less kopf's idle-expiring per-object
-workers, see `tasks`) are sampled. Past a warm-up third, the last
+workers, see `tasks`) are sampled, and with CHAOS_FIGURES the latest samples are written
+every `PROGRESS_EVERY` batches (the curve of a run stopped before its end). Past a warm-up
+third, the last
 third of the samples must not exceed the middle third by more than the slack below (a leak
 grows with every batch; noise does not), and at the end no generated claim is left, on the
 server or in the operator's caches and ledger. Reported: pods churned and the samples' ranges.
@@ -16,11 +18,12 @@ import asyncio
 import contextlib
 import os
 import statistics
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
-from tests.chaos.harness import Burst, record, scale
+from tests.chaos.harness import Burst, progress, record, scale
 from tests.integration.test_operator_claims import generated_claims
 from tests.support.operator import InProcessOperator, operator_settings, wait_for
 
@@ -29,6 +32,7 @@ from dra_operator import controlplane, kube
 pytestmark = pytest.mark.controlplane
 
 BATCH = 20
+PROGRESS_EVERY = 25  # batches between two progress lines (CHAOS_FIGURES): the curve so far
 RSS_SLACK = 1.15  # the last third's mean RSS within 15 % of the middle third's
 COUNT_SLACK = 8  # sockets and tasks: a few in flight at any sample
 
@@ -94,6 +98,7 @@ async def test_steady_churn_leaks_nothing(
     operator = handle.operator
     assert operator is not None
     samples: dict[str, list[float]] = {"rss_kib": [], "sockets": [], "tasks": []}
+    started = time.monotonic()
     try:
         for first in range(0, pods, BATCH):
             await burst.create(first, BATCH)
@@ -107,6 +112,10 @@ async def test_steady_churn_leaks_nothing(
             samples["rss_kib"].append(rss_kib())
             samples["sockets"].append(sockets())
             samples["tasks"].append(tasks())
+            if (first // BATCH) % PROGRESS_EVERY == PROGRESS_EVERY - 1:
+                latest = {key: values[-1] for key, values in samples.items()}
+                elapsed = round(time.monotonic() - started)
+                progress("soak-progress", pods=first + BATCH, elapsed_s=elapsed, **latest)
         await wait_for(lambda: len(operator.caches.claims) == 0, what="the claim cache emptied")
         assert not operator.caches.ledger.snapshot().exclusive  # no device held any more
     finally:

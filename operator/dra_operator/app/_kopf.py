@@ -26,6 +26,7 @@ from kopf._core.engines.peering import Identity  # kopf exports no name for this
 from dra_operator import cel, kube
 from dra_operator.app._caches import Kind
 from dra_operator.app._discovery import discover
+from dra_operator.app._listings import Listed, ListingSettings, hook_listings
 from dra_operator.app._operator import Operator
 from dra_operator.app._retry import until_answered
 from dra_operator.app._settings import Settings, choose_controllers, yielding_controllers
@@ -59,9 +60,11 @@ class _NoDiffBase(kopf.DiffBaseStorage):
         pass  # never called: only change handlers store their essence
 
 
-def kopf_settings() -> kopf.OperatorSettings:
-    """kopf configured to watch and never write (see the module docstring)."""
-    settings = kopf.OperatorSettings()
+def kopf_settings(listed: Listed | None = None) -> kopf.OperatorSettings:
+    """kopf configured to watch and never write (see the module docstring); `listed` is
+    called at the end of every LIST its watches make (`_listings`)."""
+    hook_listings()
+    settings = ListingSettings(listed=listed)
     settings.persistence.diffbase_storage = _NoDiffBase()
     settings.posting.enabled = False
     settings.scanning.disabled = True
@@ -212,9 +215,16 @@ async def _watch_and_control(
     logging.getLogger("kopf").setLevel(logging.WARNING)
     # spawn_tasks, not kopf.operator: the latter cancels every task of the loop created
     # after it started (its own sub-tasks, it assumes), ours and a test's included.
+    kinds = {operator.resource(kind).plural: kind for kind in operator.caches.kinds}
+
+    def listed(group: str, plural: str, namespace: str | None) -> None:
+        kind = kinds.get(plural)
+        if kind is not None:
+            operator.listed(kind, namespace)
+
     watching = await kopf.spawn_tasks(
         registry=registry,
-        settings=kopf_settings(),
+        settings=kopf_settings(listed),
         standalone=True,
         clusterwide=not settings.namespaces,
         namespaces=settings.namespaces,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -119,6 +120,7 @@ class Operator:
         self.elector: LeaseElector | None = None
         self.probes: ProbeServer | None = None  # serving /metrics, /healthz, /readyz
         self._invalid_events: list[asyncio.Task[Any]] = []
+        self._listings: Counter[tuple[Kind, str | None]] = Counter()  # per watch: see `listed`
         self._relisting: set[Kind] = set()
         self._background: set[asyncio.Task[None]] = set()
 
@@ -202,13 +204,7 @@ class Operator:
     # -- watch events -------------------------------------------------------------------------
 
     def handle(self, kind: Kind, event_type: str | None, raw: Mapping[str, Any]) -> None:
-        """One watch event: into the caches, then to the running controllers as keys.
-
-        kopf delivers a LIST's objects as events of type None; after the initial sync they
-        mean the watch listed again (410 Gone, or a stream that broke off).
-        """
-        if event_type is None and self.caches.synced():
-            self._relisted(kind)
+        """One watch event: into the caches, then to the running controllers as keys."""
         change = self.caches.apply(kind, event_type, raw)
         if change is None:
             return
@@ -275,9 +271,18 @@ class Operator:
         )
         self._post(regarding, reason=EVENT_FOREIGN_ALLOCATION, message=message)
 
+    def listed(self, kind: Kind, namespace: str | None = None) -> None:
+        """kopf delivered a whole LIST of `kind` in `namespace` (None: cluster-wide; one watch
+        per namespace served, `_listings`). Every one after that watch's first is a relist
+        (410 Gone, a listing that broke off), even one that returned nothing: the cache is
+        then pruned of what the server no longer holds, as client-go's `Replace` does."""
+        self._listings[kind, namespace] += 1
+        if self._listings[kind, namespace] > 1:
+            self._relisted(kind)
+
     def _relisted(self, kind: Kind) -> None:
         if kind in self._relisting:
-            return
+            return  # its prune is still to come, and will see this listing's objects
         self._relisting.add(kind)
         _log.info(LogEvent.WATCH_RELISTED, resource=str(kind))
         self.metrics.watch_relisted(str(kind))

@@ -253,3 +253,28 @@ async def test_claims_are_rechecked_on_the_server_only_right_after_a_handover() 
     assert operator.handover_recent()
     await asyncio.sleep(HANDOVER_RECHECK + 1)
     assert not operator.handover_recent()
+
+
+async def test_every_list_after_the_first_is_a_relist_and_prunes_even_when_empty() -> None:
+    """kopf ends each LIST with a bookmark (`_listings`), empty or not: the first of each
+    watch (a kind, in one namespace or cluster-wide) is its initial listing, every later one a
+    relist that is counted and prunes the cache against
+    a fresh LIST of our own (here: the server holds no node any more)."""
+    operator = operator_of({"recorder": Recorder})
+    operator.handle(Kind.NODES, None, node("a", "1"))
+    operator.listed(Kind.NODES)
+    operator.listed(Kind.PODS, "ns-a")  # each namespace's watch lists once at start
+    operator.listed(Kind.PODS, "ns-b")
+    relists = 'dra_operator_watch_relists_total{resource="nodes"} 1.0'
+    assert "dra_operator_watch_relists_total{" not in operator.metrics.render().decode()
+
+    async def empty_list(kind: Kind) -> tuple[list[dict[str, Any]], int]:
+        assert kind is Kind.NODES
+        return [], 7
+
+    operator.list_snapshot = empty_list  # type: ignore[method-assign]
+    operator.listed(Kind.NODES)  # the relist found nothing: no event carried it
+    assert relists in operator.metrics.render().decode()
+    await asyncio.sleep(5)
+    assert operator.caches.nodes.get(ObjectKey("", "a")) is None
+    await operator.api.close()

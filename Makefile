@@ -102,14 +102,18 @@ image:
 wheel: $(STAMP)
 	bash .ci/check-wheel.sh
 
-# The operator deployed from the image (`make image`) with deploy/ and the chart, on real nodes:
-# these e2e files run against it (e2e/test_deployed.py: probes, Lease, rolling restart, helm
-# upgrade). `make e2e-deployed` runs every e2e file that way.
-DEPLOYED_E2E := e2e/test_scheduling.py e2e/test_real_nodes.py e2e/test_deployed.py
+# The operator deployed from the image (`make image`) on real nodes, installed with deploy/
+# (kustomize) or with the Helm chart (DRA_OPERATOR_E2E_INSTALL=helm): `make test` runs these e2e
+# files against each install (e2e/test_deployed.py: probes, Lease, rolling restart, deploy/
+# replaced by the chart, helm upgrade); `make e2e-deployed` runs every e2e file against both.
+DEPLOYED_E2E := e2e/test_scheduling.py e2e/test_deployed.py
+HELM_E2E := e2e/test_real_nodes.py
 .PHONY: e2e-deployed
 e2e-deployed: $(STAMP) controlplane node-runtime node-packages helm image
-	DRA_OPERATOR_E2E_OPERATOR=deployed $(BIN)/pytest -q -p no:cacheprovider -m controlplane e2e \
-	  $(PYTEST_ARGS)
+	for how in kustomize helm; do \
+	  DRA_OPERATOR_E2E_OPERATOR=deployed DRA_OPERATOR_E2E_INSTALL=$$how $(BIN)/pytest -q \
+	    -p no:cacheprovider -m controlplane e2e $(PYTEST_ARGS) || exit 1; \
+	done
 
 # pytest exits 5 when it collected no test: that is a failure here, never a pass.
 # Everything on the primary release, then the deployed operator's scenarios, then the
@@ -120,6 +124,10 @@ test: $(STAMP) controlplane node-runtime node-packages oracle helm lint wheel im
 	  [ $$rc -eq 0 ] || exit $$rc
 	DRA_OPERATOR_E2E_OPERATOR=deployed $(BIN)/pytest -q -p no:cacheprovider -m controlplane \
 	  $(DEPLOYED_E2E) $(PYTEST_ARGS); rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; \
+	  [ $$rc -eq 0 ] || exit $$rc
+	DRA_OPERATOR_E2E_OPERATOR=deployed DRA_OPERATOR_E2E_INSTALL=helm $(BIN)/pytest -q \
+	  -p no:cacheprovider -m controlplane $(HELM_E2E) $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; \
 	  [ $$rc -eq 0 ] || exit $$rc
 	$(BIN)/pytest -q -p no:cacheprovider -m controlplane --k8s-version $(K8S_OTHER) \

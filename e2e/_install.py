@@ -24,9 +24,12 @@ from dra_operator import controlplane
 
 __all__ = [
     "DEPLOYMENT",
+    "HELM",
+    "INSTALL_ENV",
     "UPGRADE_TAG",
     "Installer",
     "image_archive",
+    "install_with",
     "version",
 ]
 
@@ -39,6 +42,20 @@ ROUTING = {"routing": {"mutate": True, "enforce": True}}
 _KEEP_ON_DELETE = {"Namespace", "CustomResourceDefinition"}
 _DEPLOYMENT = f"deployment/{DEPLOYMENT}"
 _WAIT = ("--wait", "--timeout", "5m")
+
+
+INSTALL_ENV = "DRA_OPERATOR_E2E_INSTALL"
+KUSTOMIZE = "kustomize"
+HELM = "helm"
+
+
+def install_with(environ: Mapping[str, str]) -> str:
+    """How the deployed suite installs the operator: deploy/ with kubectl (the default) or the
+    Helm chart, the two ways docs/install.md shows."""
+    how = environ.get(INSTALL_ENV) or KUSTOMIZE
+    if how not in (KUSTOMIZE, HELM):
+        raise ValueError(f"{INSTALL_ENV}={how!r}: only {KUSTOMIZE!r} or {HELM!r} is understood")
+    return how
 
 
 def version() -> str:
@@ -119,8 +136,11 @@ class Installer:
         path.write_text(json.dumps({**ROUTING, **values}))  # JSON: YAML quoting every string
         return path
 
-    def helm_install(self, values: Mapping[str, Any]) -> None:
+    def helm_install(self, values: Mapping[str, Any], *, take_ownership: bool = False) -> None:
+        """`take_ownership`: adopt objects of the same name already there, such as deploy/'s
+        ClusterRole that the local control plane applies for its RBAC-limited identity."""
         values_file = self._values(values)
+        adopt = ["--take-ownership"] if take_ownership else []
         self._run(
             [
                 self.helm,
@@ -129,7 +149,9 @@ class Installer:
                 CHART,
                 "--namespace",
                 NAMESPACE,
+                "--create-namespace",  # as docs/install.md shows it
                 *_WAIT,
+                *adopt,
                 "--values",
                 values_file,
             ]

@@ -46,7 +46,7 @@ from dra_operator.app import CLASSIC_VERSION, ServerInfo, discover
 from dra_operator.errors import APINotFoundError
 from dra_operator.kube import NAMESPACES, NODES, Client, load_kubeconfig
 from e2e._driver import FakeDriver, inventory, new_driver, schedulable
-from e2e._install import UPGRADE_TAG, Installer, image_archive, load_image
+from e2e._install import HELM, UPGRADE_TAG, Installer, image_archive, install_with, load_image
 from e2e._scene import Scene
 from e2e._target import DEPLOYED_LEASE, Target, choose, wait_for_leader
 
@@ -116,7 +116,10 @@ def deployed_control_plane(
         installer = _installer(state, tmp_path_factory.mktemp("install"))
         request.config.stash[_INSTALLER] = installer
         load_image(state, archive, UPGRADE_TAG)
-        installer.apply_kustomize()
+        if install_with(os.environ) == HELM:
+            installer.helm_install({}, take_ownership=True)
+        else:
+            installer.apply_kustomize()
         try:
             installer.rollout_status(ROLLOUT_TIMEOUT)
         except AssertionError as exc:

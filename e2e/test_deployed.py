@@ -15,16 +15,23 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import os
 from collections.abc import Callable
 
 import pytest
 
 from dra_operator.kube import Client
-from e2e._install import UPGRADE_TAG, Installer, version
+from e2e._install import HELM, UPGRADE_TAG, Installer, install_with, version
 from e2e._scene import Scene, devices
 from e2e._target import DEPLOYED_LEASE, wait_for_leader
 
-pytestmark = pytest.mark.controlplane
+pytestmark = [
+    pytest.mark.controlplane,
+    pytest.mark.skipif(
+        install_with(os.environ) == HELM,
+        reason="these replace deploy/'s install with the chart themselves: run with kustomize",
+    ),
+]
 
 MIN_PODS = 6
 LIVE = 3  # pods kept at once, below the session's 4 devices: each new one fits

@@ -1,5 +1,9 @@
 """kopf as the watch layer only: event handlers that feed `Operator.handle` (rule 5).
 
+Every kind but the busy ones (pods and claims, `REFLECTED`): those come from our own
+`Reflector`s, which skip kopf's per-event machinery (docs/architecture.md "Cost per pod at
+scale").
+
 Nothing here writes to the watched objects. kopf writes only for change-detecting handlers
 (create/update/resume/delete: annotations, finalizers, progress), for peering and for posting
 handler logs as Events; we register event handlers alone, run standalone (no peering objects),
@@ -25,7 +29,7 @@ import kopf
 from dra_operator import cel, kube
 from dra_operator.app._caches import Kind
 from dra_operator.app._discovery import discover
-from dra_operator.app._operator import Operator
+from dra_operator.app._operator import REFLECTED, Operator
 from dra_operator.app._retry import until_answered
 from dra_operator.app._settings import Settings, choose_controllers, yielding_controllers
 from dra_operator.app._upstream import LeaseName, UpstreamWatch
@@ -104,6 +108,8 @@ def kopf_registry(operator: Operator, config: kube.ClusterConfig) -> kopf.Operat
 
     kopf.on.login(registry=registry)(login)
     for kind in operator.caches.kinds:
+        if kind in REFLECTED:
+            continue
         resource = operator.resource(kind)
         group, version = resource.group, resource.version
         kopf.on.event(group, version, resource.plural, registry=registry, id=f"watch-{kind}")(
@@ -205,13 +211,13 @@ async def _watch_and_control(
     stop: asyncio.Event,
     upstream: UpstreamWatch,
 ) -> None:
-    """kopf's watches, the operator and the upstream watch side by side, until `stop` or
-    either of the first two ends."""
+    """kopf's watches, our reflectors, the operator and the upstream watch side by side,
+    until `stop` or any of the first three ends."""
     kopf_stop = asyncio.Event()
     logging.getLogger("kopf").setLevel(logging.WARNING)
     # spawn_tasks, not kopf.operator: the latter cancels every task of the loop created
     # after it started (its own sub-tasks, it assumes), ours and a test's included.
-    watching = await kopf.spawn_tasks(
+    kopf_tasks = await kopf.spawn_tasks(
         registry=registry,
         settings=kopf_settings(),
         standalone=True,
@@ -219,6 +225,13 @@ async def _watch_and_control(
         namespaces=settings.namespaces,
         stop_flag=kopf_stop,
     )
+    watching = [
+        *kopf_tasks,
+        *(
+            asyncio.create_task(reflector.run(), name=f"reflector-{reflector.scope}")
+            for reflector in operator.reflectors()
+        ),
+    ]
     controlling = asyncio.create_task(operator.run(), name="operator")
     looking = asyncio.create_task(upstream.run(operator.set_upstream), name="upstream")
     stopping = asyncio.create_task(stop.wait(), name="stop")

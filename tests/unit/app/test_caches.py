@@ -5,7 +5,7 @@ remembered by UID; an object that does not parse is reported once per resourceVe
 changes nothing; DeviceTaintRules have a store only when served, AllocationPolicies and namespace
 labels only when the CRD is; the synced check waits for every listed object and re-lists a kind
 that still misses objects (one deleted meanwhile); a relist's prune forgets what the fresh
-LIST lacks unless seen after it.
+LIST lacks unless seen after it, in the LIST's namespace only when it covered one.
 """
 
 from __future__ import annotations
@@ -54,11 +54,11 @@ def claim(rv: str, *, allocated: bool = True, bad: bool = False) -> dict[str, An
     }
 
 
-def pod(rv: str) -> dict[str, Any]:
+def pod(rv: str, ns: str = "ns") -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"namespace": "ns", "name": "p", "uid": "pod-uid", "resourceVersion": rv},
+        "metadata": {"namespace": ns, "name": "p", "uid": "pod-uid", "resourceVersion": rv},
         "spec": {"containers": [{"name": "c", "image": "x"}]},
     }
 
@@ -168,3 +168,14 @@ def test_prune_keeps_listed_objects_and_remembers_pruned_pods() -> None:
     assert caches.prune(Kind.CLAIMS, [claim("5")], 10) == []
     assert len(caches.prune(Kind.PODS, [], 10)) == 1
     assert "pod-uid" in caches.deleted_pods
+
+
+def test_a_namespace_lists_prune_leaves_other_namespaces_alone() -> None:
+    caches = Caches(VERSIONS)
+    caches.apply(Kind.PODS, "ADDED", pod("5", ns="a"))
+    caches.apply(Kind.PODS, "ADDED", pod("6", ns="b"))
+
+    pruned = caches.prune(Kind.PODS, [], 10, namespace="a")
+
+    assert [str(change.key) for change in pruned] == ["a/p"]
+    assert [str(entry.key) for entry in caches.pods] == ["b/p"]

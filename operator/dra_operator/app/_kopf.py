@@ -225,13 +225,11 @@ async def _watch_and_control(
         namespaces=settings.namespaces,
         stop_flag=kopf_stop,
     )
-    watching = [
-        *kopf_tasks,
-        *(
-            asyncio.create_task(reflector.run(), name=f"reflector-{reflector.scope}")
-            for reflector in operator.reflectors()
-        ),
+    reflecting = [
+        asyncio.create_task(reflector.run(), name=f"reflector-{reflector.scope}")
+        for reflector in operator.reflectors()
     ]
+    watching = [*kopf_tasks, *reflecting]
     controlling = asyncio.create_task(operator.run(), name="operator")
     looking = asyncio.create_task(upstream.run(operator.set_upstream), name="upstream")
     stopping = asyncio.create_task(stop.wait(), name="stop")
@@ -249,7 +247,7 @@ async def _watch_and_control(
             task.cancel()
         await asyncio.gather(*watching, looking, stopping, stalls, return_exceptions=True)
         _forget_signal_handlers()
-    for task in (controlling, looking):
+    for task in (controlling, looking, *reflecting):
         if task in done and not task.cancelled():
             task.result()  # surface why it stopped on its own
 

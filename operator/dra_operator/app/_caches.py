@@ -34,6 +34,7 @@ from dra_operator.cluster import (
     ObjectKey,
     RecentlyDeleted,
     Store,
+    metadata_and_spec,
     metadata_only,
     version_number,
     without_managed_fields,
@@ -76,19 +77,26 @@ class Caches:
             version = versions[kind]
             return lambda raw: parse(raw, version)
 
-        # No write is built from a cached pod or node: their raw dicts keep only metadata.
+        # No write is built from a cached pod or node: their raw dicts keep only metadata (and
+        # a pod its spec, so that an event that left it unchanged does not parse it again).
         slim = without_managed_fields
         self.pods: Store[model.Pod] = Store(
-            "Pod", model.parse_pod, POD_INDEXERS, keep=metadata_only
+            "Pod",
+            model.parse_pod,
+            POD_INDEXERS,
+            keep=metadata_and_spec,
+            reparse=lambda raw, old: model.parse_pod(raw, spec=old.spec),
         )
         self.nodes: Store[model.Node] = Store(
             "Node", model.parse_node, journal=JOURNAL_LENGTH, keep=metadata_only
         )
+        claim_version = versions[Kind.CLAIMS]
         self.claims: Store[model.ResourceClaim] = Store(
             "ResourceClaim",
             dra(model.parse_resource_claim, Kind.CLAIMS),
             CLAIM_INDEXERS,
             keep=slim,
+            reparse=lambda raw, old: model.parse_resource_claim(raw, claim_version, spec=old.spec),
         )
         self.templates: Store[model.ResourceClaimTemplate] = Store(
             "ResourceClaimTemplate",

@@ -12,6 +12,11 @@ only what that returns of it: `without_managed_fields` (an update that omits the
 server's as they are, so nothing a write needs is lost), or `metadata_only` for a kind no write
 is built from.
 
+A store built with `reparse` hands it the previous parsed object when an event's raw `spec`
+equals the one kept from the previous version (so `keep` must keep the spec): only metadata and
+status are parsed again, the rest is taken over (pods and claims: their spec is most of the
+parse, and most of their events change status or metadata only).
+
 Indexes map a value computed from the parsed object (an index function may return several) to
 the keys of the objects that have it; they are updated on every change, so lookups never scan.
 
@@ -33,6 +38,7 @@ T = TypeVar("T")
 
 Parser = Callable[[Mapping[str, Any]], T]
 Keep = Callable[[Mapping[str, Any]], Mapping[str, Any]]
+Reparse = Callable[[Mapping[str, Any], T], T]
 IndexFunc = Callable[[T], Iterable[Hashable]]
 
 JOURNAL_LENGTH = 1024
@@ -97,10 +103,12 @@ class Store(Generic[T]):
         *,
         journal: int = 0,
         keep: Keep | None = None,
+        reparse: Reparse[T] | None = None,
     ) -> None:
         self.kind = kind
         self._parse = parse
         self._keep = keep
+        self._reparse = reparse
         self._indexers = dict(indexers or {})
         self._entries: dict[ObjectKey, Entry[T]] = {}
         self._indexes: dict[str, dict[Hashable, set[ObjectKey]]] = {
@@ -139,7 +147,7 @@ class Store(Generic[T]):
             if seen is not None and seen < assumed:
                 return None  # older than what we wrote ourselves
             del self._assumed[key]
-        new = Entry(key, self._parse(raw), self._kept(raw), version)
+        new = Entry(key, self._parsed(raw, old), self._kept(raw), version)
         if old is not None:
             self._remove(key)
         self._insert(new)
@@ -200,6 +208,14 @@ class Store(Generic[T]):
         """Every value `index` currently holds (e.g. every pool), in no particular order."""
         return list(self._indexes[index])
 
+    def _parsed(self, raw: Mapping[str, Any], old: Entry[T] | None) -> T:
+        if self._reparse is None or old is None:
+            return self._parse(raw)
+        spec = old.raw.get("spec")
+        if spec is None or raw.get("spec") != spec:
+            return self._parse(raw)
+        return self._reparse(raw, old.obj)
+
     def _kept(self, raw: Mapping[str, Any]) -> Mapping[str, Any]:
         return raw if self._keep is None else self._keep(raw)
 
@@ -243,6 +259,14 @@ def metadata_only(raw: Mapping[str, Any]) -> Mapping[str, Any]:
     """`raw`'s kind and metadata (without managedFields): a key and a resourceVersion."""
     kept = {k: raw[k] for k in ("apiVersion", "kind") if k in raw}
     kept["metadata"] = without_managed_fields(raw).get("metadata") or {}
+    return kept
+
+
+def metadata_and_spec(raw: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`metadata_only` and the spec, which `reparse` compares with the next version's."""
+    kept = dict(metadata_only(raw))
+    if "spec" in raw:
+        kept["spec"] = raw["spec"]
     return kept
 
 

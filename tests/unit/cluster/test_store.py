@@ -4,7 +4,9 @@ Covers: add, update and delete events (and kopf's None type for the initial list
 with an unchanged resourceVersion is a no-op; a deletion of an unseen object is still reported;
 an unparsable object keeps its last good version; indexes follow every change, including values
 that move and values shared by several objects; `Change.objects` for event mappers; a store
-with `keep` parses the whole object and keeps only what `keep` returns of it.
+with `keep` parses the whole object and keeps only what `keep` returns of it; one with
+`reparse` takes the previous parsed object over when the raw spec is unchanged, and parses anew
+otherwise.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dra_operator.cluster import (
     ObjectKey,
     RecentlyDeleted,
     Store,
+    metadata_and_spec,
     metadata_only,
     without_managed_fields,
 )
@@ -266,3 +269,26 @@ def test_a_store_keeps_what_keep_returns_and_parses_the_whole_object(keep: Any) 
 def test_without_managed_fields_returns_an_object_without_them_unchanged() -> None:
     plain = raw("a", "1")
     assert without_managed_fields(plain) is plain
+
+
+def test_reparse_takes_the_previous_object_over_only_while_the_spec_is_unchanged() -> None:
+    reparsed: list[Thing] = []
+
+    def reparse(raw: Mapping[str, Any], old: Thing) -> Thing:
+        reparsed.append(old)
+        return Thing(raw["metadata"]["name"], old.colors)
+
+    s = Store(
+        "things",
+        parse,
+        {"color": lambda thing: thing.colors},
+        keep=metadata_and_spec,
+        reparse=reparse,
+    )
+    s.apply("ADDED", raw("a", "1", "red"))
+    labelled = raw("a", "2", "red")
+    labelled["metadata"]["labels"] = {"x": "y"}
+    s.apply("MODIFIED", labelled)
+    assert [thing.colors for thing in reparsed] == [("red",)]
+    s.apply("MODIFIED", raw("a", "3", "blue"))
+    assert len(reparsed) == 1 and colored(s, "blue") == ["a"] and colored(s, "red") == []

@@ -2,8 +2,9 @@
 
     .venv/bin/python -m bench.cache_memory [--nodes 500] [--pods 5000]
 
-Feeds the operator's stores (the same `Operator.handle` path kopf's events take, through the
-app's caches and every controller's index) with what the benchmark's workload a leaves behind:
+Feeds the operator's caches (`app.Caches`, what `Operator.handle` does with each watch event:
+the stores with their indexes and what they keep of each raw object, and the device ledger)
+with what the benchmark's workload a leaves behind:
 `--nodes` nodes with a 10-device slice each, then `--pods` bound pods, each with its allocated
 and reserved claim, as the API server serves them (managedFields included). Prints the resident
 set size (VmRSS) after each step and the growth per 1,000 pods with their claims; the
@@ -20,8 +21,7 @@ from typing import Any
 
 from bench.scheduling import build
 
-from dra_operator.cluster import CLAIM_INDEXERS, POD_INDEXERS, SLICE_INDEXERS, DeviceLedger, Store
-from dra_operator.model import parse_node, parse_pod, parse_resource_claim, parse_resource_slice
+from dra_operator.app import DRA_KINDS, Caches, Kind
 
 _MANAGED = [
     {
@@ -129,27 +129,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pods", type=int, default=5000)
     args = parser.parse_args(argv)
     workload = build("a", args.nodes / 20)
-    nodes = Store("nodes", parse_node)
-    slices = Store("resourceslices", parse_resource_slice, SLICE_INDEXERS)
-    pods = Store("pods", parse_pod, POD_INDEXERS)
-    claims = Store("resourceclaims", parse_resource_claim, CLAIM_INDEXERS)
-    ledger = DeviceLedger()
+    caches = Caches(dict.fromkeys(DRA_KINDS, "v1"))
     gc.collect()
     start = _rss_mib()
     for version, name in enumerate(workload.nodes, start=1):
-        nodes.apply("ADDED", _node(name, version))
+        caches.apply(Kind.NODES, "ADDED", _node(name, version))
     for version, piece in enumerate(workload.slices, start=1):
-        slices.apply("ADDED", {**piece, "metadata": {**piece["metadata"], "uid": str(version)}})
+        metadata = {**piece["metadata"], "uid": str(version), "managedFields": _MANAGED}
+        caches.apply(Kind.SLICES, "ADDED", {**piece, "metadata": metadata})
     gc.collect()
     cluster = _rss_mib()
     per_node = 10
     for index in range(args.pods):
         node = workload.nodes[(index // per_node) % len(workload.nodes)]
         pod, claim = _bound(index, node, f"gpu-{index % per_node}")
-        pods.apply("ADDED", pod)
-        change = claims.apply("ADDED", claim)
-        if change is not None:
-            ledger.observe(change)
+        caches.apply(Kind.PODS, "ADDED", pod)
+        caches.apply(Kind.CLAIMS, "ADDED", claim)
     gc.collect()
     full = _rss_mib()
     print(f"{args.nodes} nodes × {per_node} devices: {cluster - start:.1f} MiB")

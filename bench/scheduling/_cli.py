@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import shlex
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from bench.scheduling._profile import Profile, parse_collapsed
@@ -55,8 +57,11 @@ async def run(
     profile: bool = False,
     upstream_qps: int = UPSTREAM_QPS,
     console: Console | None = None,
+    after_each: Callable[[list[PhaseResult]], None] | None = None,
 ) -> tuple[list[PhaseResult], Profile | None]:
-    """Run `keys` × `systems`; the results in run order and the merged profile of ours."""
+    """Run `keys` × `systems`; the results in run order and the merged profile of ours.
+
+    `after_each` is given the results so far after each workload on each system."""
 
     def say(text: str) -> None:
         if console is not None:
@@ -85,6 +90,8 @@ async def run(
                 )
                 if r.note:
                     say(f"  [yellow]{escape(r.note)}[/]")
+            if after_each is not None:
+                after_each(list(results))
             if spy is not None and merged is not None:
                 single = Profile()
                 for raw in sorted(spy.glob("*.txt")):
@@ -163,6 +170,14 @@ def _by_size(
     """Every size in turn, each size's table, then the table across sizes and the plot."""
     sized: list[SizedResult] = []
     sections: list[str] = []
+
+    def write(nodes: int, results: list[PhaseResult]) -> None:
+        """The markdown so far: after every workload, so a run stopped late keeps what it did."""
+        if args.markdown:
+            done = sized + [SizedResult(nodes, r) for r in results]
+            section = f"### {nodes} nodes\n\n" + markdown(results, command, machine())
+            args.markdown.write_text(scale_markdown(done) + "\n" + "\n".join([*sections, section]))
+
     for nodes in (int(n) for n in args.sizes.split(",") if n.strip()):
         console.print(f"[bold]{nodes} nodes[/] ({host.rpartition(', ')[0]})")
         try:
@@ -174,17 +189,16 @@ def _by_size(
                     systems=systems,
                     upstream_qps=args.upstream_qps,
                     console=console,
+                    after_each=functools.partial(write, nodes),
                 )
             )
         except KeyboardInterrupt:
             console.print("interrupted")
             return 130
         print_table(results, console, f"End-to-end scheduling, {nodes} nodes")
+        write(nodes, results)
         sized += [SizedResult(nodes, r) for r in results]
         sections.append(f"### {nodes} nodes\n\n" + markdown(results, command, machine()))
-        if args.markdown:  # after every size, so a late failure keeps the sizes done
-            text = scale_markdown(sized) + "\n" + "\n".join(sections)
-            args.markdown.write_text(text)
         if args.plot:
             plot(sized, args.plot)
     print_summary(sized, console)

@@ -218,10 +218,15 @@ async def _start_operator(
     return await _spawn(argv, run_dir / "dra-operator.log", lambda: _probe(url))
 
 
+_READY_WITHIN = 180.0
+"""Seconds a spawned operator or limit system has to become ready: its imports alone took
+50 s at `nice -n 19` on the shared machine at load average 25."""
+
+
 async def _spawn(
     argv: list[str], log_path: Path, is_ready: Callable[[], bool]
 ) -> subprocess.Popen[bytes]:
-    """`argv` in its own session, logging to `log_path`, once `is_ready` (60 s at most)."""
+    """`argv` in its own session, logging to `log_path`, once `is_ready` (`_READY_WITHIN`)."""
     with log_path.open("ab") as log:
         proc = subprocess.Popen(
             argv,
@@ -231,7 +236,7 @@ async def _spawn(
             start_new_session=True,
             cwd=_REPO,
         )
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + _READY_WITHIN
     while not await asyncio.to_thread(is_ready):
         if proc.poll() is not None or time.monotonic() > deadline:
             _stop_operator(proc)

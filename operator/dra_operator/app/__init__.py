@@ -1,4 +1,5 @@
-"""The running operator: caches fed by kopf, controllers chosen by settings, leader election.
+"""The running operator: caches fed by kopf and our reflectors (pods, claims), controllers
+chosen by settings, leader election.
 
 `cli run` builds `Settings`, discovers the server (`discover`), builds an `Operator` and runs it
 with the kopf watches (`run_operator`). Controllers plug in through `_registry.BUILDERS`

@@ -34,7 +34,10 @@ from dra_operator.cluster import (
     ObjectKey,
     RecentlyDeleted,
     Store,
+    metadata_and_spec,
+    metadata_only,
     version_number,
+    without_managed_fields,
 )
 
 
@@ -75,22 +78,41 @@ class Caches:
             version = versions[kind]
             return lambda raw: parse(raw, version)
 
-        self.pods: Store[model.Pod] = Store("Pod", model.parse_pod, POD_INDEXERS)
-        self.nodes: Store[model.Node] = Store("Node", model.parse_node, journal=JOURNAL_LENGTH)
+        # No write is built from a cached pod or node: their raw dicts keep only metadata (and
+        # a pod its spec, so that an event that left it unchanged does not parse it again).
+        slim = without_managed_fields
+        self.pods: Store[model.Pod] = Store(
+            "Pod",
+            model.parse_pod,
+            POD_INDEXERS,
+            keep=metadata_and_spec,
+            reparse=lambda raw, old: model.parse_pod(raw, spec=old.spec),
+        )
+        self.nodes: Store[model.Node] = Store(
+            "Node", model.parse_node, journal=JOURNAL_LENGTH, keep=metadata_only
+        )
+        claim_version = versions[Kind.CLAIMS]
         self.claims: Store[model.ResourceClaim] = Store(
-            "ResourceClaim", dra(model.parse_resource_claim, Kind.CLAIMS), CLAIM_INDEXERS
+            "ResourceClaim",
+            dra(model.parse_resource_claim, Kind.CLAIMS),
+            CLAIM_INDEXERS,
+            keep=slim,
+            reparse=lambda raw, old: model.parse_resource_claim(raw, claim_version, spec=old.spec),
         )
         self.templates: Store[model.ResourceClaimTemplate] = Store(
-            "ResourceClaimTemplate", dra(model.parse_resource_claim_template, Kind.TEMPLATES)
+            "ResourceClaimTemplate",
+            dra(model.parse_resource_claim_template, Kind.TEMPLATES),
+            keep=slim,
         )
         self.classes: Store[model.DeviceClass] = Store(
-            "DeviceClass", dra(model.parse_device_class, Kind.CLASSES)
+            "DeviceClass", dra(model.parse_device_class, Kind.CLASSES), keep=slim
         )
         self.slices: Store[model.ResourceSlice] = Store(
             "ResourceSlice",
             dra(model.parse_resource_slice, Kind.SLICES),
             SLICE_INDEXERS,
             journal=JOURNAL_LENGTH,  # the scheduler's verdicts read what changed
+            keep=slim,
         )
         self.stores: dict[Kind, Store[Any]] = {
             Kind.PODS: self.pods,
@@ -156,18 +178,26 @@ class Caches:
         return change
 
     def prune(
-        self, kind: Kind, listed: list[Mapping[str, Any]], snapshot: int
+        self,
+        kind: Kind,
+        listed: list[Mapping[str, Any]],
+        snapshot: int,
+        *,
+        namespace: str | None = None,
     ) -> list[Change[Any]]:
         """Forget the objects a fresh LIST (at resourceVersion `snapshot`) no longer holds.
 
         client-go's Replace after a relist: a kopf relist only adds and updates, so objects
         deleted while the watch was down would otherwise stay in the stores forever (a pod's
         claims never released, a claim's devices never freed). An object seen at or after
-        `snapshot` is newer than the LIST and kept. Each removal is applied as a deletion.
+        `snapshot` is newer than the LIST and kept; with `namespace`, the LIST covered that
+        namespace only and objects elsewhere are kept. Each removal is applied as a deletion.
         """
         present = {ObjectKey.of(raw) for raw in listed}
         changes = []
         for entry in self.stores[kind]:
+            if namespace is not None and entry.key.namespace != namespace:
+                continue
             seen = version_number(entry.resource_version)
             if entry.key in present or seen is None or seen >= snapshot:
                 continue

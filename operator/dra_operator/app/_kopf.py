@@ -1,5 +1,9 @@
 """kopf as the watch layer only: event handlers that feed `Operator.handle` (rule 5).
 
+Every kind but the busy ones (pods and claims, `REFLECTED`): those come from our own
+`Reflector`s, which skip kopf's per-event machinery (docs/architecture.md "Cost per pod at
+scale").
+
 Nothing here writes to the watched objects. kopf writes only for change-detecting handlers
 (create/update/resume/delete: annotations, finalizers, progress), for peering and for posting
 handler logs as Events; we register event handlers alone, run standalone (no peering objects),
@@ -27,7 +31,7 @@ from dra_operator import cel, kube
 from dra_operator.app._caches import Kind
 from dra_operator.app._discovery import discover
 from dra_operator.app._listings import Listed, ListingSettings, hook_listings
-from dra_operator.app._operator import Operator
+from dra_operator.app._operator import REFLECTED, Operator
 from dra_operator.app._retry import until_answered
 from dra_operator.app._settings import Settings, choose_controllers, yielding_controllers
 from dra_operator.app._upstream import LeaseName, UpstreamWatch
@@ -108,6 +112,8 @@ def kopf_registry(operator: Operator, config: kube.ClusterConfig) -> kopf.Operat
 
     kopf.on.login(registry=registry)(login)
     for kind in operator.caches.kinds:
+        if kind in REFLECTED:
+            continue
         resource = operator.resource(kind)
         group, version = resource.group, resource.version
         kopf.on.event(group, version, resource.plural, registry=registry, id=f"watch-{kind}")(
@@ -209,8 +215,8 @@ async def _watch_and_control(
     stop: asyncio.Event,
     upstream: UpstreamWatch,
 ) -> None:
-    """kopf's watches, the operator and the upstream watch side by side, until `stop` or
-    either of the first two ends."""
+    """kopf's watches, our reflectors, the operator and the upstream watch side by side,
+    until `stop` or any of the first three ends."""
     kopf_stop = asyncio.Event()
     logging.getLogger("kopf").setLevel(logging.WARNING)
     # spawn_tasks, not kopf.operator: the latter cancels every task of the loop created
@@ -222,7 +228,7 @@ async def _watch_and_control(
         if kind is not None:
             operator.listed(kind, namespace)
 
-    watching = await kopf.spawn_tasks(
+    kopf_tasks = await kopf.spawn_tasks(
         registry=registry,
         settings=kopf_settings(listed),
         standalone=True,
@@ -233,6 +239,11 @@ async def _watch_and_control(
         # (65532 has no passwd entry: "getpwuid(): uid not found").
         identity=Identity(settings.identity),
     )
+    reflecting = [
+        asyncio.create_task(reflector.run(), name=f"reflector-{reflector.scope}")
+        for reflector in operator.reflectors()
+    ]
+    watching = [*kopf_tasks, *reflecting]
     controlling = asyncio.create_task(operator.run(), name="operator")
     looking = asyncio.create_task(upstream.run(operator.set_upstream), name="upstream")
     stopping = asyncio.create_task(stop.wait(), name="stop")
@@ -250,7 +261,7 @@ async def _watch_and_control(
             task.cancel()
         await asyncio.gather(*watching, looking, stopping, stalls, return_exceptions=True)
         _forget_signal_handlers()
-    for task in (controlling, looking):
+    for task in (controlling, looking, *reflecting):
         if task in done and not task.cancelled():
             task.result()  # surface why it stopped on its own
 

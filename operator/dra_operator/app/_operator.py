@@ -1,7 +1,9 @@
 """The assembly: caches, controllers and leader election for one `dra-operator run`.
 
 ```
-kopf event handler ─▶ Operator.handle(kind, event) ─▶ caches.apply ─▶ change
+kopf event handler ─┬▶ Operator.handle(kind, event) ─▶ caches.apply ─▶ change
+Reflector (pods,   ─┘
+ claims)
                                  (leader only) └─▶ plugin.on_change(kind, change) ─▶ keys
 LeaseElector.run(lead):  lead() = wait for synced caches → build plugins → resync → run them
 UpstreamWatch.run(set_upstream): KCM's Lease held → its controllers stop; released → start
@@ -33,6 +35,7 @@ from dra_operator.app._discovery import ServerInfo
 from dra_operator.app._foreign import allocated_pools, claim_creator, is_foreign_allocation
 from dra_operator.app._leader import LeaseElector
 from dra_operator.app._plugin import Builder, Context, Plugin
+from dra_operator.app._reflector import Reflector
 from dra_operator.app._registry import BUILDERS
 from dra_operator.app._retry import until_answered
 from dra_operator.app._settings import CLAIMS, SCHEDULER, Settings
@@ -67,6 +70,9 @@ UNSAFE_MESSAGE: Final = (
     "with resource claims to one of them, so a device can be allocated twice. Install "
     "deploy/components/route-claims (or require-scheduler), see docs/coexistence.md."
 )
+REFLECTED: Final = (Kind.PODS, Kind.CLAIMS)
+"""The busy kinds our own `Reflector` watches instead of kopf (docs/architecture.md "Cost per
+pod at scale")."""
 _RELIST_SETTLE = 1.0
 """Seconds a relist's objects are given to arrive before the stale ones are pruned."""
 
@@ -203,19 +209,61 @@ class Operator:
 
     # -- watch events -------------------------------------------------------------------------
 
+    def reflectors(self) -> list[Reflector]:
+        """A `Reflector` per busy kind and scope (each namespace served, or all of them)."""
+        found = []
+        for kind in REFLECTED:
+            resource = self.resource(kind)
+            scopes: tuple[str | None, ...] = (None,)
+            if resource.namespaced and self.settings.namespaces:
+                scopes = self.settings.namespaces
+            for namespace in scopes:
+                reflector = Reflector(
+                    self.api,
+                    resource,
+                    namespace=namespace,
+                    listed=functools.partial(self.reflected, kind, namespace),
+                    event=functools.partial(self.handle, kind),
+                )
+                found.append(reflector)
+        return found
+
+    def reflected(
+        self,
+        kind: Kind,
+        namespace: str | None,
+        items: list[Mapping[str, Any]],
+        version: str,
+        relisted: bool,
+    ) -> None:
+        """A Reflector's LIST: every object into the caches, then what it no longer holds
+        pruned (objects deleted while the watch was down)."""
+        if relisted:
+            _log.info(LogEvent.WATCH_RELISTED, resource=str(kind), namespace=namespace)
+            self.metrics.watch_relisted(str(kind))
+        for raw in items:
+            self._apply(kind, None, raw)
+        snapshot = version_number(version)
+        if snapshot is not None:
+            self._pruned(kind, self.caches.prune(kind, items, snapshot, namespace=namespace))
+
     def handle(self, kind: Kind, event_type: str | None, raw: Mapping[str, Any]) -> None:
         """One watch event: into the caches, then to the running controllers as keys."""
+        self._apply(kind, event_type, raw)
+
+    def _apply(self, kind: Kind, event_type: str | None, raw: Mapping[str, Any]) -> None:
         change = self.caches.apply(kind, event_type, raw)
         if change is None:
             return
+        # Who wrote it is in the event's managedFields, which the store does not keep.
         if kind is Kind.CLAIMS and SCHEDULER in self._running:
-            self._check_allocation(change)
+            self._check_allocation(change, raw)
         if kind is Kind.CLAIMS and CLAIMS in self._yield_to and self.leading.is_set():
-            self._check_creator(change)
+            self._check_creator(change, raw)
         for plugin in self.plugins:
             plugin.on_change(kind, change)
 
-    def _check_creator(self, change: Change[Any]) -> None:
+    def _check_creator(self, change: Change[Any], raw: Mapping[str, Any]) -> None:
         """A claim generated for a pod by another field manager: another claims controller is
         at work (kube-controller-manager, perhaps under a Lease name we do not know or without
         leader election). Pause ours, as for its Lease, until none was seen for
@@ -223,7 +271,7 @@ class Operator:
         that much later: late rather than twice)."""
         if change.old is not None or change.new is None:
             return
-        creator = claim_creator(change.new.raw)
+        creator = claim_creator(raw)
         if creator is None or creator == names.OPERATOR_FIELD_MANAGER:
             return
         paused = self._pause_left() > 0 or self.upstream.controller_manager
@@ -241,15 +289,14 @@ class Operator:
         self.metrics.upstream_seen("foreign-claims-creator", running=True)
         self._upstream_changed.set()
 
-    def _check_allocation(self, change: Change[Any]) -> None:
+    def _check_allocation(self, change: Change[Any], raw: Mapping[str, Any]) -> None:
         """Say so when another scheduler just allocated a claim (see `_foreign`): the log and
         metric each time, an Event on the claim once per field manager and term."""
         if change.new is None:
             return
-        manager = is_foreign_allocation(change.old.raw if change.old else None, change.new.raw)
+        manager = is_foreign_allocation(change.old.raw if change.old else None, raw)
         if manager is None:
             return
-        raw = change.new.raw
         pools = allocated_pools(raw)
         _log.warning("allocation.foreign", claim=str(change.key), manager=manager, pools=pools)
         self.metrics.foreign_allocation(manager)
@@ -302,7 +349,9 @@ class Operator:
             return
         if snapshot is None:
             return  # resourceVersions we cannot order: nothing is pruned
-        changes = self.caches.prune(kind, items, snapshot)
+        self._pruned(kind, self.caches.prune(kind, items, snapshot))
+
+    def _pruned(self, kind: Kind, changes: list[Change[Any]]) -> None:
         if changes:
             _log.info(
                 LogEvent.CACHE_PRUNED,

@@ -34,7 +34,10 @@ from dra_operator.cluster._store import (
     ObjectKey,
     Parser,
     Store,
+    metadata_and_spec,
+    metadata_only,
     version_number,
+    without_managed_fields,
 )
 
 __all__ = [
@@ -60,10 +63,13 @@ __all__ = [
     "Store",
     "claim_devices",
     "claim_owner_pod_uids",
+    "metadata_and_spec",
+    "metadata_only",
     "pod_claim_keys",
     "pod_template_keys",
     "pools_on_node",
     "slice_node",
     "slice_pool",
     "version_number",
+    "without_managed_fields",
 ]

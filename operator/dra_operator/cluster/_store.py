@@ -7,7 +7,15 @@ old and the new object (so a reference that moved still reaches its former targe
 Each entry keeps three things: the parsed, immutable model object (what controllers read), the
 raw dict (what writes are built from, so fields this version of the operator does not know
 survive a full update: rule 1) and its resourceVersion (the write precondition). The raw dict is
-kept as given and shared: nobody may mutate it; writers copy it before editing.
+shared: nobody may mutate it; writers copy it before editing. A store built with `keep` holds
+only what that returns of it: `without_managed_fields` (an update that omits them leaves the
+server's as they are, so nothing a write needs is lost), or `metadata_only` for a kind no write
+is built from.
+
+A store built with `reparse` hands it the previous parsed object when an event's raw `spec`
+equals the one kept from the previous version (so `keep` must keep the spec): only metadata and
+status are parsed again, the rest is taken over (pods and claims: their spec is most of the
+parse, and most of their events change status or metadata only).
 
 Indexes map a value computed from the parsed object (an index function may return several) to
 the keys of the objects that have it; they are updated on every change, so lookups never scan.
@@ -29,6 +37,8 @@ from typing import Any, Generic, NamedTuple, TypeVar
 T = TypeVar("T")
 
 Parser = Callable[[Mapping[str, Any]], T]
+Keep = Callable[[Mapping[str, Any]], Mapping[str, Any]]
+Reparse = Callable[[Mapping[str, Any], T], T]
 IndexFunc = Callable[[T], Iterable[Hashable]]
 
 JOURNAL_LENGTH = 1024
@@ -92,9 +102,13 @@ class Store(Generic[T]):
         indexers: Mapping[str, IndexFunc[T]] | None = None,
         *,
         journal: int = 0,
+        keep: Keep | None = None,
+        reparse: Reparse[T] | None = None,
     ) -> None:
         self.kind = kind
         self._parse = parse
+        self._keep = keep
+        self._reparse = reparse
         self._indexers = dict(indexers or {})
         self._entries: dict[ObjectKey, Entry[T]] = {}
         self._indexes: dict[str, dict[Hashable, set[ObjectKey]]] = {
@@ -121,7 +135,8 @@ class Store(Generic[T]):
         if event_type == DELETED:
             self._assumed.pop(key, None)
             if old is None:
-                return self._record(Change(Entry(key, self._parse(raw), raw, version), None))
+                gone = Entry(key, self._parse(raw), self._kept(raw), version)
+                return self._record(Change(gone, None))
             self._remove(key)
             return self._record(Change(old, None))
         if old is not None and old.resource_version == version:
@@ -132,7 +147,7 @@ class Store(Generic[T]):
             if seen is not None and seen < assumed:
                 return None  # older than what we wrote ourselves
             del self._assumed[key]
-        new = Entry(key, self._parse(raw), raw, version)
+        new = Entry(key, self._parsed(raw, old), self._kept(raw), version)
         if old is not None:
             self._remove(key)
         self._insert(new)
@@ -193,6 +208,17 @@ class Store(Generic[T]):
         """Every value `index` currently holds (e.g. every pool), in no particular order."""
         return list(self._indexes[index])
 
+    def _parsed(self, raw: Mapping[str, Any], old: Entry[T] | None) -> T:
+        if self._reparse is None or old is None:
+            return self._parse(raw)
+        spec = old.raw.get("spec")
+        if spec is None or raw.get("spec") != spec:
+            return self._parse(raw)
+        return self._reparse(raw, old.obj)
+
+    def _kept(self, raw: Mapping[str, Any]) -> Mapping[str, Any]:
+        return raw if self._keep is None else self._keep(raw)
+
     def _record(self, change: Change[T]) -> Change[T]:
         self.revision += 1
         if self._journal.maxlen:
@@ -218,6 +244,30 @@ class Store(Generic[T]):
                 keys.discard(key)
                 if not keys:
                     del index[value]
+
+
+def without_managed_fields(raw: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`raw` without `metadata.managedFields` (about half of a small object's JSON)."""
+    metadata = raw.get("metadata")
+    if not isinstance(metadata, Mapping) or "managedFields" not in metadata:
+        return raw
+    slim = {k: v for k, v in metadata.items() if k != "managedFields"}
+    return {**raw, "metadata": slim}
+
+
+def metadata_only(raw: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`raw`'s kind and metadata (without managedFields): a key and a resourceVersion."""
+    kept = {k: raw[k] for k in ("apiVersion", "kind") if k in raw}
+    kept["metadata"] = without_managed_fields(raw).get("metadata") or {}
+    return kept
+
+
+def metadata_and_spec(raw: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`metadata_only` and the spec, which `reparse` compares with the next version's."""
+    kept = dict(metadata_only(raw))
+    if "spec" in raw:
+        kept["spec"] = raw["spec"]
+    return kept
 
 
 def version_number(resource_version: object) -> int | None:

@@ -305,15 +305,22 @@ def claim_status(raw: Raw, path: str) -> ResourceClaimStatus:
     )
 
 
-def parse_resource_claim(raw: Raw, version: str = "v1") -> ResourceClaim:
-    """A ResourceClaim: spec, status.allocation and status.reservedFor."""
+def parse_resource_claim(
+    raw: Raw, version: str = "v1", *, spec: DeviceClaim | None = None
+) -> ResourceClaim:
+    """A ResourceClaim: spec, status.allocation and status.reservedFor.
+
+    `spec` is an earlier version's, parsed from a raw spec equal to this one's (a claim's spec
+    is immutable: its later events change metadata and status only)."""
     check_version(version)
-    spec = req_object(raw, "spec", "")
+    raw_spec = req_object(raw, "spec", "")
+    if spec is None:
+        spec = claim_spec(raw_spec, "spec", version)
     return ResourceClaim(
         metadata=metadata(raw),
-        spec=claim_spec(spec, "spec", version),
+        spec=spec,
         status=claim_status(opt_object(raw, "status", "") or {}, "status"),
-        controller=str_or_empty(spec, "controller", "spec"),
+        controller=str_or_empty(raw_spec, "controller", "spec"),
     )
 
 

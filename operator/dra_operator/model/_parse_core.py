@@ -153,12 +153,15 @@ def _condition(value: object, path: str) -> PodCondition:
     )
 
 
-def parse_pod(raw: Raw) -> Pod:
-    """A core/v1 Pod (spec is required, status optional)."""
+def parse_pod(raw: Raw, *, spec: PodSpec | None = None) -> Pod:
+    """A core/v1 Pod (spec is required, status optional).
+
+    `spec` is an earlier version's, parsed from a raw spec equal to this one's: most watch
+    events of a pod change only its metadata or status, and the spec is most of the parse."""
     status = opt_object(raw, "status", "") or {}
     return Pod(
         metadata=metadata(raw),
-        spec=_pod_spec(req_object(raw, "spec", "")),
+        spec=spec if spec is not None else _pod_spec(req_object(raw, "spec", "")),
         status=PodStatus(
             phase=str_or_empty(status, "phase", "status"),
             resource_claim_statuses=list_of(

@@ -5,7 +5,8 @@ remembered by UID; an object that does not parse is reported once per resourceVe
 changes nothing; DeviceTaintRules have a store only when served, AllocationPolicies and namespace
 labels only when the CRD is; the synced check waits for every listed object and re-lists a kind
 that still misses objects (one deleted meanwhile); a relist's prune forgets what the fresh
-LIST lacks unless seen after it.
+LIST lacks unless seen after it, in the LIST's namespace only when it covered one; a pod or claim
+event that leaves the spec as it was reuses its parsed spec.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pytest
 
 from dra_operator import errors
 from dra_operator.app import Caches, Kind
+from dra_operator.cluster import ObjectKey
 from dra_operator.model import DeviceID
 
 VERSIONS = {
@@ -54,11 +56,11 @@ def claim(rv: str, *, allocated: bool = True, bad: bool = False) -> dict[str, An
     }
 
 
-def pod(rv: str) -> dict[str, Any]:
+def pod(rv: str, ns: str = "ns") -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"namespace": "ns", "name": "p", "uid": "pod-uid", "resourceVersion": rv},
+        "metadata": {"namespace": ns, "name": "p", "uid": "pod-uid", "resourceVersion": rv},
         "spec": {"containers": [{"name": "c", "image": "x"}]},
     }
 
@@ -168,3 +170,37 @@ def test_prune_keeps_listed_objects_and_remembers_pruned_pods() -> None:
     assert caches.prune(Kind.CLAIMS, [claim("5")], 10) == []
     assert len(caches.prune(Kind.PODS, [], 10)) == 1
     assert "pod-uid" in caches.deleted_pods
+
+
+def test_a_namespace_lists_prune_leaves_other_namespaces_alone() -> None:
+    caches = Caches(VERSIONS)
+    caches.apply(Kind.PODS, "ADDED", pod("5", ns="a"))
+    caches.apply(Kind.PODS, "ADDED", pod("6", ns="b"))
+
+    pruned = caches.prune(Kind.PODS, [], 10, namespace="a")
+
+    assert [str(change.key) for change in pruned] == ["a/p"]
+    assert [str(entry.key) for entry in caches.pods] == ["b/p"]
+
+
+def test_an_event_that_leaves_the_spec_alone_reuses_its_parsed_spec() -> None:
+    caches = Caches(VERSIONS)
+    caches.apply(Kind.PODS, "ADDED", pod("1"))
+    caches.apply(Kind.CLAIMS, "ADDED", claim("1", allocated=False))
+    first_pod = caches.pods.get(ObjectKey("ns", "p"))
+    first_claim = caches.claims.get(ObjectKey("ns", "c"))
+
+    running = pod("2") | {"status": {"phase": "Running"}}
+    caches.apply(Kind.PODS, "MODIFIED", running)
+    caches.apply(Kind.CLAIMS, "MODIFIED", claim("2"))
+
+    now_pod = caches.pods.get(ObjectKey("ns", "p"))
+    now_claim = caches.claims.get(ObjectKey("ns", "c"))
+    assert first_pod and now_pod and first_claim and now_claim
+    assert now_pod.obj.spec is first_pod.obj.spec and now_pod.obj.status.phase == "Running"
+    assert now_claim.obj.spec is first_claim.obj.spec and now_claim.obj.status.allocation
+    moved = pod("3")
+    moved["spec"] = {**moved["spec"], "nodeName": "n"}
+    caches.apply(Kind.PODS, "MODIFIED", moved)
+    moved_pod = caches.pods.get(ObjectKey("ns", "p"))
+    assert moved_pod and moved_pod.obj.spec.node_name == "n"

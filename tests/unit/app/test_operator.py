@@ -7,12 +7,15 @@ controllers that yield to kube-controller-manager stop while it holds its Lease 
 afresh when it lets go; our scheduler beside kube-scheduler without the routing policy is
 reported unsafe (metric), and stops being so once the policy is there; a claim another
 scheduler allocates while ours runs is counted; a claim another claims controller generates
-pauses ours (whatever the Leases say) until none was seen for a minute.
+pauses ours (whatever the Leases say) until none was seen for a minute; pods and claims get a
+reflector per namespace served, whose relist applies its objects, prunes the rest of its
+namespace only and is counted.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import Any, ClassVar
 
 import pytest
@@ -278,3 +281,31 @@ async def test_every_list_after_the_first_is_a_relist_and_prunes_even_when_empty
     await asyncio.sleep(5)
     assert operator.caches.nodes.get(ObjectKey("", "a")) is None
     await operator.api.close()
+
+
+def a_pod(namespace: str, name: str, rv: str) -> dict[str, Any]:
+    metadata = {"namespace": namespace, "name": name, "uid": name, "resourceVersion": rv}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": {}}
+
+
+async def test_a_reflector_relist_applies_its_objects_and_prunes_its_namespace() -> None:
+    operator = operator_of({"recorder": Recorder})
+    operator.settings = dataclasses.replace(operator.settings, namespaces=("a", "b"))
+    scopes = sorted(reflector.scope for reflector in operator.reflectors())
+    assert scopes == [f"{kind}@{ns}" for kind in ("pods", "resourceclaims") for ns in "ab"]
+    operator.reflected(Kind.PODS, "a", [a_pod("a", "p", "5"), a_pod("a", "q", "6")], "10", False)
+    operator.reflected(Kind.PODS, "b", [a_pod("b", "p", "7")], "11", False)
+    term = asyncio.create_task(operator.lead())
+    await asyncio.wait_for(operator.leading.wait(), 1)
+    (plugin,) = Recorder.built
+
+    operator.reflected(Kind.PODS, "a", [a_pod("a", "q", "12")], "20", True)
+
+    assert sorted(str(entry.key) for entry in operator.caches.pods) == ["a/q", "b/p"]
+    assert plugin.changes == [(Kind.PODS, "a/q"), (Kind.PODS, "a/p")]
+    assert 'dra_operator_watch_relists_total{resource="pods"} 1.0' in (
+        operator.metrics.render().decode()
+    )
+    term.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await term

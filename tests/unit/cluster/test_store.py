@@ -3,7 +3,10 @@
 Covers: add, update and delete events (and kopf's None type for the initial listing); an event
 with an unchanged resourceVersion is a no-op; a deletion of an unseen object is still reported;
 an unparsable object keeps its last good version; indexes follow every change, including values
-that move and values shared by several objects; `Change.objects` for event mappers.
+that move and values shared by several objects; `Change.objects` for event mappers; a store
+with `keep` parses the whole object and keeps only what `keep` returns of it; one with
+`reparse` takes the previous parsed object over when the raw spec is unchanged, and parses anew
+otherwise.
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ from dra_operator.cluster import (
     ObjectKey,
     RecentlyDeleted,
     Store,
+    metadata_and_spec,
+    metadata_only,
+    without_managed_fields,
 )
 
 
@@ -236,3 +242,53 @@ def test_a_store_without_a_journal_names_no_past_changes() -> None:
     assert store.revision == 1
     assert store.changes_since(1) == ()
     assert store.changes_since(0) is None
+
+
+MANAGED = [{"manager": "m", "operation": "Update", "fieldsV1": {"f:spec": {}}}]
+
+
+@pytest.mark.parametrize("keep", [without_managed_fields, metadata_only])
+def test_a_store_keeps_what_keep_returns_and_parses_the_whole_object(keep: Any) -> None:
+    s = Store("things", parse, {"color": lambda thing: thing.colors}, keep=keep)
+    full = raw("a", "1", "red")
+    full["metadata"]["managedFields"] = MANAGED
+
+    change = s.apply("ADDED", full)
+    gone = s.apply(DELETED, raw("b", "2", "blue") | {"metadata": full["metadata"] | {"name": "b"}})
+
+    assert change is not None and change.new is not None and gone is not None
+    assert change.new.obj == Thing("a", ("red",)) and colored(s, "red") == ["a"]
+    kept = change.new.raw
+    assert "managedFields" not in kept["metadata"]
+    assert kept["metadata"]["resourceVersion"] == "1"
+    assert ("spec" in kept) is (keep is without_managed_fields)
+    assert "managedFields" in full["metadata"]  # the event's own dict is left as it was
+    assert gone.old is not None and "managedFields" not in gone.old.raw["metadata"]
+
+
+def test_without_managed_fields_returns_an_object_without_them_unchanged() -> None:
+    plain = raw("a", "1")
+    assert without_managed_fields(plain) is plain
+
+
+def test_reparse_takes_the_previous_object_over_only_while_the_spec_is_unchanged() -> None:
+    reparsed: list[Thing] = []
+
+    def reparse(raw: Mapping[str, Any], old: Thing) -> Thing:
+        reparsed.append(old)
+        return Thing(raw["metadata"]["name"], old.colors)
+
+    s = Store(
+        "things",
+        parse,
+        {"color": lambda thing: thing.colors},
+        keep=metadata_and_spec,
+        reparse=reparse,
+    )
+    s.apply("ADDED", raw("a", "1", "red"))
+    labelled = raw("a", "2", "red")
+    labelled["metadata"]["labels"] = {"x": "y"}
+    s.apply("MODIFIED", labelled)
+    assert [thing.colors for thing in reparsed] == [("red",)]
+    s.apply("MODIFIED", raw("a", "3", "blue"))
+    assert len(reparsed) == 1 and colored(s, "blue") == ["a"] and colored(s, "red") == []

@@ -5,7 +5,11 @@ so that its asyncio tasks can be counted. Batches of pods are created, bound, an
 (with their generated claims deleted by the claims controller) over and over; after each batch
 the process's RSS, open sockets and asyncio tasks (less kopf's idle-expiring per-object
 workers, see `tasks`) are sampled, and with CHAOS_FIGURES the latest samples are written
-every `PROGRESS_EVERY` batches (the curve of a run stopped before its end). Past a warm-up
+every `PROGRESS_EVERY` batches (the curve of a run stopped before its end), with the Python
+objects alive and glibc's heap in use and free: what tells a leak (objects, heap in use) from
+fragmentation (free heap kept in RSS). With CHAOS_TRACEMALLOC=<dir>, tracemalloc runs from the
+first progress line on and each later one dumps a snapshot there (`soak-<pods>.tracemalloc`,
+to compare with `tracemalloc.Snapshot.load(...).compare_to`). Past a warm-up
 third, the last
 third of the samples must not exceed the middle third by more than the slack below (a leak
 grows with every batch; noise does not), and at the end no generated claim is left, on the
@@ -16,9 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import ctypes.util
+import gc
 import os
 import statistics
 import time
+import tracemalloc
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -35,6 +43,7 @@ BATCH = 20
 PROGRESS_EVERY = 25  # batches between two progress lines (CHAOS_FIGURES): the curve so far
 RSS_SLACK = 1.15  # the last third's mean RSS within 15 % of the middle third's
 COUNT_SLACK = 8  # sockets and tasks: a few in flight at any sample
+TRACE_FRAMES = 12  # CHAOS_TRACEMALLOC: frames kept per allocation
 
 
 def rss_kib() -> int:
@@ -42,6 +51,40 @@ def rss_kib() -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     raise AssertionError("no VmRSS in /proc/self/status")
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in (
+            "arena",
+            "ordblks",
+            "smblks",
+            "hblks",
+            "hblkhd",
+            "usmblks",
+            "fsmblks",
+            "uordblks",
+            "fordblks",
+            "keepcost",
+        )
+    ]
+
+
+def heap_kib() -> dict[str, int]:
+    """glibc's malloc heap, in KiB: in use, and free but kept by its arenas; {} off glibc."""
+    mallinfo2 = getattr(ctypes.CDLL(ctypes.util.find_library("c")), "mallinfo2", None)
+    if mallinfo2 is None:
+        return {}
+    mallinfo2.restype = _MallInfo2
+    info = mallinfo2()
+    return {"heap_in_use_kib": info.uordblks // 1024, "heap_free_kib": info.fordblks // 1024}
+
+
+def objects() -> int:
+    """Python objects alive (after a collection): flat unless something keeps objects."""
+    gc.collect()
+    return len(gc.get_objects())
 
 
 def sockets() -> int:
@@ -79,6 +122,20 @@ def tasks() -> int:
 _KOPF_QUEUEING = os.path.join("kopf", "_core", "reactor", "queueing.py")
 
 
+def trace(pods: int) -> None:
+    """With CHAOS_TRACEMALLOC=<dir>: start tracing, or dump a snapshot of what is traced."""
+    target = os.environ.get("CHAOS_TRACEMALLOC")
+    if not target:
+        return
+    if not tracemalloc.is_tracing():
+        tracemalloc.start(TRACE_FRAMES)
+        return
+    snapshot = tracemalloc.take_snapshot().filter_traces(
+        [tracemalloc.Filter(False, tracemalloc.__file__)]
+    )
+    snapshot.dump(str(Path(target) / f"soak-{pods}.tracemalloc"))
+
+
 def flat(samples: list[float], slack: float, *, ratio: bool) -> bool:
     third = len(samples) // 3
     middle, last = samples[third : 2 * third], samples[2 * third :]
@@ -109,17 +166,22 @@ async def test_steady_churn_leaks_nothing(
                 return not await generated_claims(burst.api, burst.namespace)
 
             await wait_for(cleaned, timeout=120, what="the batch's claims deleted")
+            burst.created.clear()  # the test's own memory of the pods: out of the RSS curve
+            burst.deleted.clear()
             samples["rss_kib"].append(rss_kib())
             samples["sockets"].append(sockets())
             samples["tasks"].append(tasks())
             if (first // BATCH) % PROGRESS_EVERY == PROGRESS_EVERY - 1:
                 latest = {key: values[-1] for key, values in samples.items()}
                 elapsed = round(time.monotonic() - started)
+                latest.update(objects=objects(), **heap_kib())
                 progress("soak-progress", pods=first + BATCH, elapsed_s=elapsed, **latest)
+                trace(first + BATCH)
         await wait_for(lambda: len(operator.caches.claims) == 0, what="the claim cache emptied")
         assert not operator.caches.ledger.snapshot().exclusive  # no device held any more
     finally:
         await handle.stop()
+        tracemalloc.stop()
     ranges = {k: [min(v), max(v)] for k, v in samples.items()}
     record(record_property, "soak", runs=1, pods=pods, faults=0, violations=0, ranges=ranges)
     assert flat(samples["rss_kib"], RSS_SLACK, ratio=True), samples["rss_kib"]

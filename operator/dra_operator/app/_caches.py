@@ -145,7 +145,10 @@ class Caches:
         self.ledger = DeviceLedger(consumable_capacity=consumable_capacity)
         self.deleted_pods = RecentlyDeleted()
         self._on_invalid = on_invalid
-        self._reported: set[tuple[Kind, ObjectKey, str]] = set()
+        # The version last reported of each object that does not parse: one report per version,
+        # forgotten once the object parses again or is deleted (else it grows with every
+        # invalid object ever seen).
+        self._reported: dict[tuple[Kind, ObjectKey], str] = {}
         self._pending: dict[Kind, set[ObjectKey]] = {}
         self._changed = asyncio.Event()
 
@@ -166,7 +169,10 @@ class Caches:
             change = self.stores[kind].apply(event_type, raw)
         except errors.InvalidObjectError as exc:
             self._report(kind, key, raw, exc)
+            if event_type == DELETED:
+                del self._reported[(kind, key)]
             return None
+        self._reported.pop((kind, key), None)
         if change is None:
             return None
         if kind is Kind.CLAIMS:
@@ -194,6 +200,8 @@ class Caches:
         namespace only and objects elsewhere are kept. Each removal is applied as a deletion.
         """
         present = {ObjectKey.of(raw) for raw in listed}
+        for gone in [r for r in self._reported if r[0] is kind and r[1] not in present]:
+            del self._reported[gone]  # an invalid object deleted unseen
         changes = []
         for entry in self.stores[kind]:
             if namespace is not None and entry.key.namespace != namespace:
@@ -210,9 +218,9 @@ class Caches:
         self, kind: Kind, key: ObjectKey, raw: Mapping[str, Any], exc: errors.InvalidObjectError
     ) -> None:
         version = str((raw.get("metadata") or {}).get("resourceVersion") or "")
-        if (kind, key, version) in self._reported:
+        if self._reported.get((kind, key)) == version:
             return
-        self._reported.add((kind, key, version))
+        self._reported[(kind, key)] = version
         if self._on_invalid is not None:
             self._on_invalid(kind, raw, exc)
 

@@ -98,6 +98,28 @@ def test_an_invalid_object_is_reported_once_and_keeps_the_last_good_version() ->
     assert caches.ledger.is_in_use(DEVICE)
 
 
+def test_invalid_objects_are_forgotten_once_deleted_or_valid_again() -> None:
+    """The report memory holds only objects that exist and do not parse, however many came and
+    went (it grew by every invalid object ever seen, a leak under churn of bad objects)."""
+    reports: list[str] = []
+    caches = Caches(VERSIONS, on_invalid=lambda kind, raw, exc: reports.append(kind))
+    for n in range(100):
+        bad = claim(str(n), bad=True)
+        bad["metadata"]["name"] = f"c-{n}"
+        caches.apply(Kind.CLAIMS, "ADDED", bad)
+        caches.apply(Kind.CLAIMS, "DELETED", bad)
+    caches.apply(Kind.CLAIMS, "ADDED", claim("200", bad=True))
+    caches.apply(Kind.CLAIMS, "MODIFIED", claim("201"))  # valid again
+    gone = claim("300", bad=True)
+    gone["metadata"]["name"] = "deleted-unseen"
+    caches.apply(Kind.CLAIMS, "ADDED", gone)
+    caches.prune(Kind.CLAIMS, [claim("201")], snapshot=400)
+    assert len(reports) == 100 + 1 + 1  # each bad object reported once, deletions included
+    assert not caches._reported  # the memory itself is what must stay bounded
+    caches.apply(Kind.CLAIMS, "MODIFIED", claim("202", bad=True))
+    assert len(reports) == 103  # broken again: reported again
+
+
 def test_taint_rules_are_watched_only_when_served() -> None:
     assert Kind.TAINT_RULES not in Caches(VERSIONS).kinds
     served = Caches({**VERSIONS, "devicetaintrules": "v1beta2"})

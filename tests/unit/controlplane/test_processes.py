@@ -38,17 +38,19 @@ def test_start_and_stop_a_child_by_pid(tmp_path: Path) -> None:
 
 def test_a_foreign_pid_is_checked_by_command_line() -> None:
     # As after a restart of the CLI: the pid comes from state.json, not from our children.
-    proc = subprocess.Popen(SLEEPER)
-    try:
-        assert is_running(proc.pid, SLEEP)
-        assert not is_running(proc.pid, "/usr/bin/not-sleep")
-        assert not stop_process(proc.pid, "/usr/bin/not-sleep")
-        assert proc.poll() is None
-        assert stop_process(proc.pid, SLEEP, grace=10)
-        assert not is_running(proc.pid, SLEEP)
-    finally:
-        proc.kill()
-        proc.wait(timeout=10)
+    # The child says when it runs: until its exec, /proc shows this interpreter's command line.
+    announcing = [SLEEP, "-c", "print('up', flush=True); import time; time.sleep(300)"]
+    with subprocess.Popen(announcing, stdout=subprocess.PIPE, text=True) as proc:
+        try:
+            assert proc.stdout is not None and proc.stdout.readline() == "up\n"
+            assert is_running(proc.pid, SLEEP)
+            assert not is_running(proc.pid, "/usr/bin/not-sleep")
+            assert not stop_process(proc.pid, "/usr/bin/not-sleep")
+            assert proc.poll() is None
+            assert stop_process(proc.pid, SLEEP, grace=10)
+            assert not is_running(proc.pid, SLEEP)
+        finally:
+            proc.kill()
 
 
 def test_log_tail(tmp_path: Path) -> None:

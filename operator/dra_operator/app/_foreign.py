@@ -42,12 +42,21 @@ def is_foreign_allocation(old: Mapping[str, Any] | None, new: Mapping[str, Any])
     or None when nothing was allocated now or we did it."""
     if old is None or _allocation(old) or not _allocation(new):
         return None
-    if _allocation(new).get("controller"):
+    if _by_classic_driver(_allocation(new)):
         return None  # a classic driver allocates its own claims (docs/classic.md)
     manager = allocation_manager(new)
     if manager is None or manager == names.OPERATOR_FIELD_MANAGER:
         return None
     return manager
+
+
+def _by_classic_driver(allocation: Mapping[str, Any]) -> bool:
+    """1.31's `allocation.controller`, or a v1alpha2 allocation (no `devices`) none of whose
+    handles carries 1.30's `structuredData` (what kube-scheduler writes for named resources)."""
+    if allocation.get("controller"):
+        return True
+    handles = allocation.get("resourceHandles") or ()
+    return "devices" not in allocation and not any(h.get("structuredData") for h in handles)
 
 
 def claim_creator(raw: Mapping[str, Any]) -> str | None:

@@ -357,7 +357,8 @@ def sync_claim(
                 resource_version=meta.resource_version,
                 reserved_for=tuple(remaining),
                 deallocate=deallocate and not classic,
-                request_deallocation=not remaining and classic,
+                # 1.27-1.30: an Immediate claim stays allocated without consumers
+                request_deallocation=not remaining and classic and not claim.immediate,
             )
         )
         if protected and (deallocate or not allocated):

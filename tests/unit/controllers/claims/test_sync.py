@@ -595,3 +595,19 @@ def test_classic_claim_is_handed_to_its_driver_when_its_last_consumer_goes() -> 
     assert sync_claim(classic, View(), {POD_NAME: None}) == Plan(writes=(expected,))
     body = expected.status_body({"metadata": {"name": "c"}, "status": {"allocation": {}}})
     assert body["status"] == {"allocation": {}, "deallocationRequested": True}
+
+
+def test_classic_immediate_claim_stays_allocated_without_consumers() -> None:
+    """1.27-1.30 kube-controller-manager: only WaitForFirstConsumer claims are handed back;
+    an `Immediate` one loses its last reservation and stays allocated."""
+    allocation = RESERVED.status.allocation
+    assert allocation is not None
+    immediate = replace(
+        RESERVED,
+        immediate=True,
+        status=replace(RESERVED.status, allocation=replace(allocation, controller="c.example.com")),
+    )
+    expected = PruneReservedFor(
+        claim=CLAIM_KEY, resource_version="7", reserved_for=(), deallocate=False
+    )
+    assert sync_claim(immediate, View(), {POD_NAME: None}) == Plan(writes=(expected,))

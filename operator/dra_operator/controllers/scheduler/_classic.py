@@ -201,12 +201,15 @@ def deallocation_candidate(
     context: PodSchedulingContext | None,
 ) -> RequestDeallocation | None:
     """PostFilter: the first allocated classic claim that excludes a node and that no other
-    pod uses (upstream picks at random among them; we take pod order)."""
+    pod uses (upstream picks at random among them; we take pod order). An `Immediate` claim
+    (1.27-1.30) is not one: its driver would allocate it again without the pod."""
     uid = pod.metadata.uid
     for claim in allocated:
         allocation = claim.status.allocation
         if allocation is None or not allocation.controller or allocation.node_selector is None:
             continue
+        if claim.immediate:
+            continue  # 1.27-1.30: only WaitForFirstConsumer claims are handed back
         selector = allocation.node_selector
         if all(node_matches(n.name, n.labels, selector) for n in nodes):
             continue

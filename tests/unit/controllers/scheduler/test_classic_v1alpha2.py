@@ -5,7 +5,8 @@ classic ResourceClass goes through the context protocol (proposal, selection); t
 `suitableNodes` excludes nodes (`excluded by resource class node filter`); a missing class,
 a class with `structuredParameters` and an unallocated `Immediate` claim fail PreFilter with
 1.30's texts; an allocated claim (the driver's `availableOnNodes`) binds the pod on its node;
-an allocation that is not shareable and reserved by another pod is `resourceclaim in use`.
+an allocation that is not shareable and reserved by another pod is `resourceclaim in use`;
+PostFilter hands back a WaitForFirstConsumer claim in the way, never an Immediate one.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from typing import Any
 
 from dra_operator.cluster import CLAIM_INDEXERS, Store
 from dra_operator.controllers.scheduler import (
+    DEALLOCATION_DONE,
     WAITING_FOR_DRIVER,
     Placement,
     PublishContext,
+    RequestDeallocation,
     State,
     Unschedulable,
     decide_pod,
@@ -138,3 +141,17 @@ def test_an_allocation_not_shareable_has_one_consumer() -> None:
     raw = _allocated(_claim("c"), "n3", "other-pod", shareable=True)
     decision = _decide(_state(_class(), ("claim", raw), ("pod", pod("p", claims=["c"]))))
     assert isinstance(decision, Placement)
+
+
+def test_only_a_wait_for_first_consumer_claim_is_handed_back() -> None:
+    p = pod("p", claims=["c"], node_selector={"kubernetes.io/hostname": "n1"})
+    raw = _allocated(_claim("c"), "n3", shareable=True)
+    decision = _decide(_state(_class(), ("claim", raw), ("pod", p)))
+    assert isinstance(decision, Unschedulable)
+    assert decision.message.endswith(DEALLOCATION_DONE)
+    assert isinstance(decision.classic, RequestDeallocation)
+    raw = _allocated(_claim("c", immediate=True), "n3", shareable=True)
+    decision = _decide(_state(_class(), ("claim", raw), ("pod", p)))
+    assert isinstance(decision, Unschedulable)
+    assert decision.classic is None
+    assert DEALLOCATION_DONE not in decision.message

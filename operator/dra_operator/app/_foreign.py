@@ -42,7 +42,7 @@ def is_foreign_allocation(old: Mapping[str, Any] | None, new: Mapping[str, Any])
     or None when nothing was allocated now or we did it."""
     if old is None or _allocation(old) or not _allocation(new):
         return None
-    if _by_classic_driver(_allocation(new)):
+    if _not_ours_to_allocate(_allocation(new)):
         return None  # a classic driver allocates its own claims (docs/classic.md)
     manager = allocation_manager(new)
     if manager is None or manager == names.OPERATOR_FIELD_MANAGER:
@@ -50,13 +50,11 @@ def is_foreign_allocation(old: Mapping[str, Any] | None, new: Mapping[str, Any])
     return manager
 
 
-def _by_classic_driver(allocation: Mapping[str, Any]) -> bool:
-    """1.31's `allocation.controller`, or a v1alpha2 allocation (no `devices`) none of whose
-    handles carries 1.30's `structuredData` (what kube-scheduler writes for named resources)."""
-    if allocation.get("controller"):
-        return True
-    handles = allocation.get("resourceHandles") or ()
-    return "devices" not in allocation and not any(h.get("structuredData") for h in handles)
+def _not_ours_to_allocate(allocation: Mapping[str, Any]) -> bool:
+    """1.31's `allocation.controller` (a classic driver's), or any v1alpha2 allocation (no
+    `devices`): a classic driver's, or 1.30 named resources, which kube-scheduler allocates
+    and dra-operator does not (docs/classic.md), so no device can be allocated twice."""
+    return bool(allocation.get("controller")) or "devices" not in allocation
 
 
 def claim_creator(raw: Mapping[str, Any]) -> str | None:

@@ -611,3 +611,23 @@ def test_classic_immediate_claim_stays_allocated_without_consumers() -> None:
         claim=CLAIM_KEY, resource_version="7", reserved_for=(), deallocate=False
     )
     assert sync_claim(immediate, View(), {POD_NAME: None}) == Plan(writes=(expected,))
+
+
+def test_a_1_30_named_resources_claim_is_deallocated_with_its_own_finalizer() -> None:
+    """1.30 kube-controller-manager: kube-scheduler's `dra.k8s.io/delete-protection` marks a
+    claim it allocated; the last consumer gone, the allocation is cleared and that finalizer
+    removed (an Immediate one stays allocated)."""
+    named = replace(
+        RESERVED,
+        metadata=replace(RESERVED.metadata, finalizers=("dra.k8s.io/delete-protection",)),
+    )
+    expected = PruneReservedFor(
+        claim=CLAIM_KEY, resource_version="7", reserved_for=(), deallocate=True
+    )
+    remove = RemoveFinalizer(
+        claim=CLAIM_KEY, resource_version=None, finalizer="dra.k8s.io/delete-protection"
+    )
+    assert sync_claim(named, View(), {POD_NAME: None}) == Plan(writes=(expected, remove))
+    immediate = replace(named, immediate=True)
+    kept = replace(expected, deallocate=False)
+    assert sync_claim(immediate, View(), {POD_NAME: None}) == Plan(writes=(kept,))

@@ -18,7 +18,9 @@ of two drivers: the pod binds on the node both allocated on, one driver having d
 other node unsuitable. On 1.30 only (1.31 has no allocation modes): an `Immediate` claim keeps
 its pod waiting (`unallocated immediate resourceclaim`) until the driver allocates it without
 a pod; the pod then goes to the claim's node, and the claim stays allocated after the pod is
-gone, until deleted.
+gone, until deleted; and a claim of 1.30 named resources, allocated as kube-scheduler does
+(finalizer `dra.k8s.io/delete-protection`), is deallocated by the claims controller once its
+pod is gone.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ pytestmark = [pytest.mark.controlplane, pytest.mark.classic]
 
 CLASSIC_DRIVER = "classic.e2e.example.com"
 OTHER_DRIVER = "other.e2e.example.com"
+NAMED_FINALIZER = "dra.k8s.io/delete-protection"  # 1.30 kube-scheduler's, on named resources
 DRIVER_STOP = 10.0  # seconds a cancelled driver may take to stop
 Start = Callable[..., ClassicDriver]
 
@@ -346,3 +349,58 @@ async def test_immediate_claim_is_allocated_by_its_driver_before_the_pod(
 
     await wait_for(gone, what="the deleted Immediate claim deallocated by its driver")
     assert driver.deallocations == 1
+
+
+async def test_named_resources_claim_of_kube_scheduler_is_deallocated_when_its_pod_goes(
+    scene: Scene,
+) -> None:
+    """1.30: a claim another scheduler allocated with named resources (its finalizer
+    `dra.k8s.io/delete-protection`) is deallocated by the claims controller, as 1.30's
+    kube-controller-manager, once its pod is gone."""
+    if not _v1alpha2(scene):
+        pytest.skip("1.30's named resources exist only in v1alpha2")
+    classes = scene.served.resource("deviceclasses")
+    name = f"{scene.namespace}-named"
+    driver = "named.e2e.example.com"
+    body = {"metadata": {"name": name}, "driverName": driver, "structuredParameters": True}
+    await scene.api.create(classes, body)
+    try:
+        await _named_claim_goes_back(scene, name, driver)
+    finally:
+        with contextlib.suppress(APINotFoundError):
+            await scene.api.delete(classes, name)
+
+
+async def _named_claim_goes_back(scene: Scene, class_name: str, driver: str) -> None:
+    node = scene.driver.nodes[0]
+    body = {"metadata": {"name": "named"}, "spec": {"resourceClassName": class_name}}
+    await scene.api.create(scene.claims, body, namespace=scene.namespace)
+    pod = await _pod(scene, "p", claim="named", scheduler="someone-else")
+    claim = await scene.get_claim("named")
+    assert claim is not None
+    claim["metadata"]["finalizers"] = [NAMED_FINALIZER]
+    claim = await scene.api.update(scene.claims, claim, namespace=scene.namespace)
+    handle = {
+        "driverName": driver,
+        "structuredData": {"nodeName": node, "results": [{"namedResources": {"name": "i-0"}}]},
+    }
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+    claim["status"] = {
+        "driverName": driver,
+        "allocation": {
+            "resourceHandles": [handle],
+            "availableOnNodes": {"nodeSelectorTerms": [term]},
+            "shareable": True,
+        },
+        "reservedFor": [{"resource": "pods", "name": "p", "uid": pod["metadata"]["uid"]}],
+    }
+    await scene.api.update(scene.claims, claim, namespace=scene.namespace, subresource="status")
+    await scene.delete_pod("p")
+
+    async def released() -> dict[str, Any] | None:
+        found = await scene.get_claim("named")
+        if found is None or allocation(found) is not None or reserved_for(found):
+            return None
+        return None if NAMED_FINALIZER in (found["metadata"].get("finalizers") or ()) else found
+
+    await wait_for(released, what="the named-resources claim deallocated, its finalizer gone")

@@ -15,7 +15,8 @@ $(STAMP): pyproject.toml constraints.txt
 
 # The pinned releases (e2e/controlplane/v1.<minor>/): 1.37 is the primary one; the older ones
 # build only kube-apiserver (the primary's etcd and kubectl serve them) and run the e2e suite
-# (1.30 serves only v1alpha2: there e2e/test_named_resources.py runs and the rest skip).
+# (1.30 serves only v1alpha2: there e2e/test_classic.py, test_discovery.py and
+# test_named_resources.py run and the rest skip).
 K8S_OTHER := 1.36
 K8S_OLDER := 1.35 1.34 1.33 1.32 1.31 1.30
 controlplane:

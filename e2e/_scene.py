@@ -311,8 +311,9 @@ class Scene:
 def claim_name_of(pod: JSONObject) -> str | None:
     """The claim behind the pod's `gpu` entry: named in the spec, or generated (status)."""
     for entry in pod["spec"].get("resourceClaims") or ():
-        if entry.get("name") == REQUEST and entry.get("resourceClaimName"):
-            return str(entry["resourceClaimName"])
+        source = entry.get("source") or entry  # 1.26-1.30 nest it in `source`
+        if entry.get("name") == REQUEST and source.get("resourceClaimName"):
+            return str(source["resourceClaimName"])
     for status in (pod.get("status") or {}).get("resourceClaimStatuses") or ():
         if status.get("name") == REQUEST and status.get("resourceClaimName"):
             return str(status["resourceClaimName"])

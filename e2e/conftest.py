@@ -181,16 +181,13 @@ async def e2e_api(target: Target) -> AsyncIterator[Client]:
 
 @pytest.fixture(scope="session")
 async def served(e2e_api: Client) -> ServerInfo:
-    """What the server serves; on a v1alpha2-only server (1.27-1.30) the operator's scenarios
-    do not apply (discovery refuses it, as e2e/test_named_resources.py checks): skipped."""
-    if await serves_only_v1alpha2(e2e_api):
-        pytest.skip("the server serves resource.k8s.io/v1alpha2 only: no operator scenarios")
+    """What the server serves, as the operator's discovery sees it."""
     return await discover(e2e_api)
 
 
-async def serves_only_v1alpha2(api: Client) -> bool:
-    versions = await api.served_versions("resource.k8s.io")
-    return versions == [CLASSIC_VERSION]
+def classic_only(served: ServerInfo) -> bool:
+    """A v1alpha2 server (1.27-1.30): classic DRA only, no DeviceClasses or slices of ours."""
+    return served.versions.get("resourceclaims") == CLASSIC_VERSION
 
 
 @pytest.fixture(scope="session")
@@ -202,6 +199,17 @@ async def fake_driver(
 ) -> AsyncIterator[FakeDriver]:
     own: list[str] = []
     real = target.real_nodes
+    if classic_only(served):  # nodes only: classic drivers publish nothing (e2e/test_classic.py)
+        session = uuid.uuid4().hex[:6]
+        for index in range(LOCAL_NODES if target.local else 0):
+            name = f"e2e-{session}-{index}"
+            await controlplane.create_ready_node(e2e_api, name)
+            own.append(name)
+        yield new_driver(own)
+        for name in own:
+            with contextlib.suppress(APINotFoundError):
+                await e2e_api.delete(NODES, name)
+        return
     if real and target.control_plane is not None:
         driver = new_driver([n.name for n in real])
         devices = tmp_path_factory.mktemp("driver") / "inventory.yaml"
@@ -320,13 +328,16 @@ async def operator(
 
 @pytest.fixture
 async def scene(
+    request: pytest.FixtureRequest,
     target: Target,
     e2e_api: Client,
+    served: ServerInfo,
     fake_driver: FakeDriver,
     namespaces: Namespaces,
     operator: str,
-    served: ServerInfo,
 ) -> AsyncIterator[Scene]:
+    if classic_only(served) and request.node.get_closest_marker("classic") is None:
+        pytest.skip(f"{served.git_version} serves resource.k8s.io/v1alpha2 only: classic DRA")
     world = Scene(
         e2e_api,
         namespaces.take(),

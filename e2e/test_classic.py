@@ -1,24 +1,32 @@
-"""Classic DRA (KEP-3063) on 1.31: the operator's scheduler and claims controller with a
-classic driver, under deploy/'s RBAC (docs/classic.md).
+"""Classic DRA (KEP-3063) on 1.30 (v1alpha2) and 1.31 (v1alpha3 + DRAControlPlaneController):
+the operator's scheduler and claims controller with a classic driver, under deploy/'s RBAC
+(docs/classic.md).
 
 The driver is `ClassicDriver` (`dra-operator classic-driver`), run by the test as the admin,
-as a vendor's controller would run beside the operator. Its claims name it in
-`spec.controller`; the server keeps that only with DRAControlPlaneController, which
-`controlplane up --version 1.31` switches on. Covers: a template claim, WaitForFirstConsumer
-(the only mode 1.31 has): the context proposes both nodes, the driver declares one unsuitable,
-the pod binds on the other with its claim allocated by the driver and reserved, the context
-is deleted; deleting the pod hands the claim back (deallocationRequested), the driver
-deallocates and removes its finalizer, the generated claim is deleted. A standalone claim
-shared by two pods: both on its node, both reserved; deallocated through the driver once both
-are gone. A pod that cannot fit because of an allocated claim: PostFilter requests
-deallocation, the driver deallocates, the pod is scheduled on the node it can use; the
-context of a deleted pod is deleted with it. Two claims of two drivers: the pod binds on the
-node both allocated on, one driver having declared the other node unsuitable.
+as a vendor's controller would run beside the operator. On 1.31 its claims name it in
+`spec.controller` (kept only with DRAControlPlaneController, which `controlplane up --version
+1.31` switches on); on 1.30 they name a ResourceClass whose `driverName` is the driver. Covers,
+on both: a template claim, WaitForFirstConsumer: the context proposes both nodes, the driver
+declares one unsuitable, the pod binds on the other with its claim allocated by the driver and
+reserved, the context is deleted; deleting the pod hands the claim back
+(deallocationRequested), the driver deallocates and removes its finalizer, the generated claim
+is deleted. A standalone claim shared by two pods: both on its node, both reserved;
+deallocated through the driver once both are gone. A pod that cannot fit because of an
+allocated claim: PostFilter requests deallocation, the driver deallocates, the pod is
+scheduled on the node it can use; the context of a deleted pod is deleted with it. Two claims
+of two drivers: the pod binds on the node both allocated on, one driver having declared the
+other node unsuitable. On 1.30 only (1.31 has no allocation modes): an `Immediate` claim keeps
+its pod waiting (`unallocated immediate resourceclaim`) until the driver allocates it without
+a pod; the pod then goes to the claim's node, and the claim stays allocated after the pod is
+gone, until deleted; and a claim of 1.30 named resources, allocated as kube-scheduler does
+(finalizer `dra.k8s.io/delete-protection`), is deallocated by the claims controller once its
+pod is gone.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -31,9 +39,11 @@ from dra_operator.errors import APINotFoundError
 from dra_operator.kube import PODS
 from e2e._scene import Scene, allocation, reserved_for
 
-pytestmark = pytest.mark.controlplane
+pytestmark = [pytest.mark.controlplane, pytest.mark.classic]
 
 CLASSIC_DRIVER = "classic.e2e.example.com"
+OTHER_DRIVER = "other.e2e.example.com"
+NAMED_FINALIZER = "dra.k8s.io/delete-protection"  # 1.30 kube-scheduler's, on named resources
 DRIVER_STOP = 10.0  # seconds a cancelled driver may take to stop
 Start = Callable[..., ClassicDriver]
 
@@ -43,8 +53,9 @@ async def classic(scene: Scene) -> AsyncIterator[Start]:
     """Start classic drivers for the test's namespace; the scene is cleaned up while they
     still run (their finalizers go only through them), then they stop."""
     if not scene.served.classic:
-        pytest.skip(f"no classic DRA on {scene.served.git_version} (1.31 only)")
+        pytest.skip(f"no classic DRA on {scene.served.git_version} (1.27-1.31 only)")
     tasks: list[asyncio.Task[None]] = []
+    classes: list[str] = []
 
     def start(
         *, nodes: tuple[str, ...], reserve: bool = True, name: str = CLASSIC_DRIVER
@@ -60,6 +71,11 @@ async def classic(scene: Scene) -> AsyncIterator[Start]:
         tasks.append(asyncio.get_running_loop().create_task(driver.run()))
         return driver
 
+    if _v1alpha2(scene):  # a ResourceClass per driver, named for the test's namespace
+        for driver in (CLASSIC_DRIVER, OTHER_DRIVER):
+            body = {"metadata": {"name": _class_name(scene, driver)}, "driverName": driver}
+            await scene.api.create(scene.served.resource("deviceclasses"), body)
+            classes.append(body["metadata"]["name"])
     yield start
     try:
         await scene.clean_up()
@@ -71,14 +87,29 @@ async def classic(scene: Scene) -> AsyncIterator[Start]:
     finally:
         for task in tasks:
             task.cancel()
-        done, running = await asyncio.wait(tasks, timeout=DRIVER_STOP)
-        for task in done:
-            if not task.cancelled() and task.exception() is not None:
-                raise AssertionError("a classic driver failed") from task.exception()
-        assert not running, "a classic driver did not stop when cancelled"
+        if tasks:  # none when the test skipped before starting one
+            done, running = await asyncio.wait(tasks, timeout=DRIVER_STOP)
+            for task in done:
+                if not task.cancelled() and task.exception() is not None:
+                    raise AssertionError("a classic driver failed") from task.exception()
+            assert not running, "a classic driver did not stop when cancelled"
+        for name in classes:
+            with contextlib.suppress(APINotFoundError):
+                await scene.api.delete(scene.served.resource("deviceclasses"), name)
 
 
-def _spec(scene: Scene, driver: str = CLASSIC_DRIVER) -> dict[str, Any]:
+def _v1alpha2(scene: Scene) -> bool:
+    return scene.claims.version == "v1alpha2"
+
+
+def _class_name(scene: Scene, driver: str) -> str:
+    return f"{scene.namespace}-{driver.split('.')[0]}"
+
+
+def _spec(scene: Scene, driver: str = CLASSIC_DRIVER, *, immediate: bool = False) -> dict[str, Any]:
+    if _v1alpha2(scene):
+        spec = {"resourceClassName": _class_name(scene, driver)}
+        return {**spec, "allocationMode": "Immediate"} if immediate else spec
     request = {"name": "gpu", "deviceClassName": scene.driver.name}
     return {"controller": driver, "devices": {"requests": [request]}}
 
@@ -88,9 +119,19 @@ async def _template(scene: Scene) -> None:
     await scene.api.create(scene.templates, body, namespace=scene.namespace)
 
 
-async def _claim(scene: Scene, name: str, driver: str = CLASSIC_DRIVER) -> None:
-    body = {"metadata": {"name": name}, "spec": _spec(scene, driver)}
+async def _claim(
+    scene: Scene, name: str, driver: str = CLASSIC_DRIVER, *, immediate: bool = False
+) -> None:
+    body = {"metadata": {"name": name}, "spec": _spec(scene, driver, immediate=immediate)}
     await scene.api.create(scene.claims, body, namespace=scene.namespace)
+
+
+def _allocated_by(claim: dict[str, Any]) -> str | None:
+    """The driver that allocated: 1.31's `allocation.controller`, 1.30's `status.driverName`."""
+    found = allocation(claim)
+    if found is None:
+        return None
+    return str(found.get("controller") or (claim.get("status") or {}).get("driverName") or "")
 
 
 async def _pod(
@@ -103,7 +144,11 @@ async def _pod(
     more: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     source = {"resourceClaimName": claim} if claim else {"resourceClaimTemplateName": "classic"}
-    claims = [{"name": "gpu", **source}, *({"name": c, "resourceClaimName": c} for c in more)]
+    sources = [("gpu", source), *((c, {"resourceClaimName": c}) for c in more)]
+    if _v1alpha2(scene):  # 1.26-1.30: the claim's source is nested
+        claims = [{"name": name, "source": where} for name, where in sources]
+    else:
+        claims = [{"name": name, **where} for name, where in sources]
     spec: dict[str, Any] = {
         "schedulerName": scheduler,
         "terminationGracePeriodSeconds": 1,
@@ -132,7 +177,8 @@ async def _context(scene: Scene, pod: str) -> dict[str, Any] | None:
 
 def _nodes_of(claim: dict[str, Any]) -> list[str]:
     found = allocation(claim) or {}
-    terms = (found.get("nodeSelector") or {}).get("nodeSelectorTerms") or []
+    selector = found.get("nodeSelector") or found.get("availableOnNodes") or {}
+    terms = selector.get("nodeSelectorTerms") or []
     return [v for t in terms for f in t.get("matchFields") or () for v in f.get("values") or ()]
 
 
@@ -160,8 +206,7 @@ async def test_template_claim_goes_through_the_driver_and_back(
 
     node, claim = await scene.placed("p")
     assert node == second
-    found = allocation(claim)
-    assert found is not None and found["controller"] == CLASSIC_DRIVER
+    assert _allocated_by(claim) == CLASSIC_DRIVER
     assert _nodes_of(claim) == [second]
     assert finalizer_of(CLASSIC_DRIVER) in claim["metadata"]["finalizers"]
     assert "waiting for resource driver" in await scene.events("p", "FailedScheduling")
@@ -248,7 +293,7 @@ async def test_two_drivers_are_both_heard_before_a_node_is_selected(
 ) -> None:
     first, second = scene.driver.nodes[:2]
     picky = classic(nodes=(second,))
-    other = "other.e2e.example.com"
+    other = OTHER_DRIVER
     classic(nodes=(first, second), name=other)
     await _claim(scene, "mine")
     await _claim(scene, "theirs", driver=other)
@@ -259,6 +304,103 @@ async def test_two_drivers_are_both_heard_before_a_node_is_selected(
     assert _nodes_of(claim) == [second]
     theirs = await scene.get_claim("theirs")
     assert theirs is not None and _nodes_of(theirs) == [second]
-    assert (allocation(theirs) or {}).get("controller") == other
+    assert _allocated_by(theirs) == other
     assert picky.allocations == 1
     await scene.verify_clean()
+
+
+async def test_immediate_claim_is_allocated_by_its_driver_before_the_pod(
+    scene: Scene, classic: Start
+) -> None:
+    if not _v1alpha2(scene):
+        pytest.skip("1.31 has no allocationMode: every classic claim waits for its first consumer")
+    first, second = scene.driver.nodes[:2]
+    await _claim(scene, "now", immediate=True)
+    await _pod(scene, "p", claim="now")
+
+    async def waiting() -> list[str] | None:
+        messages = await scene.events("p", "FailedScheduling")
+        return (
+            messages if any("unallocated immediate resourceclaim" in m for m in messages) else None
+        )
+
+    await wait_for(waiting, what="the pod waiting for its Immediate claim")
+    assert await _context(scene, "p") is None  # nothing proposed for an Immediate claim
+    driver = classic(nodes=(second, first))  # allocates on the first of its nodes by name
+    node, claim = await scene.placed("p")
+    assert node == first
+    assert _nodes_of(claim) == [first]
+    assert _allocated_by(claim) == CLASSIC_DRIVER
+    await scene.verify_clean()
+
+    await scene.delete_pod("p")
+
+    async def unreserved() -> dict[str, Any] | None:
+        found = await scene.get_claim("now")
+        return found if found is not None and not reserved_for(found) else None
+
+    claim = await wait_for(unreserved, what="the Immediate claim's reservation pruned")
+    assert allocation(claim) is not None  # Immediate: stays allocated without consumers
+    assert not (claim.get("status") or {}).get("deallocationRequested")
+    await scene.api.delete(scene.claims, "now", namespace=scene.namespace)
+
+    async def gone() -> bool:
+        return await scene.get_claim("now") is None
+
+    await wait_for(gone, what="the deleted Immediate claim deallocated by its driver")
+    assert driver.deallocations == 1
+
+
+async def test_named_resources_claim_of_kube_scheduler_is_deallocated_when_its_pod_goes(
+    scene: Scene,
+) -> None:
+    """1.30: a claim another scheduler allocated with named resources (its finalizer
+    `dra.k8s.io/delete-protection`) is deallocated by the claims controller, as 1.30's
+    kube-controller-manager, once its pod is gone."""
+    if not _v1alpha2(scene):
+        pytest.skip("1.30's named resources exist only in v1alpha2")
+    classes = scene.served.resource("deviceclasses")
+    name = f"{scene.namespace}-named"
+    driver = "named.e2e.example.com"
+    body = {"metadata": {"name": name}, "driverName": driver, "structuredParameters": True}
+    await scene.api.create(classes, body)
+    try:
+        await _named_claim_goes_back(scene, name, driver)
+    finally:
+        with contextlib.suppress(APINotFoundError):
+            await scene.api.delete(classes, name)
+
+
+async def _named_claim_goes_back(scene: Scene, class_name: str, driver: str) -> None:
+    node = scene.driver.nodes[0]
+    body = {"metadata": {"name": "named"}, "spec": {"resourceClassName": class_name}}
+    await scene.api.create(scene.claims, body, namespace=scene.namespace)
+    pod = await _pod(scene, "p", claim="named", scheduler="someone-else")
+    claim = await scene.get_claim("named")
+    assert claim is not None
+    claim["metadata"]["finalizers"] = [NAMED_FINALIZER]
+    claim = await scene.api.update(scene.claims, claim, namespace=scene.namespace)
+    handle = {
+        "driverName": driver,
+        "structuredData": {"nodeName": node, "results": [{"namedResources": {"name": "i-0"}}]},
+    }
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+    claim["status"] = {
+        "driverName": driver,
+        "allocation": {
+            "resourceHandles": [handle],
+            "availableOnNodes": {"nodeSelectorTerms": [term]},
+            "shareable": True,
+        },
+        "reservedFor": [{"resource": "pods", "name": "p", "uid": pod["metadata"]["uid"]}],
+    }
+    await scene.api.update(scene.claims, claim, namespace=scene.namespace, subresource="status")
+    await scene.delete_pod("p")
+
+    async def released() -> dict[str, Any] | None:
+        found = await scene.get_claim("named")
+        if found is None or allocation(found) is not None or reserved_for(found):
+            return None
+        return None if NAMED_FINALIZER in (found["metadata"].get("finalizers") or ()) else found
+
+    await wait_for(released, what="the named-resources claim deallocated, its finalizer gone")

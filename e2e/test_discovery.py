@@ -1,7 +1,8 @@
 """The operator speaks the newest resource.k8s.io version the targeted server serves.
 
-Covers: 1.31 -> v1alpha3, 1.32 -> v1beta1, 1.33 -> v1beta2, 1.34 and later -> v1 for claims,
-templates, classes and slices, and the allocator features of that release
+Covers: 1.30 -> v1alpha2 for claims, templates and classes (ResourceClasses), no slices
+(classic DRA only); 1.31 -> v1alpha3, 1.32 -> v1beta1, 1.33 -> v1beta2, 1.34 and later -> v1
+for claims, templates, classes and slices, and the allocator features of that release
 (`Features.for_kubernetes`), as discovery reads them from the server itself.
 """
 
@@ -14,12 +15,18 @@ from dra_operator.app import ServerInfo
 
 pytestmark = pytest.mark.controlplane
 
-NEWEST = {31: "v1alpha3", 32: "v1beta1", 33: "v1beta2"}  # v1 from 1.34 on
+NEWEST = {30: "v1alpha2", 31: "v1alpha3", 32: "v1beta1", 33: "v1beta2"}  # v1 from 1.34 on
 
 
 async def test_discovery_picks_the_release_version_and_features(served: ServerInfo) -> None:
     expected = NEWEST.get(served.minor, "v1")
-    for plural in ("resourceclaims", "resourceclaimtemplates", "deviceclasses", "resourceslices"):
+    kinds = ["resourceclaims", "resourceclaimtemplates", "deviceclasses", "resourceslices"]
+    if served.minor <= 30:
+        assert "resourceslices" not in served.versions  # 1.30's named resources: not read
+        assert served.resource("deviceclasses").plural == "resourceclasses"
+        assert served.classic
+        kinds.remove("resourceslices")
+    for plural in kinds:
         assert served.versions[plural] == expected, plural
     if served.minor <= 37:
         assert served.features == Features.for_kubernetes(f"1.{served.minor}")

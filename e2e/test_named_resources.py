@@ -1,7 +1,6 @@
 """1.30's resource.k8s.io/v1alpha2 on a real 1.30 API server (skipped where v1alpha2 is absent).
 
-Covers: the operator's discovery refuses a v1alpha2-only server with a clear message (the
-operator's scenarios need v1alpha3+, so the other e2e tests skip there); every v1alpha2 kind
+Covers: every v1alpha2 kind
 created on the server reads back exactly as the model renders it (the fixtures of
 tests/unit/model/data/v1alpha2, with status written through /status); 1.30 named
 resources allocated with `allocator.allocate_named` from objects read as the operator's
@@ -10,7 +9,8 @@ RBAC-limited identity (deploy/'s ClusterRole), written back through /status with
 second claim allocated against the first never gets one of its instances (`verify.check_named`
 finds no instance allocated twice or unpublished).
 
-Not covered: a running operator allocating for pods on 1.30 (it does not watch v1alpha2 yet).
+Not covered: a running operator allocating 1.30 named resources for pods (it runs classic DRA
+there: e2e/test_classic.py; e2e/test_discovery.py checks what discovery reads).
 """
 
 from __future__ import annotations
@@ -24,14 +24,13 @@ from typing import Any
 
 import pytest
 
-from dra_operator import errors
 from dra_operator.allocator import (
     NamedClaim,
     allocate_named,
     claim_parameters,
     class_parameters,
 )
-from dra_operator.app import CLASSIC_VERSION, discover
+from dra_operator.app import CLASSIC_VERSION
 from dra_operator.kube import NAMESPACES, Client, dra, load_kubeconfig
 from dra_operator.model import v1alpha2
 from dra_operator.verify import Code, Severity, check_named
@@ -93,11 +92,6 @@ def served_json(obj: dict[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(obj)
     out["metadata"].pop("managedFields", None)
     return out
-
-
-async def test_discovery_refuses_a_v1alpha2_only_server(namespace: str, e2e_api: Client) -> None:
-    with pytest.raises(errors.DRAOperatorError, match="serves only v1alpha2"):
-        await discover(e2e_api)
 
 
 @pytest.mark.parametrize("fixture", sorted(p.name for p in DATA.glob("*.json")))

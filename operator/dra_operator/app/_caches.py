@@ -75,7 +75,7 @@ class Caches:
         on_invalid: InvalidHook | None = None,
     ) -> None:
         def dra(parse: Callable[[Mapping[str, Any], str], Any], kind: Kind) -> Any:
-            version = versions[kind]
+            version = versions.get(kind, "")
             return lambda raw: parse(raw, version)
 
         # No write is built from a cached pod or node: their raw dicts keep only metadata (and
@@ -120,8 +120,9 @@ class Caches:
             Kind.CLAIMS: self.claims,
             Kind.TEMPLATES: self.templates,
             Kind.CLASSES: self.classes,
-            Kind.SLICES: self.slices,
         }
+        if Kind.SLICES in versions:  # not read from a v1alpha2 server: stays empty
+            self.stores[Kind.SLICES] = self.slices
         self.taint_rules: Store[model.DeviceTaintRule] | None = None
         if Kind.TAINT_RULES in versions:
             self.taint_rules = Store(

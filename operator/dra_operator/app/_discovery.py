@@ -4,6 +4,10 @@ The operator speaks the newest version the server serves for each kind (a 1.35 s
 claims in v1 but DeviceTaintRules only in v1alpha3) and switches the allocator's behaviours as
 that release's kube-scheduler does by default (`allocator.Features.for_kubernetes`). Our own
 AllocationPolicy CRD is optional: without it every claim is allocated with FirstFit.
+
+A server that serves only v1alpha2 (1.27–1.30) is spoken to in v1alpha2 for classic DRA:
+ResourceClasses stand for the DeviceClass kind, claims, templates and PodSchedulingContexts are
+read into the model (`model.parse_resource_claim`), and slices are not read (docs/classic.md).
 """
 
 from __future__ import annotations
@@ -25,7 +29,11 @@ DRA_KINDS: Final = (
 )
 REQUIRED_KINDS: Final = frozenset(DRA_KINDS) - {"devicetaintrules", "podschedulingcontexts"}
 
-CLASSIC_VERSION: Final = "v1alpha2"  # 1.27-1.30; see model.v1alpha2 and docs/releases.md
+CLASSIC_VERSION: Final = "v1alpha2"  # 1.27-1.30: classic DRA only (docs/classic.md)
+
+_CLASSIC_KINDS: Final = frozenset(
+    {"resourceclaims", "resourceclaimtemplates", "podschedulingcontexts"}
+)
 
 # Newest first: the order in which a version is preferred when several serve a kind.
 _VERSION_ORDER: Final = ("v1", "v1beta2", "v1beta1", "v1alpha3")
@@ -76,6 +84,14 @@ class ServerInfo:
         return self.serves("podschedulingcontexts")
 
 
+def classic_plurals(plurals: list[str]) -> list[str]:
+    """A v1alpha2 server's resources as the operator's kinds: ResourceClasses stand for
+    DeviceClasses (`model.parse_device_class` translates them); 1.30's named-resources
+    ResourceSlices and parameter objects are left out (not allocated by the operator)."""
+    kinds = {"resourceclasses": "deviceclasses"}
+    return [kinds.get(p, p) for p in plurals if p in kinds or p in _CLASSIC_KINDS]
+
+
 def newest_versions(served: Mapping[str, list[str]]) -> dict[str, str]:
     """For each kind, the newest of the versions serving it (`served`: version -> plurals)."""
     chosen: dict[str, str] = {}
@@ -112,19 +128,21 @@ async def discover(api: kube.Client) -> ServerInfo:
     git_version, minor = release_minor(await api.server_version())
     served: dict[str, list[str]] = {}
     group_versions = await api.served_versions(kube.RESOURCE_GROUP)
-    if CLASSIC_VERSION in group_versions and not set(group_versions) & set(_VERSION_ORDER):
-        raise errors.DRAOperatorError(
-            f"server {git_version}: {kube.RESOURCE_GROUP} serves only {CLASSIC_VERSION} "
-            "(Kubernetes 1.27-1.30: ResourceClasses, classic DRA, 1.30's named resources); "
-            "the operator runs on v1alpha3 (1.31) and newer"
-        )
+    classic_only = CLASSIC_VERSION in group_versions and not set(group_versions) & set(
+        _VERSION_ORDER
+    )
     for version in group_versions:
-        if version not in _VERSION_ORDER:
+        if version not in _VERSION_ORDER and not (classic_only and version == CLASSIC_VERSION):
             continue
         resources = await api.api_resources(kube.RESOURCE_GROUP, version)
-        served[version] = [r["name"] for r in resources if "/" not in r["name"]]
+        plurals = [r["name"] for r in resources if "/" not in r["name"]]
+        served[version] = classic_plurals(plurals) if version == CLASSIC_VERSION else plurals
     versions = {k: v for k, v in newest_versions(served).items() if k in DRA_KINDS}
-    missing = sorted(REQUIRED_KINDS - versions.keys())
+    required = REQUIRED_KINDS
+    if classic_only:  # 1.27-1.30: no slices the operator reads
+        versions = {k: CLASSIC_VERSION for k in served[CLASSIC_VERSION] if k in DRA_KINDS}
+        required = REQUIRED_KINDS - {"resourceslices"}
+    missing = sorted(required - versions.keys())
     if missing:
         raise errors.DRAOperatorError(
             f"server {git_version}: {kube.RESOURCE_GROUP} does not serve {', '.join(missing)}"

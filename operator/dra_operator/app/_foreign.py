@@ -42,12 +42,19 @@ def is_foreign_allocation(old: Mapping[str, Any] | None, new: Mapping[str, Any])
     or None when nothing was allocated now or we did it."""
     if old is None or _allocation(old) or not _allocation(new):
         return None
-    if _allocation(new).get("controller"):
+    if _not_ours_to_allocate(_allocation(new)):
         return None  # a classic driver allocates its own claims (docs/classic.md)
     manager = allocation_manager(new)
     if manager is None or manager == names.OPERATOR_FIELD_MANAGER:
         return None
     return manager
+
+
+def _not_ours_to_allocate(allocation: Mapping[str, Any]) -> bool:
+    """1.31's `allocation.controller` (a classic driver's), or any v1alpha2 allocation (no
+    `devices`): a classic driver's, or 1.30 named resources, which kube-scheduler allocates
+    and dra-operator does not (docs/classic.md), so no device can be allocated twice."""
+    return bool(allocation.get("controller")) or "devices" not in allocation
 
 
 def claim_creator(raw: Mapping[str, Any]) -> str | None:

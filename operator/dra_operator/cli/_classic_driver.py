@@ -1,10 +1,12 @@
-"""`dra-operator classic-driver`: a fake classic DRA driver (KEP-3063, 1.31), for trying and
-testing classic mode (docs/classic.md). Runs until SIGTERM/SIGINT; API failures are retried."""
+"""`dra-operator classic-driver`: a fake classic DRA driver (KEP-3063: 1.31's v1alpha3, or
+1.27-1.30's v1alpha2 when the server serves only that), for trying and testing classic mode
+(docs/classic.md). Runs until SIGTERM/SIGINT; API failures are retried."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 
 import click
 
@@ -14,7 +16,11 @@ __all__ = ["command"]
 
 
 @click.command("classic-driver")
-@click.option("--driver", required=True, help="Its name: claims with this spec.controller.")
+@click.option(
+    "--driver",
+    required=True,
+    help="Its name: claims with this spec.controller (1.31) or class driverName (1.27-1.30).",
+)
 @click.option(
     "--nodes",
     required=True,
@@ -50,7 +56,10 @@ def command(
 
     async def serve() -> None:
         async with Client.from_kubeconfig(kubeconfig) as api:
-            await ClassicDriver(api, settings).run()
+            served = await api.served_versions("resource.k8s.io")
+            version = "v1alpha2" if "v1alpha3" not in served and "v1alpha2" in served else None
+            chosen = dataclasses.replace(settings, version=version) if version else settings
+            await ClassicDriver(api, chosen).run()
 
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve())

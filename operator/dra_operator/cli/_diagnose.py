@@ -366,14 +366,17 @@ def diagnose_claim(
     subject = f"claim {namespace}/{name}"
     if claim.status.allocation is not None:
         return Diagnosis(subject=subject, allocated=(_allocated(claim, state),))
-    if claim.is_classic:
-        return Diagnosis(subject=subject, classic=(_classic(claim),))
+    if driver := _classic_driver(claim, state):
+        return Diagnosis(subject=subject, classic=(f"{_ref(claim)} by {driver}",))
     return _pending(subject, [claim], state, None, features, policies or Policies())
 
 
-def _classic(claim: ResourceClaim) -> str:
-    """An unallocated classic claim (docs/classic.md): its driver, not the allocator, decides."""
-    return f"{_ref(claim)} by {claim.controller}"
+def _classic_driver(claim: ResourceClaim, state: ClusterState) -> str:
+    """The driver of an unallocated classic claim (docs/classic.md): it decides, not the
+    allocator; a v1alpha2 claim's class says which (when the snapshot has the classes)."""
+    name = claim.resource_class_name
+    resource_class = next((c for c in state.classes if c.metadata.name == name), None)
+    return claim.classic_driver(resource_class) if name else claim.controller
 
 
 def _pod_claim_names(pod: Pod) -> list[tuple[str, str | None]]:
@@ -414,8 +417,8 @@ def diagnose_pod(
             missing.append(claim_name or f"(from template, for {entry})")
         elif claim.status.allocation is not None:
             allocated.append(_allocated(claim, state))
-        elif claim.is_classic:
-            classic.append(_classic(claim))
+        elif driver := _classic_driver(claim, state):
+            classic.append(f"{_ref(claim)} by {driver}")
         else:
             pending.append(claim)
     subject = f"pod {namespace}/{name}"

@@ -57,12 +57,15 @@ v1alpha3, 1.32 adds v1beta1, 1.33 v1beta2, 1.34 v1; the older versions must be e
 exists before 1.31: 1.27–1.29 have classic DRA only (a driver allocates, see
 ../shared/reference/classic-dra.md), 1.30 adds structured parameters with named resources
 (one instance per request, selected by CEL over typed attribute maps), which
-`allocator.allocate_named` allocates and `model.v1alpha2` reads and writes. The operator
-itself does not run on 1.27–1.30 yet: its discovery refuses a server that serves only
-v1alpha2 ("not run" below). Only 1.30 of these is pinned and built (`controlplane up --version
-1.30`; e2e/test_named_resources.py runs there). Classic DRA on 1.31 (`DRAControlPlaneController`,
-switched on by `controlplane up`): claims with `spec.controller` go through the
-PodSchedulingContext protocol with their classic driver (docs/classic.md).
+`allocator.allocate_named` allocates and `model.v1alpha2` reads and writes. On a server that
+serves only v1alpha2 the operator runs classic DRA: claims of a ResourceClass that is not
+`structuredParameters` go through the PodSchedulingContext protocol with their classic driver
+(docs/classic.md); it does not allocate 1.30's named resources itself (such a claim's pod is
+reported, not scheduled). Only 1.30 of these is pinned and built (`controlplane up --version
+1.30`; e2e/test_classic.py and e2e/test_named_resources.py run there), so on 1.27–1.29 the
+operator is untested ("untested" below) and behaves as with 1.30. Classic DRA on 1.31
+(`DRAControlPlaneController`, switched on by `controlplane up`): claims with `spec.controller`
+go the same way (docs/classic.md).
 
 """
 
@@ -101,10 +104,9 @@ def _row(field: str, label: str) -> str:
 
 
 def _rules_cell(minor: int) -> str:
-    """Before 1.31 no device allocator exists: 1.30 has named resources, older ones none."""
-    if minor == _NAMED_RESOURCES:
-        return "named resources (1.30)"
-    if minor < _NAMED_RESOURCES:
+    """Before 1.31 the operator allocates nothing itself: classic drivers do (1.30's named
+    resources are not allocated by the running operator)."""
+    if minor <= _NAMED_RESOURCES:
         return "— (classic only)"
     return f"1.{Features.for_kubernetes(f'1.{minor}').release}"
 
@@ -146,7 +148,8 @@ def render() -> str:
     lines.append("| allocator library rules (`release`) | " + " | ".join(rules) + " |")
     spoken = [
         next(v for v in _NEWEST_FIRST if v in release_flags(m).resource_versions())
-        + (" (not run)" if m <= _NAMED_RESOURCES else "")
+        + (" (classic, untested)" if m < _NAMED_RESOURCES else "")
+        + (" (classic)" if m == _NAMED_RESOURCES else "")
         for m in MINORS
     ]
     lines.append("| resource.k8s.io version used | " + " | ".join(spoken) + " |")

@@ -1,15 +1,21 @@
 """A fake classic DRA driver: the driver side of KEP-3063's control-plane protocol.
 
 What a classic driver built on upstream's `k8s.io/dynamic-resource-allocation/controller`
-helper does (classic-dra.md §4.3–4.5, 1.31 shapes), minus real devices: it handles the claims
-whose `spec.controller` is its name, answers each PodSchedulingContext that names such claims
-with `unsuitableNodes` (every potential or selected node outside `--nodes`), allocates the
-pod's claims for `selectedNode` when that node suits (finalizer `<driver>/deletion-protection`
-first, then `allocation {controller, nodeSelector}` and, unless switched off, the pod in
-`reservedFor`), and deallocates a claim nobody reserves once `deallocationRequested` is set or
-it is being deleted, removing its finalizer. It is level-triggered: every watch event on claims
-or contexts, and a resync every `resync` seconds, lists both and converges. For tests and for
-trying classic mode (`dra-operator classic-driver`, docs/classic.md); never for production.
+helper does (classic-dra.md §4.3–4.5), minus real devices: it handles the claims whose
+`spec.controller` is its name (1.31, v1alpha3) or whose ResourceClass names it as
+`driverName` without `structuredParameters` (1.27–1.30, v1alpha2), answers each
+PodSchedulingContext that names such claims with `unsuitableNodes` (every potential or
+selected node outside `--nodes`), allocates the pod's claims for `selectedNode` when that node
+suits (finalizer `<driver>/deletion-protection` first, then the allocation and, unless switched
+off, the pod in `reservedFor`), and deallocates a claim nobody reserves once
+`deallocationRequested` is set or it is being deleted, removing its finalizer. The allocation
+is `{controller, nodeSelector}` on v1alpha3; on v1alpha2 `status.driverName` plus
+`{availableOnNodes, resourceHandles, shareable: true}`, and there it allocates `Immediate`
+claims on its own, without a pod, on the first of its nodes by name (upstream's test driver
+picks one at random), and answers only for `WaitForFirstConsumer` claims. It is
+level-triggered: every watch event on claims, contexts (and v1alpha2 classes), and a resync
+every `resync` seconds, lists them and converges. For tests and for trying classic mode
+(`dra-operator classic-driver`, docs/classic.md); never for production.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -60,6 +67,9 @@ class ClassicDriver:
         self.settings = settings
         self.claims: Resource = dra("resourceclaims", settings.version)
         self.contexts: Resource = dra("podschedulingcontexts", settings.version)
+        self.v1alpha2 = settings.version == "v1alpha2"
+        self.classes = dra("resourceclasses", "v1alpha2") if self.v1alpha2 else None
+        self._mine: set[str] = set()  # v1alpha2: the ResourceClasses of this driver
         self._changed = asyncio.Event()
         self.allocations = 0  # counts for tests and logs
         self.deallocations = 0
@@ -68,6 +78,8 @@ class ClassicDriver:
         async with asyncio.TaskGroup() as group:
             group.create_task(self._watch(self.claims))
             group.create_task(self._watch(self.contexts))
+            if self.classes is not None:
+                group.create_task(self._watch(self.classes, namespaced=False))
             while True:
                 self._changed.clear()
                 try:
@@ -84,14 +96,13 @@ class ClassicDriver:
                     async with asyncio.timeout(self.settings.resync):
                         await self._changed.wait()
 
-    async def _watch(self, resource: Resource) -> None:
+    async def _watch(self, resource: Resource, *, namespaced: bool = True) -> None:
+        namespace = self.settings.namespace if namespaced else None
         while True:
             try:
-                listed = await self.api.list(resource, namespace=self.settings.namespace)
+                listed = await self.api.list(resource, namespace=namespace)
                 version = str((listed.get("metadata") or {}).get("resourceVersion") or "")
-                watch = self.api.watch(
-                    resource, namespace=self.settings.namespace, resource_version=version
-                )
+                watch = self.api.watch(resource, namespace=namespace, resource_version=version)
                 async for event in watch:  # read to its end: the server closes it
                     if event.get("type") != "BOOKMARK":
                         self._changed.set()
@@ -103,9 +114,16 @@ class ClassicDriver:
     async def sync(self) -> None:
         """One round: every claim of ours, then every scheduling context."""
         ns = self.settings.namespace
+        if self.classes is not None:
+            listed = (await self.api.list(self.classes)).get("items") or []
+            self._mine = {
+                str(c["metadata"]["name"])
+                for c in listed
+                if c.get("driverName") == self.settings.driver and not c.get("structuredParameters")
+            }
         claims = (await self.api.list(self.claims, namespace=ns)).get("items") or []
         for claim in claims:
-            if _spec(claim).get("controller") == self.settings.driver:
+            if self._is_mine(claim):
                 await self._sync_claim(claim)
         contexts = (await self.api.list(self.contexts, namespace=ns)).get("items") or []
         for context in contexts:
@@ -116,6 +134,14 @@ class ClassicDriver:
 
     # -- claims (§4.3) --------------------------------------------------------------------------
 
+    def _is_mine(self, claim: Raw) -> bool:
+        if self.v1alpha2:
+            return _spec(claim).get("resourceClassName") in self._mine
+        return _spec(claim).get("controller") == self.settings.driver
+
+    def _immediate(self, claim: Raw) -> bool:
+        return self.v1alpha2 and _spec(claim).get("allocationMode") == "Immediate"
+
     async def _sync_claim(self, claim: Raw) -> None:
         status = claim.get("status") or {}
         if status.get("reservedFor"):
@@ -123,13 +149,18 @@ class ClassicDriver:
         meta = claim["metadata"]
         ending = bool(meta.get("deletionTimestamp")) or bool(status.get("deallocationRequested"))
         finalizer = finalizer_of(self.settings.driver)
-        if not ending or finalizer not in (meta.get("finalizers") or ()):
+        if not ending:
+            if self._immediate(claim) and status.get("allocation") is None and self.settings.nodes:
+                await self._allocate(claim, None, min(self.settings.nodes))
+            return
+        if finalizer not in (meta.get("finalizers") or ()):
             return
         body = copy.deepcopy(dict(claim))
         new_status = body.setdefault("status", {})
         if "allocation" in new_status or new_status.get("deallocationRequested"):
             new_status.pop("allocation", None)
             new_status.pop("deallocationRequested", None)
+            new_status.pop("driverName", None)  # v1alpha2
             body = await self._update(body, status=True)
             self.deallocations += 1
             _log.info("classic_driver.deallocated", claim=_name(claim))
@@ -187,23 +218,26 @@ class ClassicDriver:
         }
         found: dict[str, Raw] = {}
         for entry in (pod.get("spec") or {}).get("resourceClaims") or ():
-            name = entry.get("resourceClaimName") or generated.get(entry.get("name"))
+            source = entry.get("source") or entry  # 1.26-1.30 nest it in `source`
+            named = source.get("resourceClaimName")
+            name = named or generated.get(entry.get("name"))
             if not name:
                 continue  # not created yet
             try:
                 claim = await self.api.get(self.claims, name, namespace=namespace)
             except errors.APINotFoundError:
                 continue
-            if _spec(claim).get("controller") != self.settings.driver:
-                continue
+            if not self._is_mine(claim) or self._immediate(claim):
+                continue  # ≤1.30: the context is only about WaitForFirstConsumer claims
             if (claim.get("status") or {}).get("allocation") is not None:
                 continue
-            if not entry.get("resourceClaimName") and not _controlled_by(claim, pod):
+            if not named and not _controlled_by(claim, pod):
                 continue
             found[str(entry["name"])] = claim
         return found
 
-    async def _allocate(self, claim: Raw, pod: Raw, node: str) -> None:
+    async def _allocate(self, claim: Raw, pod: Raw | None, node: str) -> None:
+        """Allocate `claim` for `node`; `pod`: the consumer (None: an Immediate claim)."""
         finalizer = finalizer_of(self.settings.driver)
         body = copy.deepcopy(dict(claim))
         if finalizer not in (body["metadata"].get("finalizers") or ()):
@@ -214,11 +248,20 @@ class ClassicDriver:
             body = copy.deepcopy(await self._update(body))
         status = body.setdefault("status", {})
         term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
-        status["allocation"] = {
-            "controller": self.settings.driver,
-            "nodeSelector": {"nodeSelectorTerms": [term]},
-        }
-        if self.settings.reserve:
+        if self.v1alpha2:
+            driver = self.settings.driver
+            status["driverName"] = driver
+            status["allocation"] = {
+                "availableOnNodes": {"nodeSelectorTerms": [term]},
+                "resourceHandles": [{"driverName": driver, "data": json.dumps({"node": node})}],
+                "shareable": True,
+            }
+        else:
+            status["allocation"] = {
+                "controller": self.settings.driver,
+                "nodeSelector": {"nodeSelectorTerms": [term]},
+            }
+        if self.settings.reserve and pod is not None:
             consumer = {
                 "resource": "pods",
                 "name": pod["metadata"]["name"],

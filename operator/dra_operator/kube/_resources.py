@@ -60,7 +60,10 @@ class Resource:
 
 
 def dra(plural: str, version: str = "v1") -> Resource:
-    """A resource.k8s.io resource (`deviceclasses`, `resourceclaims`, ...) in `version`."""
+    """A resource.k8s.io resource (`deviceclasses`, `resourceclaims`, ...) in `version`;
+    `deviceclasses` in v1alpha2 (1.27-1.30) are the ResourceClasses that preceded them."""
+    if version == "v1alpha2" and plural == "deviceclasses":
+        plural = "resourceclasses"
     return Resource(RESOURCE_GROUP, version, plural, plural not in _CLUSTER_SCOPED_DRA)
 
 

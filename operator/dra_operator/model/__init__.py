@@ -37,9 +37,6 @@ from dra_operator.model._parse import (
 )
 from dra_operator.model._parse_claim import (
     parse_allocation_result,
-    parse_device_class,
-    parse_resource_claim,
-    parse_resource_claim_template,
 )
 from dra_operator.model._parse_core import (
     parse_node,
@@ -48,6 +45,11 @@ from dra_operator.model._parse_core import (
 from dra_operator.model._parse_slice import (
     parse_device_taint_rule,
     parse_resource_slice,
+)
+from dra_operator.model._parse_versions import (
+    parse_device_class,
+    parse_resource_claim,
+    parse_resource_claim_template,
 )
 from dra_operator.model._pod import (
     Container,

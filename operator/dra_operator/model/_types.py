@@ -203,6 +203,15 @@ class DeviceClass:
     config: tuple[OpaqueDeviceConfiguration | None, ...] = ()
     extended_resource_name: str | None = None
     suitable_nodes: NodeSelector | None = None  # 1.31 classic DRA: nodes for classic claims
+    # 1.27-1.30 ResourceClass (v1alpha2): the driver of its claims, and whether the scheduler
+    # allocates them (1.30 `structuredParameters`) rather than that driver (classic)
+    driver_name: str = ""
+    structured_parameters: bool = False
+
+    @property
+    def classic_driver(self) -> str:
+        """The classic driver allocating this class's claims (v1alpha2), or ""."""
+        return "" if self.structured_parameters else self.driver_name
 
 
 # -- claims ----------------------------------------------------------------------------------
@@ -329,6 +338,8 @@ class AllocationResult:
     node_selector: NodeSelector | None = None
     allocation_timestamp: datetime.datetime | None = None
     controller: str = ""  # 1.31 classic DRA: the driver that allocated (and deallocates)
+    # v1alpha2 `shareable` (1.27-1.30): False allows one consumer; None: always shareable
+    shareable: bool | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -385,12 +396,28 @@ class ResourceClaim:
     spec: DeviceClaim = field(default_factory=DeviceClaim)
     status: ResourceClaimStatus = field(default_factory=ResourceClaimStatus)
     controller: str = ""  # 1.31 `spec.controller`: a classic driver allocates (docs/classic.md)
+    # v1alpha2 (1.27-1.30): the ResourceClass (no device requests; its driver allocates when
+    # the class is classic, `classic_driver`) and `allocationMode: Immediate`
+    resource_class_name: str = ""
+    immediate: bool = False
 
     @property
     def is_classic(self) -> bool:
-        """Whether a classic (control-plane) driver allocates and deallocates this claim."""
+        """Whether a classic driver allocates this claim, as far as the claim alone says:
+        1.31's `spec.controller`, or an allocation made by a driver. A v1alpha2 claim that is
+        not allocated yet needs its class: `classic_driver`."""
         allocation = self.status.allocation
         return bool(self.controller) or (allocation is not None and bool(allocation.controller))
+
+    def classic_driver(self, resource_class: DeviceClass | None = None) -> str:
+        """The classic driver that allocates this claim, or "" (the scheduler allocates);
+        `resource_class`: the class `resource_class_name` names, when it exists (v1alpha2)."""
+        if self.controller:
+            return self.controller
+        allocation = self.status.allocation
+        if allocation is not None:
+            return allocation.controller
+        return resource_class.classic_driver if resource_class is not None else ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

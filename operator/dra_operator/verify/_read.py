@@ -1,7 +1,8 @@
 """Reading the cluster for the checks: the only I/O of this package.
 
 Lists claims and slices in the newest `resource.k8s.io` version the server serves (and the
-model reads), pods and nodes in core/v1, page by page, and parses them into the model. For
+model reads; a v1alpha2-only server's claims, without slices), pods and nodes in core/v1, page
+by page, and parses them into the model. For
 `explain`, also DeviceTaintRules in the newest version serving them (1.36 serves them in
 v1beta2 and v1alpha3 only).
 """
@@ -46,6 +47,7 @@ T = TypeVar("T")
 
 _PAGE = 500
 _MODEL_VERSIONS = frozenset({"v1", "v1beta2", "v1beta1", "v1alpha3"})
+_CLASSIC = "v1alpha2"  # claims and classes read through the model's translation
 _VERSION = re.compile(r"v(\d+)(?:(alpha|beta)(\d+))?")
 _STAGE = {"alpha": 0, "beta": 1, None: 2}
 
@@ -75,6 +77,8 @@ async def read_cluster(
     """
     served = await api.served_versions(RESOURCE_GROUP)
     version = newest_version(served)
+    if version is None and _CLASSIC in served:
+        version = _CLASSIC  # 1.27-1.30: claims only (1.30's named resources: verify._named)
     if version is None:
         raise APINotFoundError(
             404, "NotFound", f"the server serves no version of {RESOURCE_GROUP} this tool reads"
@@ -86,7 +90,9 @@ async def read_cluster(
             lambda raw: parse_resource_claim(raw, version),
             namespace,
         ),
-        _list(api, dra("resourceslices", version), lambda raw: parse_resource_slice(raw, version)),
+        _list(api, dra("resourceslices", version), lambda raw: parse_resource_slice(raw, version))
+        if version != _CLASSIC
+        else _nothing(),
         _list(api, PODS, parse_pod, namespace),
         _list(api, NODES, parse_node),
         read_schedulers(api),
@@ -155,6 +161,10 @@ async def _get(
         return await api.get(resource, name, namespace=namespace)
     except APINotFoundError:
         return None
+
+
+async def _nothing() -> tuple[()]:
+    return ()
 
 
 async def _serving(api: Client, plural: str, served: list[str]) -> str | None:

@@ -1,6 +1,8 @@
 """Choosing what to speak from what the server serves.
 
-Covers: the newest served version per DRA kind (a kind served only in an older version keeps
+Covers: a v1alpha2 server's resources as the operator's kinds (ResourceClasses for
+DeviceClasses, no slices or parameter objects, `resourceclasses` in URLs); the newest served
+version per DRA kind (a kind served only in an older version keeps
 it); the minor from /version, including managed clusters' "36+" and a missing `minor` field;
 allocator features per release, with releases newer than we know treated as our newest.
 """
@@ -12,6 +14,7 @@ import pytest
 from dra_operator import errors
 from dra_operator.allocator import Features
 from dra_operator.app import ServerInfo, features_for, newest_versions, release_minor
+from dra_operator.app._discovery import classic_plurals
 
 
 @pytest.mark.parametrize(
@@ -102,3 +105,26 @@ def test_taint_rules_are_in_effect_when_served_and_taints_are_on(
 def test_extended_resources_are_served_by_dra_from_1_36(minor: int, expected: bool) -> None:
     info = ServerInfo(f"v1.{minor}.0", minor, {}, features_for(minor))
     assert info.extended_resources_in_effect is expected
+
+
+def test_a_v1alpha2_server_is_read_for_classic_dra() -> None:
+    served = [
+        "podschedulingcontexts",
+        "resourceclaimparameters",
+        "resourceclaims",
+        "resourceclaimtemplates",
+        "resourceclasses",
+        "resourceclassparameters",
+        "resourceslices",
+    ]
+    kinds = classic_plurals(served)
+    assert sorted(kinds) == [
+        "deviceclasses",
+        "podschedulingcontexts",
+        "resourceclaims",
+        "resourceclaimtemplates",
+    ]
+    info = ServerInfo("v1.30.14", 30, dict.fromkeys(kinds, "v1alpha2"), features_for(30))
+    assert info.classic
+    assert info.resource("deviceclasses").path() == "/apis/resource.k8s.io/v1alpha2/resourceclasses"
+    assert not info.resource("deviceclasses").namespaced

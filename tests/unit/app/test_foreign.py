@@ -83,6 +83,26 @@ def test_a_classic_drivers_allocation_is_not_foreign() -> None:
     assert is_foreign_allocation(claim(None, allocated=False), new) is None
 
 
+@pytest.mark.parametrize(
+    ("handle", "foreign"),
+    [
+        pytest.param({"driverName": "classic.example.com", "data": "{}"}, None, id="driver"),
+        pytest.param(
+            {"driverName": "named.example.com", "structuredData": {"nodeName": "n", "results": []}},
+            None,
+            id="1.30-named-resources-by-kube-scheduler",
+        ),
+    ],
+)
+def test_a_v1alpha2_allocation_is_never_foreign(
+    handle: dict[str, Any], foreign: str | None
+) -> None:
+    """A classic driver's, or kube-scheduler's 1.30 named resources, which we never allocate."""
+    new = claim("kube-scheduler", allocated=True)
+    new["status"]["allocation"] = {"resourceHandles": [handle]}
+    assert is_foreign_allocation(claim(None, allocated=False), new) == foreign
+
+
 def test_pools_are_listed_once() -> None:
     assert allocated_pools(claim("kube-scheduler", allocated=True)) == ["d.example.com/node-a"]
 

@@ -97,7 +97,7 @@ class KubeClaimsWriter:
             raw = await self._api.get(self._claims, name, namespace=namespace)
         except errors.APINotFoundError:
             return None
-        return parse_resource_claim(raw)
+        return parse_resource_claim(raw, self._claims.version)
 
     async def emit(self, event: Event) -> None:
         regarding = {

@@ -61,6 +61,7 @@ from dra_operator.model import (
     ResourceClaim,
     ResourceClaimTemplate,
     is_for_pod,
+    v1alpha2,
 )
 from dra_operator.model import UnresolvedClaim as Unresolved
 from dra_operator.model import resolve_claim as resolve
@@ -304,6 +305,16 @@ def _reservations(pod: Pod, view: ClaimsView) -> list[Write] | str:
     return writes
 
 
+_BUILTIN_FINALIZERS = (names.DELETE_PROTECTION_FINALIZER, v1alpha2.FINALIZER)
+
+
+def _builtin_finalizer(finalizers: tuple[str, ...]) -> str | None:
+    """The scheduler's finalizer on a claim it allocated (1.31+, or 1.30's for named
+    resources, which kube-scheduler allocates there): kube-controller-manager's cue that the
+    allocation is the scheduler's to clear (classic-dra.md §5.4, §5.5)."""
+    return next((f for f in _BUILTIN_FINALIZERS if f in finalizers), None)
+
+
 def sync_claim(
     claim: ResourceClaim | None,
     view: ClaimsView,
@@ -343,12 +354,13 @@ def sync_claim(
         return NeedPods(namespace=meta.namespace, names=tuple(unknown))
 
     writes: list[Write] = []
-    protected = names.DELETE_PROTECTION_FINALIZER in meta.finalizers
+    finalizer = _builtin_finalizer(meta.finalizers)
+    protected = finalizer is not None
     allocated = claim.status.allocation is not None
     if len(remaining) < len(reserved):
         # Deallocate on the transition "in use" -> "unused" only: a claim allocated but never
-        # reserved (a driver may do that) stays allocated.
-        deallocate = not remaining and protected
+        # reserved (a driver may do that) stays allocated; so does an Immediate one (1.30).
+        deallocate = not remaining and protected and not claim.immediate
         allocation = claim.status.allocation
         classic = allocation is not None and bool(allocation.controller)
         writes.append(
@@ -357,12 +369,13 @@ def sync_claim(
                 resource_version=meta.resource_version,
                 reserved_for=tuple(remaining),
                 deallocate=deallocate and not classic,
-                request_deallocation=not remaining and classic,
+                # 1.27-1.30: an Immediate claim stays allocated without consumers
+                request_deallocation=not remaining and classic and not claim.immediate,
             )
         )
-        if protected and (deallocate or not allocated):
-            writes.append(RemoveFinalizer(claim=key, resource_version=None))
-    elif protected and meta.deletion_timestamp is not None and not remaining:
+        if finalizer is not None and (deallocate or not allocated):
+            writes.append(RemoveFinalizer(claim=key, resource_version=None, finalizer=finalizer))
+    elif finalizer is not None and meta.deletion_timestamp is not None and not remaining:
         if allocated:
             writes.append(
                 PruneReservedFor(
@@ -372,9 +385,13 @@ def sync_claim(
                     deallocate=True,
                 )
             )
-            writes.append(RemoveFinalizer(claim=key, resource_version=None))
+            writes.append(RemoveFinalizer(claim=key, resource_version=None, finalizer=finalizer))
         else:
-            writes.append(RemoveFinalizer(claim=key, resource_version=meta.resource_version))
+            writes.append(
+                RemoveFinalizer(
+                    claim=key, resource_version=meta.resource_version, finalizer=finalizer
+                )
+            )
 
     if not remaining:
         owner = owning_pod(claim)

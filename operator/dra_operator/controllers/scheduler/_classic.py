@@ -1,6 +1,7 @@
 """Classic DRA (KEP-3063) in a scheduling cycle: the PodSchedulingContext protocol, pure.
 
-A claim with `spec.controller` (1.31) is allocated by that classic driver, not by us. For a pod
+A claim with `spec.controller` (1.31), or of a ResourceClass that is not `structuredParameters`
+(v1alpha2, 1.27–1.30), is allocated by that classic driver, not by us. For a pod
 with such claims still unallocated the scheduler filters nodes as usual plus, per claim, the
 device classes' `suitableNodes` and the driver's `unsuitableNodes`; then, as 1.31's
 `DynamicResources` does between PreScore and PreBind (classic-dra.md §3.8–3.11), it proposes
@@ -42,12 +43,15 @@ __all__ = [
     "context_problem",
     "deallocation_candidate",
     "next_step",
+    "v1alpha2_problem",
 ]
 
 WAITING_FOR_DRIVER = "waiting for resource driver"
 PROVIDE_INFORMATION = "waiting for resource driver to provide information"
 UNSUITABLE = "resourceclaim cannot be allocated for the node (unsuitable)"
 EXCLUDED_BY_CLASS = "excluded by device class node filter"
+EXCLUDED_BY_RESOURCE_CLASS = "excluded by resource class node filter"  # 1.27-1.30
+UNALLOCATED_IMMEDIATE = "unallocated immediate resourceclaim"
 DEALLOCATION_DONE = "deallocation of ResourceClaim completed"
 MAX_NODES = 128  # `PodSchedulingNodeListMaxSize`: longest potentialNodes and unsuitableNodes
 
@@ -98,6 +102,22 @@ def class_problem(
     return None
 
 
+def v1alpha2_problem(claim: ResourceClaim, resource_class: DeviceClass | None) -> str | None:
+    """PreFilter for an unallocated v1alpha2 claim (1.30's texts): its ResourceClass exists and
+    is classic; an `Immediate` claim is allocated by its driver without a pod, so the pod
+    waits for that (the claim's update queues it again)."""
+    if resource_class is None:
+        return f"resource class {claim.resource_class_name} does not exist"
+    if not resource_class.classic_driver:
+        return (
+            f"resource class {claim.resource_class_name}: structured parameters "
+            "(v1alpha2 named resources) are not allocated by dra-operator"
+        )
+    if claim.immediate:
+        return UNALLOCATED_IMMEDIATE
+    return None
+
+
 def context_problem(pod: Pod, context: PodSchedulingContext | None) -> str | None:
     """PreFilter: a context named like the pod must be controlled by it."""
     if context is None:
@@ -117,8 +137,13 @@ def classic_problems(
     classes: Mapping[str, DeviceClass],
     context: PodSchedulingContext | None,
 ) -> list[str]:
-    """Filter for one node: class `suitableNodes`, then the driver's `unsuitableNodes`."""
+    """Filter for one node: the classes' `suitableNodes` (the claim's ResourceClass on
+    1.27–1.30, every request's DeviceClass on 1.31), then the driver's `unsuitableNodes`."""
     for item in pending:
+        resource_class = classes.get(item.claim.resource_class_name)
+        selector = resource_class.suitable_nodes if resource_class is not None else None
+        if selector is not None and not node_matches(node.name, node.labels, selector):
+            return [EXCLUDED_BY_RESOURCE_CLASS]
         for request in item.claim.spec.requests:
             device_class = classes.get(request.exactly.device_class_name if request.exactly else "")
             selector = device_class.suitable_nodes if device_class is not None else None
@@ -176,12 +201,15 @@ def deallocation_candidate(
     context: PodSchedulingContext | None,
 ) -> RequestDeallocation | None:
     """PostFilter: the first allocated classic claim that excludes a node and that no other
-    pod uses (upstream picks at random among them; we take pod order)."""
+    pod uses (upstream picks at random among them; we take pod order). An `Immediate` claim
+    (1.27-1.30) is not one: its driver would allocate it again without the pod."""
     uid = pod.metadata.uid
     for claim in allocated:
         allocation = claim.status.allocation
         if allocation is None or not allocation.controller or allocation.node_selector is None:
             continue
+        if claim.immediate:
+            continue  # 1.27-1.30: only WaitForFirstConsumer claims are handed back
         selector = allocation.node_selector
         if all(node_matches(n.name, n.labels, selector) for n in nodes):
             continue

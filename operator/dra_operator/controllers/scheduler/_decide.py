@@ -52,6 +52,7 @@ from dra_operator.controllers.scheduler._classic import (
     context_problem,
     deallocation_candidate,
     next_step,
+    v1alpha2_problem,
 )
 from dra_operator.controllers.scheduler._explain import (
     NOT_AVAILABLE_ON_NODE,
@@ -469,7 +470,11 @@ def _resolve_claims(pod: Pod, state: State, features: Features) -> _Claims | Wai
             return problem
         allocation = claim.status.allocation
         if allocation is None:
-            if claim.is_classic:
+            if claim.resource_class_name:  # v1alpha2 (1.27-1.30): the class says who allocates
+                problem = v1alpha2_problem(claim, _resource_class(state, claim))
+                if problem is not None:
+                    return problem
+            if claim.is_classic or claim.resource_class_name:
                 found.classic.append(PendingClaim(pod_claim, claim))
                 continue
             if state.ledger.is_in_flight(claim.metadata.uid):
@@ -486,6 +491,11 @@ def _resolve_claims(pod: Pod, state: State, features: Features) -> _Claims | Wai
     return found
 
 
+def _resource_class(state: State, claim: ResourceClaim) -> DeviceClass | None:
+    entry = state.classes.get(ObjectKey("", claim.resource_class_name))
+    return entry.obj if entry is not None else None
+
+
 def _claim_problem(
     pod: Pod, claim: ResourceClaim, check_owner: bool, state: State, features: Features
 ) -> str | None:
@@ -499,6 +509,8 @@ def _claim_problem(
         return "resourceclaim must be reallocated"  # its classic driver is deallocating it
     if status.allocation is None or any(r.uid == p.uid for r in status.reserved_for):
         return None
+    if status.allocation.shareable is False and status.reserved_for:
+        return "resourceclaim in use"  # v1alpha2: an allocation not shareable has one consumer
     if len(status.reserved_for) >= MAX_RESERVED_FOR:
         return f"resourceclaim {c.namespace}/{c.name} in use by {MAX_RESERVED_FOR} consumers"
     if features.device_taints:

@@ -595,3 +595,39 @@ def test_classic_claim_is_handed_to_its_driver_when_its_last_consumer_goes() -> 
     assert sync_claim(classic, View(), {POD_NAME: None}) == Plan(writes=(expected,))
     body = expected.status_body({"metadata": {"name": "c"}, "status": {"allocation": {}}})
     assert body["status"] == {"allocation": {}, "deallocationRequested": True}
+
+
+def test_classic_immediate_claim_stays_allocated_without_consumers() -> None:
+    """1.27-1.30 kube-controller-manager: only WaitForFirstConsumer claims are handed back;
+    an `Immediate` one loses its last reservation and stays allocated."""
+    allocation = RESERVED.status.allocation
+    assert allocation is not None
+    immediate = replace(
+        RESERVED,
+        immediate=True,
+        status=replace(RESERVED.status, allocation=replace(allocation, controller="c.example.com")),
+    )
+    expected = PruneReservedFor(
+        claim=CLAIM_KEY, resource_version="7", reserved_for=(), deallocate=False
+    )
+    assert sync_claim(immediate, View(), {POD_NAME: None}) == Plan(writes=(expected,))
+
+
+def test_a_1_30_named_resources_claim_is_deallocated_with_its_own_finalizer() -> None:
+    """1.30 kube-controller-manager: kube-scheduler's `dra.k8s.io/delete-protection` marks a
+    claim it allocated; the last consumer gone, the allocation is cleared and that finalizer
+    removed (an Immediate one stays allocated)."""
+    named = replace(
+        RESERVED,
+        metadata=replace(RESERVED.metadata, finalizers=("dra.k8s.io/delete-protection",)),
+    )
+    expected = PruneReservedFor(
+        claim=CLAIM_KEY, resource_version="7", reserved_for=(), deallocate=True
+    )
+    remove = RemoveFinalizer(
+        claim=CLAIM_KEY, resource_version=None, finalizer="dra.k8s.io/delete-protection"
+    )
+    assert sync_claim(named, View(), {POD_NAME: None}) == Plan(writes=(expected, remove))
+    immediate = replace(named, immediate=True)
+    kept = replace(expected, deallocate=False)
+    assert sync_claim(immediate, View(), {POD_NAME: None}) == Plan(writes=(kept,))

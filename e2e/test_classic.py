@@ -18,9 +18,12 @@ of two drivers: the pod binds on the node both allocated on, one driver having d
 other node unsuitable. On 1.30 only (1.31 has no allocation modes): an `Immediate` claim keeps
 its pod waiting (`unallocated immediate resourceclaim`) until the driver allocates it without
 a pod; the pod then goes to the claim's node, and the claim stays allocated after the pod is
-gone, until deleted; and a claim of 1.30 named resources, allocated as kube-scheduler does
+gone, until deleted; a claim of 1.30 named resources, allocated as kube-scheduler does
 (finalizer `dra.k8s.io/delete-protection`), is deallocated by the claims controller once its
-pod is gone.
+pod is gone; and pods with template claims of 1.30 named resources are scheduled by the
+operator: instances chosen by the class's filter and the claim parameters' selector, never one
+twice, written in 1.30's shape; the pod left without an instance waits as unsuitable until
+another pod goes, and then takes its instance.
 """
 
 from __future__ import annotations
@@ -142,8 +145,9 @@ async def _pod(
     node: str | None = None,
     scheduler: str = names.DEFAULT_SCHEDULER_NAME,
     more: tuple[str, ...] = (),
+    template: str = "classic",
 ) -> dict[str, Any]:
-    source = {"resourceClaimName": claim} if claim else {"resourceClaimTemplateName": "classic"}
+    source = {"resourceClaimName": claim} if claim else {"resourceClaimTemplateName": template}
     sources = [("gpu", source), *((c, {"resourceClaimName": c}) for c in more)]
     if _v1alpha2(scene):  # 1.26-1.30: the claim's source is nested
         claims = [{"name": name, "source": where} for name, where in sources]
@@ -404,3 +408,141 @@ async def _named_claim_goes_back(scene: Scene, class_name: str, driver: str) -> 
         return None if NAMED_FINALIZER in (found["metadata"].get("finalizers") or ()) else found
 
     await wait_for(released, what="the named-resources claim deallocated, its finalizer gone")
+
+
+NAMED_DRIVER = "named.e2e.example.com"
+UNSUITABLE = "resourceclaim cannot be allocated for the node (unsuitable)"
+
+
+def _named_objects(scene: Scene, class_name: str) -> list[tuple[str, dict[str, Any]]]:
+    """A structured class whose parameters keep healthy instances, claim parameters asking
+    for more than 20Gi, and a slice per node: gpu-0 16Gi, gpu-1 32Gi, gpu-2 48Gi unhealthy
+    (so only gpu-1 fits on each node)."""
+    ns = scene.namespace
+    params_ref = {"apiGroup": "resource.k8s.io", "kind": "ResourceClassParameters"}
+    objects: list[tuple[str, dict[str, Any]]] = [
+        (
+            "resourceclassparameters",
+            {
+                "metadata": {"name": "healthy", "namespace": ns},
+                "vendorParameters": [{"driverName": NAMED_DRIVER, "parameters": {"mode": "x"}}],
+                "filters": [
+                    {
+                        "driverName": NAMED_DRIVER,
+                        "namedResources": {"selector": 'attributes.bool["healthy"]'},
+                    }
+                ],
+            },
+        ),
+        (
+            "resourceclaimparameters",
+            {
+                "metadata": {"name": "big", "namespace": ns},
+                "driverRequests": [
+                    {
+                        "driverName": NAMED_DRIVER,
+                        "requests": [
+                            {
+                                "namedResources": {
+                                    "selector": 'attributes.quantity["memory"]'
+                                    '.compareTo(quantity("20Gi")) > 0'
+                                }
+                            }
+                        ],
+                    }
+                ],
+            },
+        ),
+        (
+            "deviceclasses",
+            {
+                "metadata": {"name": class_name},
+                "driverName": NAMED_DRIVER,
+                "structuredParameters": True,
+                "parametersRef": {**params_ref, "name": "healthy", "namespace": ns},
+            },
+        ),
+    ]
+    for node in scene.driver.nodes[:2]:
+        instances = [
+            {
+                "name": f"gpu-{i}",
+                "attributes": [
+                    {"name": "memory", "quantity": f"{16 * (i + 1)}Gi"},
+                    {"name": "healthy", "bool": i < 2},
+                ],
+            }
+            for i in range(3)
+        ]
+        body = {
+            "metadata": {"name": f"{ns}-{node}"},
+            "nodeName": node,
+            "driverName": NAMED_DRIVER,
+            "namedResources": {"instances": instances},
+        }
+        objects.append(("resourceslices", body))
+    return objects
+
+
+def _named_pick(claim: dict[str, Any]) -> tuple[str, list[str]]:
+    """(structuredData.nodeName, the instances) of a 1.30 named-resources allocation."""
+    [handle] = (allocation(claim) or {})["resourceHandles"]
+    assert handle["driverName"] == NAMED_DRIVER
+    data = handle["structuredData"]
+    assert data["vendorClassParameters"] == {"mode": "x"}
+    return data["nodeName"], [r["namedResources"]["name"] for r in data["results"]]
+
+
+async def test_the_operator_allocates_1_30_named_resources_for_pods(scene: Scene) -> None:
+    """1.30: pods whose template claims name a `structuredParameters` ResourceClass are
+    scheduled by the operator, as 1.30's kube-scheduler does (classic-dra.md §6)."""
+    if not _v1alpha2(scene):
+        pytest.skip("1.30's named resources exist only in v1alpha2")
+    class_name = f"{scene.namespace}-named"
+    created = []
+    try:
+        for plural, body in _named_objects(scene, class_name):
+            resource = scene.served.resource(plural)
+            namespace = scene.namespace if resource.namespaced else None
+            await scene.api.create(resource, body, namespace=namespace)
+            created.append((resource, body["metadata"]["name"], namespace))
+        spec = {
+            "resourceClassName": class_name,
+            "parametersRef": {
+                "apiGroup": "resource.k8s.io",
+                "kind": "ResourceClaimParameters",
+                "name": "big",
+            },
+        }
+        template = {"metadata": {"name": "named"}, "spec": {"spec": spec}}
+        await scene.api.create(scene.templates, template, namespace=scene.namespace)
+        await _named_pods(scene)
+    finally:
+        await scene.clean_up()
+        for resource, name, namespace in reversed(created):
+            with contextlib.suppress(APINotFoundError):
+                await scene.api.delete(resource, name, namespace=namespace)
+
+
+async def _named_pods(scene: Scene) -> None:
+    for name in ("p0", "p1"):
+        await _pod(scene, name, template="named")
+    placed = {name: await scene.placed(name) for name in ("p0", "p1")}
+    assert {node for node, _ in placed.values()} == set(scene.driver.nodes[:2])
+    for node, claim in placed.values():
+        assert claim["status"]["driverName"] == NAMED_DRIVER
+        assert _named_pick(claim) == (node, ["gpu-1"])  # gpu-0 too small, gpu-2 unhealthy
+        assert NAMED_FINALIZER in claim["metadata"]["finalizers"]
+    await _pod(scene, "p2", template="named")
+
+    async def refused() -> list[str] | None:
+        messages = await scene.events("p2", "FailedScheduling")
+        return messages if any(UNSUITABLE in m for m in messages) else None
+
+    await wait_for(refused, what="p2 refused: no fitting instance left")
+    await scene.verify_clean()
+    freed_node, _ = placed["p0"]
+    await scene.delete_pod("p0")
+    node, claim = await scene.placed("p2")
+    assert (node, _named_pick(claim)) == (freed_node, (freed_node, ["gpu-1"]))
+    await scene.verify_clean()

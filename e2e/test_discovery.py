@@ -1,9 +1,9 @@
 """The operator speaks the newest resource.k8s.io version the targeted server serves.
 
-Covers: 1.30 -> v1alpha2 for claims, templates and classes (ResourceClasses), no slices
-(classic DRA only); 1.31 -> v1alpha3, 1.32 -> v1beta1, 1.33 -> v1beta2, 1.34 and later -> v1
-for claims, templates, classes and slices, and the allocator features of that release
-(`Features.for_kubernetes`), as discovery reads them from the server itself.
+Covers: 1.30 -> v1alpha2 for claims, templates, classes (ResourceClasses), slices and the
+parameter objects of named resources; 1.31 -> v1alpha3, 1.32 -> v1beta1, 1.33 -> v1beta2,
+1.34 and later -> v1 for claims, templates, classes and slices, and the allocator features of
+that release (`Features.for_kubernetes`), as discovery reads them from the server itself.
 """
 
 from __future__ import annotations
@@ -22,10 +22,11 @@ async def test_discovery_picks_the_release_version_and_features(served: ServerIn
     expected = NEWEST.get(served.minor, "v1")
     kinds = ["resourceclaims", "resourceclaimtemplates", "deviceclasses", "resourceslices"]
     if served.minor <= 30:
-        assert "resourceslices" not in served.versions  # 1.30's named resources: not read
         assert served.resource("deviceclasses").plural == "resourceclasses"
         assert served.classic
-        kinds.remove("resourceslices")
+        kinds += ["resourceclassparameters", "resourceclaimparameters"]
+    else:
+        assert "resourceclaimparameters" not in served.versions
     for plural in kinds:
         assert served.versions[plural] == expected, plural
     if served.minor <= 37:

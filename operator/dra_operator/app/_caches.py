@@ -7,6 +7,9 @@ deletion is remembered). Every replica keeps these warm, leader or not (rule 7).
 An object that does not parse keeps its last good version (see `Store.apply`) and is reported
 once per resourceVersion through `on_invalid`; the operator never stops over it.
 
+On a 1.30 server (resource.k8s.io/v1alpha2 only), `named` holds its ResourceSlices and parameter
+objects as they are (`model.v1alpha2`): the scheduler allocates named resources from them.
+
 When the AllocationPolicy CRD is installed (`policies`), its objects and the namespaces' labels
 (which policies select on) are watched too.
 
@@ -39,6 +42,7 @@ from dra_operator.cluster import (
     version_number,
     without_managed_fields,
 )
+from dra_operator.controllers.scheduler import NamedInventory
 
 
 class Kind(enum.StrEnum):
@@ -52,6 +56,8 @@ class Kind(enum.StrEnum):
     SLICES = "resourceslices"
     TAINT_RULES = "devicetaintrules"
     SCHEDULING_CONTEXTS = "podschedulingcontexts"
+    CLASS_PARAMETERS = "resourceclassparameters"  # 1.30 (v1alpha2)
+    CLAIM_PARAMETERS = "resourceclaimparameters"  # 1.30 (v1alpha2)
     NAMESPACES = "namespaces"
     POLICIES = "allocationpolicies"
 
@@ -121,7 +127,27 @@ class Caches:
             Kind.TEMPLATES: self.templates,
             Kind.CLASSES: self.classes,
         }
-        if Kind.SLICES in versions:  # not read from a v1alpha2 server: stays empty
+        self.named: NamedInventory | None = None
+        if versions.get(Kind.SLICES) == model.v1alpha2.VERSION:  # 1.30: read as they are
+            self.named = NamedInventory(
+                slices=Store("ResourceSlice", model.v1alpha2.parse_resource_slice, keep=slim),
+                class_parameters=Store(
+                    "ResourceClassParameters",
+                    model.v1alpha2.parse_resource_class_parameters,
+                    keep=slim,
+                ),
+                claim_parameters=Store(
+                    "ResourceClaimParameters",
+                    model.v1alpha2.parse_resource_claim_parameters,
+                    keep=slim,
+                ),
+            )
+            self.stores[Kind.SLICES] = self.named.slices
+            if Kind.CLASS_PARAMETERS in versions:
+                self.stores[Kind.CLASS_PARAMETERS] = self.named.class_parameters
+            if Kind.CLAIM_PARAMETERS in versions:
+                self.stores[Kind.CLAIM_PARAMETERS] = self.named.claim_parameters
+        elif Kind.SLICES in versions:  # 1.27-1.29 serve none: stays empty
             self.stores[Kind.SLICES] = self.slices
         self.taint_rules: Store[model.DeviceTaintRule] | None = None
         if Kind.TAINT_RULES in versions:

@@ -5,9 +5,10 @@ claims in v1 but DeviceTaintRules only in v1alpha3) and switches the allocator's
 that release's kube-scheduler does by default (`allocator.Features.for_kubernetes`). Our own
 AllocationPolicy CRD is optional: without it every claim is allocated with FirstFit.
 
-A server that serves only v1alpha2 (1.27–1.30) is spoken to in v1alpha2 for classic DRA:
-ResourceClasses stand for the DeviceClass kind, claims, templates and PodSchedulingContexts are
-read into the model (`model.parse_resource_claim`), and slices are not read (docs/classic.md).
+A server that serves only v1alpha2 (1.27–1.30) is spoken to in v1alpha2: ResourceClasses stand
+for the DeviceClass kind, claims, templates and PodSchedulingContexts are read into the model
+(`model.parse_resource_claim`) for classic DRA, and 1.30's ResourceSlices and parameter objects
+are read as they are, to allocate named resources (docs/classic.md).
 """
 
 from __future__ import annotations
@@ -26,13 +27,27 @@ DRA_KINDS: Final = (
     "resourceslices",
     "devicetaintrules",
     "podschedulingcontexts",
+    "resourceclassparameters",  # 1.30 (v1alpha2) only
+    "resourceclaimparameters",  # 1.30 (v1alpha2) only
 )
-REQUIRED_KINDS: Final = frozenset(DRA_KINDS) - {"devicetaintrules", "podschedulingcontexts"}
+REQUIRED_KINDS: Final = frozenset(DRA_KINDS) - {
+    "devicetaintrules",
+    "podschedulingcontexts",
+    "resourceclassparameters",
+    "resourceclaimparameters",
+}
 
 CLASSIC_VERSION: Final = "v1alpha2"  # 1.27-1.30: classic DRA only (docs/classic.md)
 
 _CLASSIC_KINDS: Final = frozenset(
-    {"resourceclaims", "resourceclaimtemplates", "podschedulingcontexts"}
+    {
+        "resourceclaims",
+        "resourceclaimtemplates",
+        "podschedulingcontexts",
+        "resourceslices",  # 1.30
+        "resourceclassparameters",  # 1.30
+        "resourceclaimparameters",  # 1.30
+    }
 )
 
 # Newest first: the order in which a version is preferred when several serve a kind.
@@ -87,7 +102,7 @@ class ServerInfo:
 def classic_plurals(plurals: list[str]) -> list[str]:
     """A v1alpha2 server's resources as the operator's kinds: ResourceClasses stand for
     DeviceClasses (`model.parse_device_class` translates them); 1.30's named-resources
-    ResourceSlices and parameter objects are left out (not allocated by the operator)."""
+    ResourceSlices and parameter objects are kept as they are."""
     kinds = {"resourceclasses": "deviceclasses"}
     return [kinds.get(p, p) for p in plurals if p in kinds or p in _CLASSIC_KINDS]
 
@@ -139,7 +154,7 @@ async def discover(api: kube.Client) -> ServerInfo:
         served[version] = classic_plurals(plurals) if version == CLASSIC_VERSION else plurals
     versions = {k: v for k, v in newest_versions(served).items() if k in DRA_KINDS}
     required = REQUIRED_KINDS
-    if classic_only:  # 1.27-1.30: no slices the operator reads
+    if classic_only:  # 1.27-1.29 serve no slices
         versions = {k: CLASSIC_VERSION for k in served[CLASSIC_VERSION] if k in DRA_KINDS}
         required = REQUIRED_KINDS - {"resourceslices"}
     missing = sorted(required - versions.keys())

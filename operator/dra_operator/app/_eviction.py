@@ -63,7 +63,7 @@ class EvictionPlugin:
             keys = [k for obj in change.objects() for k in keys_for_pod(obj)]
         elif kind is Kind.CLAIMS:
             keys = [k for obj in change.objects() for k in keys_for_claim(obj)]
-        elif kind is Kind.SLICES:
+        elif kind is Kind.SLICES and self._caches.named is None:  # 1.30's have no taints
             keys = keys_for_slice(old, new, claims)
         elif kind is Kind.TAINT_RULES:
             keys = keys_for_rule(old, new, claims)

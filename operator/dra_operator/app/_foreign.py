@@ -52,8 +52,8 @@ def is_foreign_allocation(old: Mapping[str, Any] | None, new: Mapping[str, Any])
 
 def _not_ours_to_allocate(allocation: Mapping[str, Any]) -> bool:
     """1.31's `allocation.controller` (a classic driver's), or any v1alpha2 allocation (no
-    `devices`): a classic driver's, or 1.30 named resources, which kube-scheduler allocates
-    and dra-operator does not (docs/classic.md), so no device can be allocated twice."""
+    `devices`): a classic driver's, or 1.30 named resources, which are not watched for a
+    second allocator (docs/classic.md)."""
     return bool(allocation.get("controller")) or "devices" not in allocation
 
 

@@ -43,6 +43,7 @@ from dra_operator.controllers.scheduler import (
 )
 
 _POLICY_INPUTS = frozenset({Kind.POLICIES, Kind.NAMESPACES, Kind.CLAIMS})
+_NAMED_KINDS = frozenset({Kind.SLICES, Kind.CLASS_PARAMETERS, Kind.CLAIM_PARAMETERS})  # 1.30
 """Kinds whose changes may move a policy's status (claims governed, validity)."""
 
 
@@ -61,6 +62,7 @@ class SchedulerPlugin:
             ledger=caches.ledger,
             usage=NodeUsage(),
             contexts=caches.contexts,
+            named=caches.named,
             tainted=TaintedSlices(
                 caches.taint_rules if ctx.server.taint_rules_in_effect else None,
                 selectorless_matches_all=not features.since_137,
@@ -113,6 +115,8 @@ class SchedulerPlugin:
             self.scheduler.pod_changed(change)
         elif kind is Kind.CLAIMS:
             self.scheduler.claim_changed(change)
+        elif kind in _NAMED_KINDS and self.state.named is not None:
+            self.scheduler.named_inventory_changed()
         elif kind is Kind.SLICES:
             self.scheduler.slice_changed(change)
         elif kind is Kind.CLASSES:

@@ -132,10 +132,12 @@ class Diagnosis:
     hooks_not_run: tuple[str, ...] = ()  # the policy's hooks, which explain does not load
     extended: tuple[str, ...] = ()  # "<resource>: <count> from DeviceClass <class>"
     classic: tuple[str, ...] = ()  # "ns/claim by <driver>": a classic driver allocates them
+    named: tuple[str, ...] = ()  # "ns/claim of <class>": 1.30 named resources, not explained
 
     @property
     def is_allocated(self) -> bool:
-        return not self.pending and not self.missing and not self.error and not self.classic
+        waiting = self.pending or self.missing or self.classic or self.named
+        return not waiting and not self.error
 
 
 def _ref(claim: ResourceClaim) -> str:
@@ -368,6 +370,8 @@ def diagnose_claim(
         return Diagnosis(subject=subject, allocated=(_allocated(claim, state),))
     if driver := _classic_driver(claim, state):
         return Diagnosis(subject=subject, classic=(f"{_ref(claim)} by {driver}",))
+    if _is_named(claim, state):
+        return Diagnosis(subject=subject, named=(f"{_ref(claim)} of {claim.resource_class_name}",))
     return _pending(subject, [claim], state, None, features, policies or Policies())
 
 
@@ -377,6 +381,14 @@ def _classic_driver(claim: ResourceClaim, state: ClusterState) -> str:
     name = claim.resource_class_name
     resource_class = next((c for c in state.classes if c.metadata.name == name), None)
     return claim.classic_driver(resource_class) if name else claim.controller
+
+
+def _is_named(claim: ResourceClaim, state: ClusterState) -> bool:
+    """A 1.30 claim of a `structuredParameters` class: 1.30's own allocator places it, which
+    explain does not run (docs/classic.md)."""
+    name = claim.resource_class_name
+    found = next((c for c in state.classes if c.metadata.name == name), None)
+    return bool(name) and found is not None and found.structured_parameters
 
 
 def _pod_claim_names(pod: Pod) -> list[tuple[str, str | None]]:
@@ -411,6 +423,7 @@ def diagnose_pod(
     pending: list[ResourceClaim] = []
     missing: list[str] = []
     classic: list[str] = []
+    named: list[str] = []
     for entry, claim_name in _pod_claim_names(pod):
         claim = _find_claim(state, namespace, claim_name) if claim_name else None
         if claim is None:
@@ -419,6 +432,8 @@ def diagnose_pod(
             allocated.append(_allocated(claim, state))
         elif driver := _classic_driver(claim, state):
             classic.append(f"{_ref(claim)} by {driver}")
+        elif _is_named(claim, state):
+            named.append(f"{_ref(claim)} of {claim.resource_class_name}")
         else:
             pending.append(claim)
     subject = f"pod {namespace}/{name}"
@@ -429,6 +444,7 @@ def diagnose_pod(
             allocated=tuple(allocated),
             missing=tuple(missing),
             classic=tuple(classic),
+            named=tuple(named),
         )
     found = _pending(
         subject,
@@ -441,7 +457,7 @@ def diagnose_pod(
         missing=tuple(missing),
         extended=extended,
     )
-    return replace(found, classic=tuple(classic)) if classic else found
+    return replace(found, classic=tuple(classic), named=tuple(named))
 
 
 _Special = Callable[[str], ResourceClaim | None]

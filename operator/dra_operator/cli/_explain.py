@@ -81,6 +81,11 @@ def _table(found: Diagnosis, *, wide: bool = False) -> str:
             f"claim {name}: allocated by that classic driver, for the node selected in the "
             "pod's PodSchedulingContext (docs/classic.md)"
         )
+    for name in found.named:
+        lines.append(
+            f"claim {name}: 1.30 named resources, allocated by the scheduler; explain does not "
+            "run 1.30's allocator: the pod's FailedScheduling event says why it waits"
+        )
     if found.pending:
         lines.append(f"not allocated: {', '.join(found.pending)}")
         lines += _policy_line(found)

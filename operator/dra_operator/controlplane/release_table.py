@@ -60,10 +60,11 @@ exists before 1.31: 1.27–1.29 have classic DRA only (a driver allocates, see
 `allocator.allocate_named` allocates and `model.v1alpha2` reads and writes. On a server that
 serves only v1alpha2 the operator runs classic DRA: claims of a ResourceClass that is not
 `structuredParameters` go through the PodSchedulingContext protocol with their classic driver
-(docs/classic.md); it does not allocate 1.30's named resources itself (such a claim's pod is
-reported, not scheduled). Only 1.30 of these is pinned and built (`controlplane up --version
-1.30`; e2e/test_classic.py and e2e/test_named_resources.py run there), so on 1.27–1.29 the
-operator is untested ("untested" below) and behaves as with 1.30. Classic DRA on 1.31
+(docs/classic.md); the claims of a `structuredParameters` class get 1.30's named resources
+from the scheduler, as 1.30's kube-scheduler allocated them. Only 1.30 of these is pinned and
+built (`controlplane up --version 1.30`; e2e/test_classic.py and e2e/test_named_resources.py
+run there), so on 1.27–1.29 the operator is untested ("untested" below) and behaves as with
+1.30. Classic DRA on 1.31
 (`DRAControlPlaneController`, switched on by `controlplane up`): claims with `spec.controller`
 go the same way (docs/classic.md).
 
@@ -104,10 +105,12 @@ def _row(field: str, label: str) -> str:
 
 
 def _rules_cell(minor: int) -> str:
-    """Before 1.31 the operator allocates nothing itself: classic drivers do (1.30's named
-    resources are not allocated by the running operator)."""
-    if minor <= _NAMED_RESOURCES:
+    """Before 1.31 the allocator library has no rules: classic drivers allocate, and 1.30's
+    named resources have their own allocator (`allocator.allocate_named`)."""
+    if minor < _NAMED_RESOURCES:
         return "— (classic only)"
+    if minor == _NAMED_RESOURCES:
+        return "— (classic; named resources)"
     return f"1.{Features.for_kubernetes(f'1.{minor}').release}"
 
 
@@ -149,7 +152,7 @@ def render() -> str:
     spoken = [
         next(v for v in _NEWEST_FIRST if v in release_flags(m).resource_versions())
         + (" (classic, untested)" if m < _NAMED_RESOURCES else "")
-        + (" (classic)" if m == _NAMED_RESOURCES else "")
+        + (" (classic, named resources)" if m == _NAMED_RESOURCES else "")
         for m in MINORS
     ]
     lines.append("| resource.k8s.io version used | " + " | ".join(spoken) + " |")

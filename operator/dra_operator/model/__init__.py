@@ -47,6 +47,7 @@ from dra_operator.model._parse_slice import (
     parse_resource_slice,
 )
 from dra_operator.model._parse_versions import (
+    named_devices,
     parse_device_class,
     parse_resource_claim,
     parse_resource_claim_template,
@@ -224,6 +225,7 @@ __all__ = [
     "is_extended_resource_name",
     "is_for_pod",
     "is_special_claim_name",
+    "named_devices",
     "node_matches",
     "parse_allocation_result",
     "parse_device_class",

@@ -7,9 +7,11 @@ claims and templates is translated here into the v1-shaped model, so that they r
 `resource_class_name` (no device requests), `allocationMode: Immediate` becomes `immediate`, and
 an allocation becomes `{node_selector: availableOnNodes, controller: status.driverName,
 shareable}` — `controller` only when a driver made it (no handle carries 1.30's
-`structuredData`), as 1.31's `allocation.controller` says. Writes go back in the server's own
-shape: they are built from the raw objects read (reservedFor, deallocationRequested), and the
-fake classic driver writes v1alpha2 allocations itself.
+`structuredData`), as 1.31's `allocation.controller` says. 1.30's named instances become
+device results `{driver, pool: structuredData.nodeName, device: instance}` (`named_devices`),
+so the ledger counts them like any device and no instance is handed out twice. Writes go back in
+the server's own shape: they are built from the raw objects read (reservedFor,
+deallocationRequested), and the fake classic driver writes v1alpha2 allocations itself.
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ from dra_operator.model import _parse_claim
 from dra_operator.model._parse_common import Raw
 from dra_operator.model._types import (
     AllocationResult,
+    DeviceAllocationResult,
     DeviceClaim,
     DeviceClass,
+    DeviceRequestAllocationResult,
     ResourceClaim,
     ResourceClaimStatus,
     ResourceClaimTemplate,
@@ -28,6 +32,7 @@ from dra_operator.model.v1alpha2 import _parse as v1alpha2
 from dra_operator.model.v1alpha2 import _types as t
 
 __all__ = [
+    "named_devices",
     "parse_device_class",
     "parse_resource_claim",
     "parse_resource_claim_template",
@@ -49,6 +54,28 @@ def parse_device_class(raw: Raw, version: str = "v1") -> DeviceClass:
     )
 
 
+NAMED_REQUEST = "namedResources"
+"""The request name of a translated named-resources result (v1alpha2 requests have none)."""
+
+
+def named_devices(allocation: t.AllocationResult) -> DeviceAllocationResult:
+    """The instances of 1.30's `structuredData` handles as device results (pool: the node)."""
+    results = []
+    for handle in allocation.resource_handles:
+        data = handle.structured_data
+        for result in data.results if data is not None else ():
+            if data is not None and result.named_resources is not None:
+                results.append(
+                    DeviceRequestAllocationResult(
+                        request=NAMED_REQUEST,
+                        driver=handle.driver_name,
+                        pool=data.node_name,
+                        device=result.named_resources.name,
+                    )
+                )
+    return DeviceAllocationResult(results=tuple(results))
+
+
 def _status(status: t.ResourceClaimStatus) -> ResourceClaimStatus:
     allocation = status.allocation
     if allocation is None:
@@ -56,6 +83,7 @@ def _status(status: t.ResourceClaimStatus) -> ResourceClaimStatus:
     else:
         by_driver = not any(h.structured_data is not None for h in allocation.resource_handles)
         translated = AllocationResult(
+            devices=named_devices(allocation),
             node_selector=allocation.available_on_nodes,
             controller=status.driver_name if by_driver else "",
             shareable=allocation.shareable,

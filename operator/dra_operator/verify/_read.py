@@ -1,8 +1,9 @@
 """Reading the cluster for the checks: the only I/O of this package.
 
 Lists claims and slices in the newest `resource.k8s.io` version the server serves (and the
-model reads; a v1alpha2-only server's claims, without slices), pods and nodes in core/v1, page
-by page, and parses them into the model. For
+model reads; a v1alpha2-only server's claims, and 1.30's named-resources slices and claims as
+they are, for `check_named`), pods and nodes in core/v1, page by page, and parses them into
+the model. For
 `explain`, also DeviceTaintRules in the newest version serving them (1.36 serves them in
 v1beta2 and v1alpha3 only).
 """
@@ -38,6 +39,7 @@ from dra_operator.model import (
     parse_pod,
     parse_resource_claim,
     parse_resource_slice,
+    v1alpha2,
 )
 from dra_operator.verify._state import ClusterState, Schedulers
 
@@ -111,7 +113,22 @@ async def read_cluster(
                 dra("devicetaintrules", found),
                 lambda raw: parse_device_taint_rule(raw, found),
             )
+    named_claims: tuple[v1alpha2.ResourceClaim, ...] = ()
+    named_slices: tuple[v1alpha2.ResourceSlice, ...] = ()
+    if version == _CLASSIC:
+        named_claims = await _list(
+            api, dra("resourceclaims", version), v1alpha2.parse_resource_claim, namespace
+        )
+        if any(
+            r.get("name") == "resourceslices"
+            for r in await api.api_resources(RESOURCE_GROUP, version)
+        ):  # 1.30; 1.27-1.29 serve none
+            named_slices = await _list(
+                api, dra("resourceslices", version), v1alpha2.parse_resource_slice
+            )
     return ClusterState(
+        named_claims=named_claims,
+        named_slices=named_slices,
         claims=claims,
         slices=slices,
         pods=pods,

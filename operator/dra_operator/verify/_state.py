@@ -10,7 +10,15 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from dra_operator.model import DeviceClass, DeviceTaintRule, Node, Pod, ResourceClaim, ResourceSlice
+from dra_operator.model import (
+    DeviceClass,
+    DeviceTaintRule,
+    Node,
+    Pod,
+    ResourceClaim,
+    ResourceSlice,
+    v1alpha2,
+)
 
 __all__ = ["ClusterState", "Code", "Schedulers", "Severity", "Violation"]
 
@@ -29,7 +37,8 @@ class ClusterState:
     """Every claim, slice, pod and node of the cluster, as one consistent-enough snapshot.
 
     `classes` and `rules` (the DeviceTaintRules) are read only on request (see `read_cluster`);
-    `schedulers` is None when it was not read (or could not be).
+    `schedulers` is None when it was not read (or could not be). On a 1.30 server the claims
+    are also kept as they are (`named_claims`), with 1.30's slices, for `check_named`.
     """
 
     claims: tuple[ResourceClaim, ...] = ()
@@ -39,6 +48,8 @@ class ClusterState:
     classes: tuple[DeviceClass, ...] = ()
     rules: tuple[DeviceTaintRule, ...] = ()
     schedulers: Schedulers | None = None
+    named_claims: tuple[v1alpha2.ResourceClaim, ...] = ()
+    named_slices: tuple[v1alpha2.ResourceSlice, ...] = ()
 
 
 class Severity(enum.StrEnum):

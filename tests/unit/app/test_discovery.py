@@ -107,7 +107,7 @@ def test_extended_resources_are_served_by_dra_from_1_36(minor: int, expected: bo
     assert info.extended_resources_in_effect is expected
 
 
-def test_a_v1alpha2_server_is_read_for_classic_dra() -> None:
+def test_a_v1alpha2_server_is_read_for_classic_dra_and_named_resources() -> None:
     served = [
         "podschedulingcontexts",
         "resourceclaimparameters",
@@ -121,10 +121,16 @@ def test_a_v1alpha2_server_is_read_for_classic_dra() -> None:
     assert sorted(kinds) == [
         "deviceclasses",
         "podschedulingcontexts",
+        "resourceclaimparameters",
         "resourceclaims",
         "resourceclaimtemplates",
+        "resourceclassparameters",
+        "resourceslices",
     ]
     info = ServerInfo("v1.30.14", 30, dict.fromkeys(kinds, "v1alpha2"), features_for(30))
     assert info.classic
     assert info.resource("deviceclasses").path() == "/apis/resource.k8s.io/v1alpha2/resourceclasses"
     assert not info.resource("deviceclasses").namespaced
+    assert not info.resource("resourceslices").namespaced
+    assert info.resource("resourceclaimparameters").namespaced
+    assert info.resource("resourceclassparameters").namespaced

@@ -14,6 +14,7 @@ from dra_operator.model import (
     AllocationResult,
     Device,
     DeviceAllocationResult,
+    DeviceClass,
     DeviceRequestAllocationResult,
     DeviceTaint,
     Node,
@@ -167,3 +168,26 @@ def test_a_classic_claim_is_left_to_its_driver() -> None:
     )
     in_pod = diagnose_pod(_state(classic, pods=(pod,)), "default", "p", FEATURES)
     assert in_pod is not None and in_pod.classic == found.classic and not in_pod.pending
+
+
+def test_a_1_30_named_resources_claim_is_named_not_explained() -> None:
+    """docs/classic.md: 1.30's own allocator places it; explain says so instead of running
+    the v1 allocator on a claim without device requests."""
+    named_class = DeviceClass(
+        metadata=ObjectMeta(name="named"), driver_name="n.example.com", structured_parameters=True
+    )
+    claim = ResourceClaim(
+        metadata=ObjectMeta(name="claim", namespace="default"), resource_class_name="named"
+    )
+    state = replace(_state(claim), classes=(GPU_CLASS, named_class))
+    found = diagnose_claim(state, "default", "claim", FEATURES)
+    assert found is not None and not found.is_allocated
+    assert found.named == ("default/claim of named",)
+    assert found.nodes == () and found.pending == ()
+    assert "1.30 named resources, allocated by the scheduler" in _table(found)
+    pod = Pod(
+        metadata=ObjectMeta(name="p", namespace="default"),
+        spec=PodSpec(resource_claims=(PodResourceClaim(name="g", resource_claim_name="claim"),)),
+    )
+    in_pod = diagnose_pod(replace(state, pods=(pod,)), "default", "p", FEATURES)
+    assert in_pod is not None and in_pod.named == found.named and not in_pod.pending

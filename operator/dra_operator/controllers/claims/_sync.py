@@ -310,7 +310,7 @@ _BUILTIN_FINALIZERS = (names.DELETE_PROTECTION_FINALIZER, v1alpha2.FINALIZER)
 
 def _builtin_finalizer(finalizers: tuple[str, ...]) -> str | None:
     """The scheduler's finalizer on a claim it allocated (1.31+, or 1.30's for named
-    resources, which kube-scheduler allocates there): kube-controller-manager's cue that the
+    resources): kube-controller-manager's cue that the
     allocation is the scheduler's to clear (classic-dra.md §5.4, §5.5)."""
     return next((f for f in _BUILTIN_FINALIZERS if f in finalizers), None)
 

@@ -62,6 +62,7 @@ from dra_operator.controllers.scheduler._metrics import (
     blocking_reason,
     input_error_reason,
 )
+from dra_operator.controllers.scheduler._named import NamedInventory, NamedWrite
 from dra_operator.controllers.scheduler._nodes import node_problems
 from dra_operator.controllers.scheduler._policies import Choice, Governor
 from dra_operator.controllers.scheduler._scheduler import (
@@ -101,6 +102,8 @@ __all__ = [
     "Governor",
     "KubeContextWriter",
     "KubeSchedulerWriter",
+    "NamedInventory",
+    "NamedWrite",
     "NodeRequests",
     "NodeUsage",
     "Placement",

@@ -103,16 +103,11 @@ def class_problem(
 
 
 def v1alpha2_problem(claim: ResourceClaim, resource_class: DeviceClass | None) -> str | None:
-    """PreFilter for an unallocated v1alpha2 claim (1.30's texts): its ResourceClass exists and
-    is classic; an `Immediate` claim is allocated by its driver without a pod, so the pod
-    waits for that (the claim's update queues it again)."""
+    """PreFilter for an unallocated v1alpha2 claim (1.30's texts): its ResourceClass exists;
+    an `Immediate` claim is allocated without a pod (by its driver; 1.30's scheduler never
+    allocates a structured one), so the pod waits for that (the claim's update queues it)."""
     if resource_class is None:
         return f"resource class {claim.resource_class_name} does not exist"
-    if not resource_class.classic_driver:
-        return (
-            f"resource class {claim.resource_class_name}: structured parameters "
-            "(v1alpha2 named resources) are not allocated by dra-operator"
-        )
     if claim.immediate:
         return UNALLOCATED_IMMEDIATE
     return None

@@ -12,6 +12,7 @@ not exist, or another decision's allocation of a shared claim is still being wri
 state changed is the decision's memory in `State` (verdicts, where scored policies start):
 the caller reserves the placement in the ledger before the next decision (rule 8). Each
 allocator call is reported to `Settings.metrics` (an observation, not a change of state).
+On a 1.30 server, v1alpha2 claims of a structured ResourceClass are placed by `_named`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from dra_operator.allocator import (
     Explanation,
     Features,
     FirstFit,
+    NamedAllocator,
     Policy,
     SelectionMemo,
     SelectorEvaluator,
@@ -68,6 +70,12 @@ from dra_operator.controllers.scheduler._extended import (
     need_of,
 )
 from dra_operator.controllers.scheduler._metrics import SchedulerMetrics, record_attempt
+from dra_operator.controllers.scheduler._named import (
+    NamedInventory,
+    NamedWrite,
+    named_claims,
+    place_named,
+)
 from dra_operator.controllers.scheduler._nodes import node_problems
 from dra_operator.controllers.scheduler._taints import TaintedSlices
 from dra_operator.controllers.scheduler._usage import NodeUsage
@@ -94,6 +102,7 @@ from dra_operator.model import (
     ResourceSlice,
     UnresolvedClaim,
     is_for_pod,
+    named_devices,
     node_matches,
     resolve_claim,
     tolerates,
@@ -125,6 +134,7 @@ class Settings:
     selection: SelectionMemo = field(default_factory=SelectionMemo)  # across decisions
     extended_resources: bool = True  # DRAExtendedResource: DRA serves mapped extended resources
     percentage_to_score: int = 0  # of the nodes, for scored policies; 0: adaptive, as upstream
+    named: NamedAllocator = field(default_factory=NamedAllocator)  # 1.30's named resources
 
 
 @dataclass(slots=True, kw_only=True)
@@ -143,6 +153,7 @@ class State:
     ledger: DeviceLedger
     usage: NodeUsage
     contexts: Store[PodSchedulingContext] | None = None  # served only with classic DRA (1.31)
+    named: NamedInventory | None = None  # 1.30's slices and parameters (v1alpha2)
     tainted: TaintedSlices = field(default_factory=TaintedSlices)
     verdicts: Verdicts | None = None  # None: ask the allocator on every node, every time
     score_start: int = 0  # where the next scored decision starts looking (upstream's rotation)
@@ -176,6 +187,7 @@ class ClaimWrite:
     uid: str
     resource_version: str
     allocation: AllocationResult | None  # None: already allocated, only reserve
+    named: NamedWrite | None = None  # 1.30: `allocation` as written (the ledger reads the other)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -240,6 +252,7 @@ class _Claims:
     unallocated: list[ResourceClaim] = field(default_factory=list)
     skips_node_operations: bool = False  # an allocated claim's device skips node operations
     classic: list[PendingClaim] = field(default_factory=list)  # unallocated; a driver allocates
+    named: list[ResourceClaim] = field(default_factory=list)  # unallocated; 1.30 structured
     in_place: list[ResourceClaim] = field(default_factory=list)  # every allocated claim
 
 
@@ -254,7 +267,7 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
     if isinstance(found, str):
         return Unschedulable(prefilter_error(node_count, found))
     if pod.spec.node_name:
-        if not found.allocated and not found.unallocated and not found.classic:
+        if not (found.allocated or found.unallocated or found.classic or found.named):
             return None
         entry = state.nodes.get(ObjectKey("", pod.spec.node_name))
         if entry is None:
@@ -284,6 +297,8 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
 
     if found.classic:
         return _decide_classic(pod, found, candidates, node_filter, state, settings, node_count)
+    if found.named:
+        return _decide_named(pod, found, candidates, node_filter, state, settings, node_count)
     placed = _place(
         candidates,
         found.unallocated,
@@ -318,23 +333,72 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
         )
         for claim, result in zip(found.unallocated, results, strict=True)
     ]
-    writes += [
-        ClaimWrite(
-            key=_key(claim),
-            uid=claim.metadata.uid,
-            resource_version=claim.metadata.resource_version,
-            allocation=None,
-        )
-        for claim in found.allocated
-    ]
+    writes += [_reservation(claim) for claim in found.allocated]
+    return _placement(pod, node_name, writes, special)
+
+
+def _placement(
+    pod: Pod, node: str, writes: list[ClaimWrite], extended: ExtendedWrite | None = None
+) -> Placement:
     return Placement(
-        node=node_name,
+        node=node,
         claims=tuple(writes),
         pod=ObjectKey(pod.metadata.namespace, pod.metadata.name),
         pod_uid=pod.metadata.uid,
         consumer=consumer_of(pod),
         bind=not pod.spec.node_name,
-        extended=special,
+        extended=extended,
+    )
+
+
+def _decide_named(
+    pod: Pod,
+    found: _Claims,
+    candidates: Sequence[Node],
+    node_filter: Callable[[Node], list[str]],
+    state: State,
+    settings: Settings,
+    node_count: int,
+) -> Decision:
+    """A pod with unallocated 1.30 structured claims: the first node where they all fit."""
+    if state.named is None:
+        return Unschedulable(
+            prefilter_error(node_count, "structured parameters: ResourceSlices are not served")
+        )
+    claims = named_claims(found.named, state.claims, state.classes, state.named)
+    if isinstance(claims, str):
+        return Unschedulable(prefilter_error(node_count, claims))
+    placed = place_named(candidates, claims, node_filter, state.ledger, state.named, settings.named)
+    if isinstance(placed, list):
+        return Unschedulable(
+            fit_error(len(candidates) if pod.spec.node_name else node_count, placed)
+        )
+    node_name, named = placed
+    writes = [
+        ClaimWrite(
+            key=_key(claim),
+            uid=claim.metadata.uid,
+            resource_version=claim.metadata.resource_version,
+            allocation=AllocationResult(
+                devices=named_devices(write.allocation),
+                node_selector=write.allocation.available_on_nodes,
+                shareable=write.allocation.shareable,
+            ),
+            named=write,
+        )
+        for claim, write in zip(found.named, named, strict=True)
+    ]
+    writes += [_reservation(claim) for claim in found.allocated]
+    return _placement(pod, node_name, writes)
+
+
+def _reservation(claim: ResourceClaim) -> ClaimWrite:
+    """The write that only adds the pod to an allocated claim's `reservedFor`."""
+    return ClaimWrite(
+        key=_key(claim),
+        uid=claim.metadata.uid,
+        resource_version=claim.metadata.resource_version,
+        allocation=None,
     )
 
 
@@ -471,9 +535,17 @@ def _resolve_claims(pod: Pod, state: State, features: Features) -> _Claims | Wai
         allocation = claim.status.allocation
         if allocation is None:
             if claim.resource_class_name:  # v1alpha2 (1.27-1.30): the class says who allocates
-                problem = v1alpha2_problem(claim, _resource_class(state, claim))
+                resource_class = _resource_class(state, claim)
+                problem = v1alpha2_problem(claim, resource_class)
                 if problem is not None:
                     return problem
+                if resource_class is not None and not resource_class.classic_driver:
+                    if state.ledger.is_in_flight(claim.metadata.uid):
+                        return Wait(
+                            f"resource claim {_key(claim)} is in the process of being allocated"
+                        )
+                    found.named.append(claim)
+                    continue
             if claim.is_classic or claim.resource_class_name:
                 found.classic.append(PendingClaim(pod_claim, claim))
                 continue

@@ -256,6 +256,10 @@ class Scheduler:
     def class_changed(self, change: Change[DeviceClass]) -> None:
         self._wake_unschedulable()
 
+    def named_inventory_changed(self) -> None:
+        """A 1.30 ResourceSlice or parameter object changed: parked pods may fit now."""
+        self._wake_unschedulable()
+
     def node_changed(self, change: Change[Node]) -> None:
         self._wake_unschedulable()
 
@@ -544,7 +548,7 @@ class Scheduler:
             version = str(raw["metadata"]["resourceVersion"])
             self._remember(raw)
         answer = await self._writer.update_claim_status(
-            status_body(raw, version, write.allocation, placement.consumer)
+            status_body(raw, version, write.allocation, placement.consumer, write.named)
         )
         self._remember(answer)
         if write.allocation is not None:

@@ -6,7 +6,8 @@ UpdateStatus, conditional on the version the finalizer write returned. An alloca
 gets the `reservedFor` entry. The pod is bound last (`pods/binding`, with the pod's UID as the
 precondition). When the bind fails for good, Unreserve takes the pod out of `reservedFor` again
 and deallocates a claim left without consumers. Every body is a private deep copy; the caches'
-raw dicts are never touched.
+raw dicts are never touched. A v1alpha2 claim (1.30's named resources) gets 1.30's finalizer,
+`dra.k8s.io/delete-protection`, and its allocation in 1.30's shape with `status.driverName`.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from typing import Any
 
 from dra_operator import names
 from dra_operator.cluster import ObjectKey
+from dra_operator.controllers.scheduler._named import NamedWrite
 from dra_operator.model import (
     AllocationResult,
     ResourceClaimConsumerReference,
     render_allocation_result,
+    v1alpha2,
 )
 
 
@@ -37,16 +40,27 @@ class Event:
     message: str
 
 
+def _version_of(raw: Mapping[str, Any]) -> str:
+    return str(raw.get("apiVersion", "")).rpartition("/")[2] or "v1"
+
+
+def finalizer_of(raw: Mapping[str, Any]) -> str:
+    """The scheduler's finalizer in the claim's API version (1.30's for v1alpha2)."""
+    if _version_of(raw) == v1alpha2.VERSION:
+        return v1alpha2.FINALIZER
+    return names.DELETE_PROTECTION_FINALIZER
+
+
 def has_finalizer(raw: Mapping[str, Any]) -> bool:
     finalizers = (raw.get("metadata") or {}).get("finalizers") or ()
-    return names.DELETE_PROTECTION_FINALIZER in finalizers
+    return finalizer_of(raw) in finalizers
 
 
 def finalizer_body(raw: Mapping[str, Any], resource_version: str) -> dict[str, Any]:
-    """The claim with `resource.kubernetes.io/delete-protection` added (Update)."""
+    """The claim with the scheduler's finalizer (`finalizer_of`) added (Update)."""
     body = _copy(raw, resource_version)
     metadata = body["metadata"]
-    metadata["finalizers"] = [*metadata.get("finalizers", ()), names.DELETE_PROTECTION_FINALIZER]
+    metadata["finalizers"] = [*metadata.get("finalizers", ()), finalizer_of(raw)]
     return body
 
 
@@ -55,13 +69,17 @@ def status_body(
     resource_version: str,
     allocation: AllocationResult | None,
     consumer: ResourceClaimConsumerReference | None,
+    named: NamedWrite | None = None,
 ) -> dict[str, Any]:
-    """The claim with `status.allocation` (when given) set and `consumer` reserved."""
+    """The claim with `status.allocation` (when given; `named` instead for 1.30's named
+    resources) set and `consumer` reserved."""
     body = _copy(raw, resource_version)
     status = body.setdefault("status", {})
-    if allocation is not None:
-        version = str(body.get("apiVersion", "")).rpartition("/")[2] or "v1"
-        status["allocation"] = render_allocation_result(allocation, version)
+    if named is not None:
+        status["driverName"] = named.driver_name
+        status["allocation"] = v1alpha2.render_allocation_result(named.allocation)
+    elif allocation is not None:
+        status["allocation"] = render_allocation_result(allocation, _version_of(body))
     if consumer is not None:
         status["reservedFor"] = [*status.get("reservedFor", ()), render_consumer(consumer)]
     return body
@@ -100,10 +118,10 @@ def deallocation_body(raw: Mapping[str, Any], resource_version: str) -> dict[str
 
 
 def without_finalizer_body(raw: Mapping[str, Any], resource_version: str) -> dict[str, Any]:
-    """The claim without `resource.kubernetes.io/delete-protection` (Update)."""
+    """The claim without the scheduler's finalizer (`finalizer_of`) (Update)."""
     body = _copy(raw, resource_version)
     metadata = body["metadata"]
-    kept = [f for f in metadata.get("finalizers", ()) if f != names.DELETE_PROTECTION_FINALIZER]
+    kept = [f for f in metadata.get("finalizers", ()) if f != finalizer_of(raw)]
     metadata["finalizers"] = kept
     return body
 

@@ -1,12 +1,13 @@
 """Classic DRA decisions for v1alpha2 claims (1.27–1.30; classic-dra.md §3.5–3.9, 1.30).
 
-The stores parse v1alpha2 as the operator's caches do on such a server. Covers: a claim of a
-classic ResourceClass goes through the context protocol (proposal, selection); the class's
-`suitableNodes` excludes nodes (`excluded by resource class node filter`); a missing class,
-a class with `structuredParameters` and an unallocated `Immediate` claim fail PreFilter with
-1.30's texts; an allocated claim (the driver's `availableOnNodes`) binds the pod on its node;
-an allocation that is not shareable and reserved by another pod is `resourceclaim in use`;
-PostFilter hands back a WaitForFirstConsumer claim in the way, never an Immediate one.
+The stores parse v1alpha2 as the operator's caches do on such a server. Covers: a claim of a classic
+ResourceClass goes through the context protocol (proposal, selection); the class's
+`suitableNodes` excludes nodes (`excluded by resource class node filter`); a missing class, a
+class with `structuredParameters` where no 1.30 slices are read (test_named.py covers them where
+they are) and an unallocated `Immediate` claim fail PreFilter with 1.30's texts; an allocated
+claim (the driver's `availableOnNodes`) binds the pod on its node; an allocation that is not
+shareable and reserved by another pod is `resourceclaim in use`; PostFilter hands back a
+WaitForFirstConsumer claim in the way, never an Immediate one.
 """
 
 from __future__ import annotations

@@ -51,10 +51,17 @@ def is_foreign_allocation(old: Mapping[str, Any] | None, new: Mapping[str, Any])
 
 
 def _not_ours_to_allocate(allocation: Mapping[str, Any]) -> bool:
-    """1.31's `allocation.controller` (a classic driver's), or any v1alpha2 allocation (no
-    `devices`): a classic driver's, or 1.30 named resources, which are not watched for a
-    second allocator (docs/classic.md)."""
-    return bool(allocation.get("controller")) or "devices" not in allocation
+    """1.31's `allocation.controller`, or a v1alpha2 allocation without 1.30's
+    `structuredData`: a classic driver's, which allocates its own claims (docs/classic.md)."""
+    if allocation.get("controller"):
+        return True
+    return "devices" not in allocation and not _named_handles(allocation)
+
+
+def _named_handles(allocation: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """1.30's named-resources handles (`structuredData`), which a scheduler allocates."""
+    handles = allocation.get("resourceHandles") or ()
+    return [h for h in handles if h.get("structuredData") is not None]
 
 
 def claim_creator(raw: Mapping[str, Any]) -> str | None:
@@ -68,9 +75,13 @@ def claim_creator(raw: Mapping[str, Any]) -> str | None:
 
 
 def allocated_pools(raw: Mapping[str, Any]) -> list[str]:
-    """`driver/pool` of every device result, sorted, each once."""
-    results = (_allocation(raw).get("devices") or {}).get("results") or ()
-    return sorted({f"{r.get('driver')}/{r.get('pool')}" for r in results})
+    """`driver/pool` of every device result (1.30: `driver/node`), sorted, each once."""
+    allocation = _allocation(raw)
+    results = (allocation.get("devices") or {}).get("results") or ()
+    pools = {f"{r.get('driver')}/{r.get('pool')}" for r in results}
+    for handle in _named_handles(allocation):
+        pools.add(f"{handle.get('driverName')}/{handle['structuredData'].get('nodeName')}")
+    return sorted(pools)
 
 
 def _allocation(raw: Mapping[str, Any]) -> Mapping[str, Any]:

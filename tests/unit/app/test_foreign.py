@@ -89,18 +89,21 @@ def test_a_classic_drivers_allocation_is_not_foreign() -> None:
         pytest.param({"driverName": "classic.example.com", "data": "{}"}, None, id="driver"),
         pytest.param(
             {"driverName": "named.example.com", "structuredData": {"nodeName": "n", "results": []}},
-            None,
+            "kube-scheduler",
             id="1.30-named-resources-by-kube-scheduler",
         ),
     ],
 )
-def test_a_v1alpha2_allocation_is_never_foreign(
+def test_a_v1alpha2_allocation_is_foreign_only_with_named_resources(
     handle: dict[str, Any], foreign: str | None
 ) -> None:
-    """A classic driver's, or kube-scheduler's 1.30 named resources, which we never allocate."""
+    """A classic driver allocates its own claims; 1.30's named resources are a scheduler's,
+    as ours are (docs/classic.md), so another one's is a second allocator."""
     new = claim("kube-scheduler", allocated=True)
     new["status"]["allocation"] = {"resourceHandles": [handle]}
     assert is_foreign_allocation(claim(None, allocated=False), new) == foreign
+    if foreign:
+        assert allocated_pools(new) == ["named.example.com/n"]
 
 
 def test_pools_are_listed_once() -> None:

@@ -1,29 +1,29 @@
-"""Classic DRA (KEP-3063) on 1.30 (v1alpha2) and 1.31 (v1alpha3 + DRAControlPlaneController):
+"""Classic DRA (KEP-3063) on 1.28–1.30 (v1alpha2) and 1.31 (v1alpha3 + DRAControlPlaneController):
 the operator's scheduler and claims controller with a classic driver, under deploy/'s RBAC
 (docs/classic.md).
 
-The driver is `ClassicDriver` (`dra-operator classic-driver`), run by the test as the admin,
-as a vendor's controller would run beside the operator. On 1.31 its claims name it in
+The driver is `ClassicDriver` (`dra-operator classic-driver`), run by the test as the admin, as
+a vendor's controller would run beside the operator. On 1.31 its claims name it in
 `spec.controller` (kept only with DRAControlPlaneController, which `controlplane up --version
-1.31` switches on); on 1.30 they name a ResourceClass whose `driverName` is the driver. Covers,
+1.31` switches on); on 1.28–1.30 they name a ResourceClass whose `driverName` is the driver. Covers,
 on both: a template claim, WaitForFirstConsumer: the context proposes both nodes, the driver
 declares one unsuitable, the pod binds on the other with its claim allocated by the driver and
-reserved, the context is deleted; deleting the pod hands the claim back
-(deallocationRequested), the driver deallocates and removes its finalizer, the generated claim
-is deleted. A standalone claim shared by two pods: both on its node, both reserved;
-deallocated through the driver once both are gone. A pod that cannot fit because of an
-allocated claim: PostFilter requests deallocation, the driver deallocates, the pod is
-scheduled on the node it can use; the context of a deleted pod is deleted with it. Two claims
-of two drivers: the pod binds on the node both allocated on, one driver having declared the
-other node unsuitable. On 1.30 only (1.31 has no allocation modes): an `Immediate` claim keeps
-its pod waiting (`unallocated immediate resourceclaim`) until the driver allocates it without
-a pod; the pod then goes to the claim's node, and the claim stays allocated after the pod is
-gone, until deleted; a claim of 1.30 named resources, allocated as kube-scheduler does
-(finalizer `dra.k8s.io/delete-protection`), is deallocated by the claims controller once its
-pod is gone; and pods with template claims of 1.30 named resources are scheduled by the
-operator: instances chosen by the class's filter and the claim parameters' selector, never one
-twice, written in 1.30's shape; the pod left without an instance waits as unsuitable until
-another pod goes, and then takes its instance.
+reserved, the context is deleted; deleting the pod hands the claim back (deallocationRequested),
+the driver deallocates and removes its finalizer, the generated claim is deleted. A standalone
+claim shared by two pods: both on its node, both reserved; deallocated through the driver once
+both are gone. A pod that cannot fit because of an allocated claim: PostFilter requests
+deallocation, the driver deallocates, the pod is scheduled on the node it can use; the context
+of a deleted pod is deleted with it. Two claims of two drivers: the pod binds on the node both
+allocated on, one driver having declared the other node unsuitable. On 1.28–1.30 only (1.31 has
+no allocation modes): an `Immediate` claim keeps its pod waiting (`unallocated immediate
+resourceclaim`) until the driver allocates it without a pod; the pod then goes to the claim's
+node, and the claim stays allocated after the pod is gone, until deleted; on 1.30 only, a claim
+of 1.30 named resources, allocated as kube-scheduler does (finalizer `dra.k8s.io/delete-
+protection`), is deallocated by the claims controller once its pod is gone; and pods with
+template claims of 1.30 named resources are scheduled by the operator: instances chosen by the
+class's filter and the claim parameters' selector, never one twice, written in 1.30's shape; the
+pod left without an instance waits as unsuitable until another pod goes, and then takes its
+instance.
 """
 
 from __future__ import annotations
@@ -103,6 +103,11 @@ async def classic(scene: Scene) -> AsyncIterator[Start]:
 
 def _v1alpha2(scene: Scene) -> bool:
     return scene.claims.version == "v1alpha2"
+
+
+def _named_resources(scene: Scene) -> bool:
+    """1.30's structured parameters: v1alpha2 with ResourceSlices (1.27-1.29 have none)."""
+    return _v1alpha2(scene) and scene.served.serves("resourceslices")
 
 
 def _class_name(scene: Scene, driver: str) -> str:
@@ -361,8 +366,8 @@ async def test_named_resources_claim_of_kube_scheduler_is_deallocated_when_its_p
     """1.30: a claim another scheduler allocated with named resources (its finalizer
     `dra.k8s.io/delete-protection`) is deallocated by the claims controller, as 1.30's
     kube-controller-manager, once its pod is gone."""
-    if not _v1alpha2(scene):
-        pytest.skip("1.30's named resources exist only in v1alpha2")
+    if not _named_resources(scene):
+        pytest.skip(f"no named resources on {scene.served.git_version} (1.30 only)")
     classes = scene.served.resource("deviceclasses")
     name = f"{scene.namespace}-named"
     driver = "named.e2e.example.com"
@@ -496,8 +501,8 @@ def _named_pick(claim: dict[str, Any]) -> tuple[str, list[str]]:
 async def test_the_operator_allocates_1_30_named_resources_for_pods(scene: Scene) -> None:
     """1.30: pods whose template claims name a `structuredParameters` ResourceClass are
     scheduled by the operator, as 1.30's kube-scheduler does (classic-dra.md §6)."""
-    if not _v1alpha2(scene):
-        pytest.skip("1.30's named resources exist only in v1alpha2")
+    if not _named_resources(scene):
+        pytest.skip(f"no named resources on {scene.served.git_version} (1.30 only)")
     class_name = f"{scene.namespace}-named"
     created = []
     try:

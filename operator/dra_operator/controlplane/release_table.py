@@ -65,10 +65,11 @@ serves only v1alpha2 the operator runs classic DRA: claims of a ResourceClass th
 from the scheduler, as 1.30's kube-scheduler allocated them. 1.28, 1.29 and 1.30 are pinned
 and built (`controlplane up --version 1.28|1.29|1.30`; e2e/test_classic.py runs on each,
 e2e/test_named_resources.py on 1.30), and the operator does there what 1.30's components do.
-1.27 is untested ("untested" below): its pods carry no `status.resourceClaimStatuses` (1.28+),
-which the operator reads for the names of generated claims. Classic DRA on 1.31
-(`DRAControlPlaneController`, switched on by `controlplane up`): claims with `spec.controller`
-go the same way (docs/classic.md).
+1.27 is untested ("untested" below) and its template claims do not work: its pods carry no
+`status.resourceClaimStatuses` (1.28+), which the operator reads for the names of generated
+claims (and no 1.27 API server can be built here from verified modules: docs/classic.md).
+Classic DRA on 1.31 (`DRAControlPlaneController`, switched on by `controlplane up`): claims
+with `spec.controller` go the same way (docs/classic.md).
 
 """
 

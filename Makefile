@@ -15,10 +15,10 @@ $(STAMP): pyproject.toml constraints.txt
 
 # The pinned releases (e2e/controlplane/v1.<minor>/): 1.37 is the primary one; the older ones
 # build only kube-apiserver (the primary's etcd and kubectl serve them) and run the e2e suite
-# (1.28-1.30 serve only v1alpha2: there e2e/test_classic.py and test_discovery.py run, on 1.30
+# (1.27-1.30 serve only v1alpha2: there e2e/test_classic.py and test_discovery.py run, on 1.30
 # also test_named_resources.py, and the rest skip).
 K8S_OTHER := 1.36
-K8S_OLDER := 1.35 1.34 1.33 1.32 1.31 1.30 1.29 1.28
+K8S_OLDER := 1.35 1.34 1.33 1.32 1.31 1.30 1.29 1.28 1.27
 controlplane:
 	bash e2e/controlplane/build.sh 1.37
 	bash e2e/controlplane/build.sh $(K8S_OTHER)

@@ -26,6 +26,7 @@ from dra_operator.app import ServerInfo
 from dra_operator.controlplane import TEST_IMAGE, NodeState, find_binaries
 from dra_operator.errors import APINotFoundError
 from dra_operator.kube import CORE_EVENTS, PODS, Client, JSONObject, PatchType
+from dra_operator.model import ClaimNaming, deterministic_claim_name
 from e2e._driver import FakeDriver
 
 __all__ = [
@@ -78,6 +79,7 @@ class Scene:
         self.served = served
         self.claims = served.resource("resourceclaims")
         self.templates = served.resource("resourceclaimtemplates")
+        self.deterministic_names = served.claim_naming is ClaimNaming.DETERMINISTIC
         self._rules: dict[str, tuple[str, str]] = {}  # DeviceTaintRule -> (pool, device)
 
     # -- what a user creates ----------------------------------------------------------------
@@ -151,7 +153,7 @@ class Scene:
         async def done() -> tuple[str, JSONObject] | None:
             pod = await self.get_pod(pod_name)
             node = pod and pod["spec"].get("nodeName")
-            claim_name = pod and claim_name_of(pod)
+            claim_name = pod and claim_name_of(pod, deterministic=self.deterministic_names)
             if not pod or not node or not claim_name:
                 return None
             claim = await self.get_claim(claim_name)
@@ -308,12 +310,15 @@ class Scene:
         )
 
 
-def claim_name_of(pod: JSONObject) -> str | None:
-    """The claim behind the pod's `gpu` entry: named in the spec, or generated (status)."""
+def claim_name_of(pod: JSONObject, *, deterministic: bool = False) -> str | None:
+    """The claim behind the pod's `gpu` entry: named in the spec, or generated (status;
+    `deterministic`: a release before 1.28, see `model.ClaimNaming`)."""
     for entry in pod["spec"].get("resourceClaims") or ():
         source = entry.get("source") or entry  # 1.26-1.30 nest it in `source`
         if entry.get("name") == REQUEST and source.get("resourceClaimName"):
             return str(source["resourceClaimName"])
+        if entry.get("name") == REQUEST and deterministic:
+            return deterministic_claim_name(pod["metadata"]["name"], REQUEST)
     for status in (pod.get("status") or {}).get("resourceClaimStatuses") or ():
         if status.get("name") == REQUEST and status.get("resourceClaimName"):
             return str(status["resourceClaimName"])

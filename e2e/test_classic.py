@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -37,9 +38,11 @@ import pytest
 from tests.support.operator import wait_for
 
 from dra_operator import names
+from dra_operator.controllers.scheduler import waiting_texts
 from dra_operator.driver import ClassicDriver, ClassicDriverSettings, finalizer_of
 from dra_operator.errors import APINotFoundError
 from dra_operator.kube import PODS
+from dra_operator.model import ClaimNaming
 from e2e._scene import Scene, allocation, reserved_for
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.classic]
@@ -218,12 +221,14 @@ async def test_template_claim_goes_through_the_driver_and_back(
     assert _allocated_by(claim) == CLASSIC_DRIVER
     assert _nodes_of(claim) == [second]
     assert finalizer_of(CLASSIC_DRIVER) in claim["metadata"]["finalizers"]
-    assert "waiting for resource driver" in await scene.events("p", "FailedScheduling")
+    allocate, _ = waiting_texts(scene.served.minor)  # in the release's words
+    assert allocate in await scene.events("p", "FailedScheduling")
     await wait_for(lambda: _gone(scene, "p"), what="the pod's PodSchedulingContext deleted")
     assert driver.allocations == 1
     await scene.verify_clean()
 
     name = claim["metadata"]["name"]
+    assert re.fullmatch(_GENERATED_NAMES[scene.served.claim_naming], name), name
     await scene.delete_pod("p")
 
     async def claim_gone() -> bool:
@@ -233,6 +238,15 @@ async def test_template_claim_goes_through_the_driver_and_back(
     assert driver.deallocations == 1
     # The driver's allocation is its own business, not another scheduler's (docs/coexistence.md).
     assert await scene.events(name, "AllocatedByAnotherScheduler") == []
+
+
+# The claim of pod `p`'s entry `gpu` per release: 1.27 names it, 1.28 and 1.29+ let the API
+# server add five characters to a prefix (with a dash from 1.29).
+_GENERATED_NAMES = {
+    ClaimNaming.DETERMINISTIC: "p-gpu",
+    ClaimNaming.GENERATED: "p-gpu[a-z0-9]{5}",
+    ClaimNaming.GENERATED_WITH_DASH: "p-gpu-[a-z0-9]{5}",
+}
 
 
 async def _gone(scene: Scene, pod: str) -> bool:

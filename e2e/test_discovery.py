@@ -17,6 +17,7 @@ from dra_operator.app import ServerInfo
 pytestmark = pytest.mark.controlplane
 
 NEWEST = {
+    27: "v1alpha2",
     28: "v1alpha2",
     29: "v1alpha2",
     30: "v1alpha2",

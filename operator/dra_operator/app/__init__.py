@@ -15,7 +15,6 @@ from dra_operator.app._discovery import (
     discover,
     features_for,
     newest_versions,
-    release_minor,
 )
 from dra_operator.app._kopf import (
     build_operator,
@@ -86,7 +85,6 @@ __all__ = [
     "features_for",
     "kopf_settings",
     "newest_versions",
-    "release_minor",
     "serve",
     "upstream_watch",
     "yielding_controllers",

@@ -78,6 +78,7 @@ class Caches:
         *,
         consumable_capacity: bool = True,
         policies: bool = False,
+        deterministic_claim_names: bool = False,
         on_invalid: InvalidHook | None = None,
     ) -> None:
         def dra(parse: Callable[[Mapping[str, Any], str], Any], kind: Kind) -> Any:
@@ -87,12 +88,15 @@ class Caches:
         # No write is built from a cached pod or node: their raw dicts keep only metadata (and
         # a pod its spec, so that an event that left it unchanged does not parse it again).
         slim = without_managed_fields
+        deterministic = deterministic_claim_names  # before 1.28: `model.ClaimNaming`
         self.pods: Store[model.Pod] = Store(
             "Pod",
-            model.parse_pod,
+            lambda raw: model.parse_pod(raw, deterministic_claim_names=deterministic),
             POD_INDEXERS,
             keep=metadata_and_spec,
-            reparse=lambda raw, old: model.parse_pod(raw, spec=old.spec),
+            reparse=lambda raw, old: model.parse_pod(
+                raw, spec=old.spec, deterministic_claim_names=deterministic
+            ),
         )
         self.nodes: Store[model.Node] = Store(
             "Node", model.parse_node, journal=JOURNAL_LENGTH, keep=metadata_only

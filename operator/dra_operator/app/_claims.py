@@ -34,6 +34,7 @@ class ClaimsPlugin:
             admin_access=ctx.server.features.admin_access,
             prioritized_list=ctx.server.features.prioritized_list,
             since_137=ctx.server.features.since_137,
+            naming=ctx.server.claim_naming,
         )
         metrics = ctx.metrics
         writer = KubeClaimsWriter(ctx.api, claims=ctx.server.resource(Kind.CLAIMS), metrics=metrics)

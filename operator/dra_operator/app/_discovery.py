@@ -17,7 +17,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Final
 
-from dra_operator import errors, kube
+from dra_operator import errors, kube, model
 from dra_operator.allocator import Features
 
 DRA_KINDS: Final = (
@@ -72,6 +72,10 @@ class ServerInfo:
         return plural in self.versions
 
     @property
+    def claim_naming(self) -> model.ClaimNaming:
+        return model.ClaimNaming.for_minor(self.minor)
+
+    @property
     def extended_resources_in_effect(self) -> bool:
         """Whether pods may ask for DRA devices as extended resources (DRAExtendedResource).
 
@@ -116,18 +120,6 @@ def newest_versions(served: Mapping[str, list[str]]) -> dict[str, str]:
     return chosen
 
 
-def release_minor(version_doc: Mapping[str, object]) -> tuple[str, int]:
-    """`gitVersion` and the minor from /version (`minor` may read "36+" on managed clusters)."""
-    git_version = str(version_doc.get("gitVersion") or "")
-    minor_text = str(version_doc.get("minor") or "").rstrip("+")
-    if not minor_text.isdigit():
-        parts = git_version.removeprefix("v").split(".")
-        minor_text = parts[1] if len(parts) > 1 else ""
-    if not minor_text.isdigit():
-        raise errors.DRAOperatorError(f"server version {git_version!r}: no minor version")
-    return git_version, int(minor_text)
-
-
 def features_for(minor: int) -> Features:
     """The allocator features of that release; a release newer than we know gets our newest."""
     try:
@@ -140,7 +132,7 @@ def features_for(minor: int) -> Features:
 
 async def discover(api: kube.Client) -> ServerInfo:
     """Ask the server; fails when it serves no usable version of a kind the operator needs."""
-    git_version, minor = release_minor(await api.server_version())
+    git_version, minor = kube.release_minor(await api.server_version())
     served: dict[str, list[str]] = {}
     group_versions = await api.served_versions(kube.RESOURCE_GROUP)
     classic_only = CLASSIC_VERSION in group_versions and not set(group_versions) & set(

@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any, Final
 
-from dra_operator import errors, hooks, kube, names
+from dra_operator import errors, hooks, kube, model, names
 from dra_operator.app._caches import Caches, Kind
 from dra_operator.app._discovery import ServerInfo
 from dra_operator.app._foreign import allocated_pools, claim_creator, is_foreign_allocation
@@ -97,6 +97,7 @@ class Operator:
             server.versions,
             consumable_capacity=server.features.consumable_capacity,
             policies=server.policies,
+            deterministic_claim_names=server.claim_naming is model.ClaimNaming.DETERMINISTIC,
             on_invalid=self._invalid,
         )
         self.health = Health(caches=[str(kind) for kind in self.caches.kinds])

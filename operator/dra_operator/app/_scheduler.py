@@ -40,6 +40,7 @@ from dra_operator.controllers.scheduler import (
     WorkKey,
     cel_stats,
     handles,
+    waiting_texts,
 )
 
 _POLICY_INPUTS = frozenset({Kind.POLICIES, Kind.NAMESPACES, Kind.CLAIMS})
@@ -76,6 +77,7 @@ class SchedulerPlugin:
             selectors=selectors,
             metrics=ctx.metrics,
             extended_resources=ctx.server.extended_resources_in_effect,
+            waiting=waiting_texts(ctx.server.minor),
         )
         ctx.metrics.track_cel(functools.partial(cel_stats, selectors, settings.selection))
         writer = KubeSchedulerWriter(ctx.api, ctx.server.resource(Kind.CLAIMS), metrics=ctx.metrics)

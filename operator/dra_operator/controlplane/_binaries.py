@@ -35,6 +35,7 @@ __all__ = [
 
 # minor -> the patch release e2e/controlplane/v1.<minor>/go.mod pins
 PINNED: dict[int, str] = {
+    27: "v1.27.8",
     28: "v1.28.15",
     29: "v1.29.15",
     30: "v1.30.14",

@@ -76,8 +76,8 @@ _RESOURCE_VERSIONS = (
 
 _RELEASES: dict[int, Release] = {
     # 1.27-1.30: classic DRA's v1alpha2 (1.30 adds structured parameters: ResourceSlice with
-    # named resources, class/claim parameter objects); one alpha gate for all of it. 1.28-1.30
-    # are pinned and built; 1.27 is listed for the release table.
+    # named resources, class/claim parameter objects); one alpha gate for all of it. All four
+    # are pinned and built.
     **{
         minor: Release(
             minor=minor,

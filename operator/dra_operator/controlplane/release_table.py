@@ -20,7 +20,6 @@ __all__ = ["MINORS", "render"]
 MINORS = SUPPORTED_MINORS
 _NEWEST_FIRST = ("v1", "v1beta2", "v1beta1", "v1alpha3", "v1alpha2")  # as discovery prefers them
 _NAMED_RESOURCES = 30  # the one release with v1alpha2 structured parameters
-_OLDEST_TESTED = 28  # the oldest release pinned, built and run by the e2e suite
 
 # Features field -> the kube-scheduler feature gates that switch it (all must be on)
 _GATES: dict[str, tuple[str, ...]] = {
@@ -62,12 +61,12 @@ exists before 1.31: 1.27–1.29 have classic DRA only (a driver allocates, see
 serves only v1alpha2 the operator runs classic DRA: claims of a ResourceClass that is not
 `structuredParameters` go through the PodSchedulingContext protocol with their classic driver
 (docs/classic.md); the claims of a `structuredParameters` class get 1.30's named resources
-from the scheduler, as 1.30's kube-scheduler allocated them. 1.28, 1.29 and 1.30 are pinned
-and built (`controlplane up --version 1.28|1.29|1.30`; e2e/test_classic.py runs on each,
-e2e/test_named_resources.py on 1.30), and the operator does there what 1.30's components do.
-1.27 is untested ("untested" below) and its template claims do not work: its pods carry no
-`status.resourceClaimStatuses` (1.28+), which the operator reads for the names of generated
-claims (and no 1.27 API server can be built here from verified modules: docs/classic.md).
+from the scheduler, as 1.30's kube-scheduler allocated them. 1.27, 1.28, 1.29 and 1.30 are
+pinned and built (`controlplane up --version 1.27|1.28|1.29|1.30`; e2e/test_classic.py runs on
+each, e2e/test_named_resources.py on 1.30), and the operator does there what 1.30's components
+do, but for how generated claims are named: 1.27's pods have no `status.resourceClaimStatuses`
+and their claims are `<pod>-<pod claim>`, 1.28 generates names from that prefix, 1.29+ from
+`<pod>-<pod claim>-` (`model.ClaimNaming`, followed per release).
 Classic DRA on 1.31 (`DRAControlPlaneController`, switched on by `controlplane up`): claims
 with `spec.controller` go the same way (docs/classic.md).
 
@@ -154,8 +153,7 @@ def render() -> str:
     lines.append("| allocator library rules (`release`) | " + " | ".join(rules) + " |")
     spoken = [
         next(v for v in _NEWEST_FIRST if v in release_flags(m).resource_versions())
-        + (" (classic, untested)" if m < _OLDEST_TESTED else "")
-        + (" (classic)" if _OLDEST_TESTED <= m < _NAMED_RESOURCES else "")
+        + (" (classic)" if m < _NAMED_RESOURCES else "")
         + (" (classic, named resources)" if m == _NAMED_RESOURCES else "")
         for m in MINORS
     ]

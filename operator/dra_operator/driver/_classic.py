@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dra_operator import errors
-from dra_operator.kube import PODS, Client, Resource, dra
+from dra_operator.kube import PODS, Client, Resource, dra, release_minor
+from dra_operator.model import ClaimNaming, deterministic_claim_name
 from dra_operator.observability import get_logger
 
 __all__ = ["ClassicDriver", "ClassicDriverSettings", "finalizer_of"]
@@ -71,10 +72,13 @@ class ClassicDriver:
         self.classes = dra("resourceclasses", "v1alpha2") if self.v1alpha2 else None
         self._mine: set[str] = set()  # v1alpha2: the ResourceClasses of this driver
         self._changed = asyncio.Event()
+        self._deterministic_names = False  # before 1.28 pods do not name their claims
         self.allocations = 0  # counts for tests and logs
         self.deallocations = 0
 
     async def run(self) -> None:
+        _, minor = release_minor(await self.api.server_version())
+        self._deterministic_names = ClaimNaming.for_minor(minor) is ClaimNaming.DETERMINISTIC
         async with asyncio.TaskGroup() as group:
             group.create_task(self._watch(self.claims))
             group.create_task(self._watch(self.contexts))
@@ -221,6 +225,8 @@ class ClassicDriver:
             source = entry.get("source") or entry  # 1.26-1.30 nest it in `source`
             named = source.get("resourceClaimName")
             name = named or generated.get(entry.get("name"))
+            if not name and self._deterministic_names and source.get("resourceClaimTemplateName"):
+                name = deterministic_claim_name(pod["metadata"]["name"], str(entry["name"]))
             if not name:
                 continue  # not created yet
             try:

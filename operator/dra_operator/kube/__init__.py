@@ -27,6 +27,7 @@ from dra_operator.kube._resources import (
     Resource,
     dra,
 )
+from dra_operator.kube._version import release_minor
 
 __all__ = [
     "ALLOCATION_POLICIES",
@@ -50,4 +51,5 @@ __all__ = [
     "load_incluster_config",
     "load_kubeconfig",
     "post_event",
+    "release_minor",
 ]

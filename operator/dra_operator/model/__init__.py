@@ -69,9 +69,11 @@ from dra_operator.model._pod import (
     effective_requests,
 )
 from dra_operator.model._pod_claims import (
+    ClaimNaming,
     ResolvedClaim,
     UnresolvedClaim,
     controller_of,
+    deterministic_claim_name,
     is_for_pod,
     resolve_claim,
 )
@@ -155,6 +157,7 @@ __all__ = [
     "CapacityRequestPolicy",
     "CapacityRequestPolicyRange",
     "CapacityRequirements",
+    "ClaimNaming",
     "Condition",
     "ConfigSource",
     "Container",
@@ -218,6 +221,7 @@ __all__ = [
     "apply_taint_rules",
     "context_manifest",
     "controller_of",
+    "deterministic_claim_name",
     "dra_backed",
     "effective_requests",
     "find_extended_claim",

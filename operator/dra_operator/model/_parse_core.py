@@ -36,6 +36,7 @@ from dra_operator.model._pod import (
     Taint,
     Toleration,
 )
+from dra_operator.model._pod_claims import deterministic_claim_name
 from dra_operator.model._types import NodeSelector
 
 
@@ -153,26 +154,44 @@ def _condition(value: object, path: str) -> PodCondition:
     )
 
 
-def parse_pod(raw: Raw, *, spec: PodSpec | None = None) -> Pod:
+def parse_pod(
+    raw: Raw, *, spec: PodSpec | None = None, deterministic_claim_names: bool = False
+) -> Pod:
     """A core/v1 Pod (spec is required, status optional).
 
     `spec` is an earlier version's, parsed from a raw spec equal to this one's: most watch
-    events of a pod change only its metadata or status, and the spec is most of the parse."""
+    events of a pod change only its metadata or status, and the spec is most of the parse.
+    `deterministic_claim_names`: the pod comes from a release before 1.28, whose pods name no
+    generated claims; each template entry's status is made up from its deterministic name, so
+    that every reader finds the claim as on newer releases (`ClaimNaming.DETERMINISTIC`).
+    """
     status = opt_object(raw, "status", "") or {}
+    meta = metadata(raw)
+    pod_spec = spec if spec is not None else _pod_spec(req_object(raw, "spec", ""))
     return Pod(
-        metadata=metadata(raw),
-        spec=spec if spec is not None else _pod_spec(req_object(raw, "spec", "")),
+        metadata=meta,
+        spec=pod_spec,
         status=PodStatus(
             phase=str_or_empty(status, "phase", "status"),
-            resource_claim_statuses=list_of(
-                status, "resourceClaimStatuses", "status", _claim_status
-            ),
+            resource_claim_statuses=_deterministic_statuses(meta.name, pod_spec)
+            if deterministic_claim_names
+            else list_of(status, "resourceClaimStatuses", "status", _claim_status),
             extended_resource_claim_status=_extended_status(
                 opt_object(status, "extendedResourceClaimStatus", "status"),
                 "status.extendedResourceClaimStatus",
             ),
             conditions=list_of(status, "conditions", "status", _condition),
         ),
+    )
+
+
+def _deterministic_statuses(pod_name: str, spec: PodSpec) -> tuple[PodResourceClaimStatus, ...]:
+    return tuple(
+        PodResourceClaimStatus(
+            name=entry.name, resource_claim_name=deterministic_claim_name(pod_name, entry.name)
+        )
+        for entry in spec.resource_claims
+        if entry.resource_claim_template_name is not None
     )
 
 

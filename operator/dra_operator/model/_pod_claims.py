@@ -7,12 +7,45 @@ scheduler both need them and may not import each other.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 from dra_operator.model._pod import Pod, PodResourceClaim
 from dra_operator.model._types import OwnerReference, ResourceClaim
 
-__all__ = ["ResolvedClaim", "UnresolvedClaim", "controller_of", "is_for_pod", "resolve_claim"]
+__all__ = [
+    "ClaimNaming",
+    "ResolvedClaim",
+    "UnresolvedClaim",
+    "controller_of",
+    "deterministic_claim_name",
+    "is_for_pod",
+    "resolve_claim",
+]
+
+
+class ClaimNaming(enum.Enum):
+    """How a release names the claims it generates from templates (classic-dra.md §5.1).
+
+    Before 1.28 a pod has no `status.resourceClaimStatuses`: the claim of a template entry is
+    `<pod>-<pod claim>`, found by that name alone. 1.28 let the API server generate names and
+    recorded them in the pod status, with the prefix `<pod>-<pod claim>`; 1.29 added a dash.
+    """
+
+    DETERMINISTIC = "deterministic"
+    GENERATED = "generated"
+    GENERATED_WITH_DASH = "generated-with-dash"
+
+    @classmethod
+    def for_minor(cls, minor: int) -> ClaimNaming:
+        if minor < 28:
+            return cls.DETERMINISTIC
+        return cls.GENERATED if minor == 28 else cls.GENERATED_WITH_DASH
+
+
+def deterministic_claim_name(pod_name: str, pod_claim_name: str) -> str:
+    """The claim of a template entry before 1.28."""
+    return f"{pod_name}-{pod_claim_name}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,8 +29,10 @@ from dra_operator.kube import (
     JSONObject,
     Resource,
     dra,
+    release_minor,
 )
 from dra_operator.model import (
+    ClaimNaming,
     DeviceClass,
     DeviceTaintRule,
     parse_device_class,
@@ -85,6 +87,10 @@ async def read_cluster(
         raise APINotFoundError(
             404, "NotFound", f"the server serves no version of {RESOURCE_GROUP} this tool reads"
         )
+    deterministic = False  # `ClaimNaming.DETERMINISTIC`: only a v1alpha2 server can be so old
+    if version == _CLASSIC:
+        _, minor = release_minor(await api.server_version())
+        deterministic = ClaimNaming.for_minor(minor) is ClaimNaming.DETERMINISTIC
     claims, slices, pods, nodes, schedulers = await asyncio.gather(
         _list(
             api,
@@ -95,7 +101,12 @@ async def read_cluster(
         _list(api, dra("resourceslices", version), lambda raw: parse_resource_slice(raw, version))
         if version != _CLASSIC
         else _nothing(),
-        _list(api, PODS, parse_pod, namespace),
+        _list(
+            api,
+            PODS,
+            lambda raw: parse_pod(raw, deterministic_claim_names=deterministic),
+            namespace,
+        ),
         _list(api, NODES, parse_node),
         read_schedulers(api),
     )

@@ -13,8 +13,9 @@ import pytest
 
 from dra_operator import errors
 from dra_operator.allocator import Features
-from dra_operator.app import ServerInfo, features_for, newest_versions, release_minor
+from dra_operator.app import ServerInfo, features_for, newest_versions
 from dra_operator.app._discovery import classic_plurals
+from dra_operator.kube import release_minor
 
 
 @pytest.mark.parametrize(

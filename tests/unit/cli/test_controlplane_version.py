@@ -25,10 +25,10 @@ def empty_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 
 def test_an_unpinned_release_is_refused(empty_cache: Path) -> None:
     result = CliRunner().invoke(
-        main, ["controlplane", "up", "--state-dir", str(empty_cache), "--version", "1.27"]
+        main, ["controlplane", "up", "--state-dir", str(empty_cache), "--version", "1.26"]
     )
     assert result.exit_code == 2
-    assert "'1.27' is not one of '1.28', '1.29', '1.30', '1.31', '1.32'" in result.output
+    assert "'1.26' is not one of '1.27', '1.28', '1.29', '1.30', '1.31'" in result.output
 
 
 @pytest.mark.parametrize(

@@ -59,8 +59,8 @@ def test_pinned_version(version: str, expected: str) -> None:
 
 
 def test_unpinned_minor_is_an_error() -> None:
-    with pytest.raises(ControlPlaneError, match=r"kubernetes 1\.27 is not pinned \(pinned: 1\.28"):
-        pinned_version("1.27")
+    with pytest.raises(ControlPlaneError, match=r"kubernetes 1\.26 is not pinned \(pinned: 1\.27"):
+        pinned_version("1.26")
 
 
 @pytest.fixture

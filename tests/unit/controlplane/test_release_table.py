@@ -27,8 +27,7 @@ def test_every_release_is_a_column_and_1_37_follows_its_own_rules() -> None:
     rules = " | ".join(["1.36"] * (len(MINORS) - 5))
     assert f"| allocator library rules (`release`) | {classic} | {rules} | 1.37 |" in table
     versions = (
-        "v1alpha2 (classic, untested) | "
-        + "v1alpha2 (classic) | " * 2
+        "v1alpha2 (classic) | " * 3
         + "v1alpha2 (classic, named resources) | v1alpha3 | v1beta1 | v1beta2 | v1 | v1 | v1 | v1"
     )
     assert f"| resource.k8s.io version used | {versions} |" in table

@@ -271,8 +271,8 @@ class ClaimsReconciler:
                 self._unanswered.add(asked)
             if self._on_created is not None:
                 self._on_created(False, write.admin_access)
-            # Upstream's text: the name is empty because the server generates it.
-            message = f"create ResourceClaim : {exc.message}"
+            # Upstream's text: the name is empty when the server generates it.
+            message = f"create ResourceClaim {write.name}: {exc.message}"
             await self._writer.emit(
                 Event(
                     involved=ObjectKey(write.namespace, write.pod_name),

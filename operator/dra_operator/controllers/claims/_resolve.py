@@ -113,13 +113,14 @@ def pod_needs_work(pod: Pod, view: ClaimsView) -> tuple[bool, str]:
     return False, "nothing to do for any claim: " + ", ".join(nothing)
 
 
-def generate_name(pod_name: str, pod_claim_name: str) -> str:
-    """`<pod>-<claim>-`, both parts cut in proportion to their length when too long.
+def generate_name(pod_name: str, pod_claim_name: str, *, dash: bool = True) -> str:
+    """`<pod>-<claim>-` (1.28: without the last dash), both parts cut in proportion to their
+    length when too long.
 
     Upstream truncates itself rather than leaving it to the API server, which would cut only
     the end and lose the pod claim name; note that the truncated form has no trailing dash.
     """
-    name = f"{pod_name}-{pod_claim_name}-"
+    name = f"{pod_name}-{pod_claim_name}" + ("-" if dash else "")
     if len(name) <= MAX_GENERATE_NAME:
         return name
     return (

@@ -55,11 +55,13 @@ from dra_operator.controllers.claims._writes import (
     Write,
 )
 from dra_operator.model import (
+    ClaimNaming,
     FrozenMap,
     Pod,
     PodResourceClaim,
     ResourceClaim,
     ResourceClaimTemplate,
+    deterministic_claim_name,
     is_for_pod,
     v1alpha2,
 )
@@ -69,12 +71,14 @@ from dra_operator.model import resolve_claim as resolve
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ClaimsFeatures:
-    """Feature gates the claims controller checks (both beta and on since Kubernetes 1.34), and
-    whether the server's release is 1.37 or newer (`allocator.Features.since_137`)."""
+    """Feature gates the claims controller checks (both beta and on since Kubernetes 1.34),
+    whether the server's release is 1.37 or newer (`allocator.Features.since_137`), and how it
+    names generated claims."""
 
     admin_access: bool = True
     prioritized_list: bool = True
     since_137: bool = False
+    naming: ClaimNaming = ClaimNaming.GENERATED_WITH_DASH
 
 
 ALL_FEATURES: Final = ClaimsFeatures()
@@ -153,7 +157,7 @@ def sync_pod(
             statuses.append((entry.name, CreatedFor(entry.name)))
         elif isinstance(outcome, _Reuse):
             statuses.append((entry.name, outcome.name))
-    if statuses:
+    if statuses and features.naming is not ClaimNaming.DETERMINISTIC:
         writes.append(
             ApplyPodClaimStatuses(
                 namespace=meta.namespace, pod_name=meta.name, entries=_merged(pod, statuses)
@@ -207,6 +211,7 @@ def _handle_claim(
 ) -> CreateClaim | _Reuse | _Failure | None:
     """upstream `handleClaim`: None when the pod claim needs nothing."""
     namespace = pod.metadata.namespace
+    deterministic = features.naming is ClaimNaming.DETERMINISTIC
     resolved = resolve(pod, entry)
     if isinstance(resolved, Unresolved):
         if not resolved.not_created:
@@ -217,15 +222,19 @@ def _handle_claim(
         claim = view.claim(namespace, resolved.name)
         if claim is None and features.since_137:
             claim = checked.get(resolved.name)  # what the server said (`NeedClaims`)
-        if claim is not None and (not resolved.must_check_owner or is_for_pod(pod, claim) is None):
+        problem = None if claim is None or not resolved.must_check_owner else is_for_pod(pod, claim)
+        if claim is not None and problem is None:
             return None
+        if problem is not None and deterministic:
+            return _Failure(problem)  # the only name it may have is taken
         # Recorded but deleted, or no longer ours: make a new one below.
     template_name = entry.resource_claim_template_name
     if template_name is None:
         return None
-    orphan = _find_orphan(pod, entry.name, view)
-    if orphan is not None:
-        return _Reuse(orphan.metadata.name)
+    if not deterministic:
+        orphan = _find_orphan(pod, entry.name, view)
+        if orphan is not None:
+            return _Reuse(orphan.metadata.name)
     template = view.template(namespace, template_name)
     if template is None:
         return _Failure(
@@ -240,16 +249,24 @@ def _handle_claim(
             "template includes a prioritized list of subrequests, but the feature is disabled"
         )
     template_meta = template.obj.template_metadata
+    pod_name = pod.metadata.name
     return CreateClaim(
         namespace=namespace,
         pod_claim_name=entry.name,
-        generate_name=generate_name(pod.metadata.name, entry.name),
-        pod_name=pod.metadata.name,
+        name=deterministic_claim_name(pod_name, entry.name) if deterministic else "",
+        generate_name=""
+        if deterministic
+        else generate_name(
+            pod_name, entry.name, dash=features.naming is ClaimNaming.GENERATED_WITH_DASH
+        ),
+        pod_name=pod_name,
         pod_uid=pod.metadata.uid,
         api_version=str(template.raw.get("apiVersion") or "resource.k8s.io/v1"),
         labels=template_meta.labels,
-        annotations=FrozenMap(
-            {**template_meta.annotations, names.POD_CLAIM_NAME_ANNOTATION: entry.name}
+        annotations=FrozenMap(  # 1.28 added the annotation
+            template_meta.annotations
+            if deterministic
+            else {**template_meta.annotations, names.POD_CLAIM_NAME_ANNOTATION: entry.name}
         ),
         spec=(template.raw.get("spec") or {}).get("spec") or {},
         admin_access=admin_access,

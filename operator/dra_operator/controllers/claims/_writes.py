@@ -31,11 +31,16 @@ class CreatedFor:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CreateClaim:
-    """POST a ResourceClaim generated from a template for one pod claim."""
+    """POST a ResourceClaim generated from a template for one pod claim.
+
+    Named by the API server from `generate_name`, or, before 1.28, `name`d by us
+    (`model.ClaimNaming`); one of the two is set.
+    """
 
     namespace: str
     pod_claim_name: str
-    generate_name: str
+    generate_name: str = ""
+    name: str = ""
     pod_name: str
     pod_uid: str
     api_version: str
@@ -49,7 +54,7 @@ class CreateClaim:
             "apiVersion": self.api_version,
             "kind": "ResourceClaim",
             "metadata": {
-                "generateName": self.generate_name,
+                **({"name": self.name} if self.name else {"generateName": self.generate_name}),
                 "namespace": self.namespace,
                 "ownerReferences": [
                     {
@@ -60,7 +65,7 @@ class CreateClaim:
                         "controller": True,
                     }
                 ],
-                "annotations": dict(self.annotations),
+                **({"annotations": dict(self.annotations)} if self.annotations else {}),
                 **({"labels": dict(self.labels)} if self.labels else {}),
             },
             "spec": self.spec,
@@ -70,11 +75,15 @@ class CreateClaim:
         """Whether `raw` is a claim already generated for this pod claim (by anyone).
 
         Upstream's `findPodResourceClaim` test: controlled by the pod, annotated with the pod
-        claim name. Another claims controller may have made it (kube-controller-manager
-        during a handover), so the reconciler asks the API server before creating.
+        claim name (before 1.28: named as this claim would be). Another claims controller may
+        have made it (kube-controller-manager during a handover), so the reconciler asks the
+        API server before creating.
         """
         metadata = raw.get("metadata") or {}
-        if (metadata.get("annotations") or {}).get(
+        if self.name:
+            if metadata.get("name") != self.name:
+                return False
+        elif (metadata.get("annotations") or {}).get(
             names.POD_CLAIM_NAME_ANNOTATION
         ) != self.pod_claim_name:
             return False

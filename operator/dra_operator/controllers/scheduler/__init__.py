@@ -16,8 +16,10 @@ from dra_operator.controllers.scheduler._classic import (
     PROVIDE_INFORMATION,
     UNSUITABLE,
     WAITING_FOR_DRIVER,
+    WAITING_TO_ALLOCATE,
     PublishContext,
     RequestDeallocation,
+    waiting_texts,
 )
 from dra_operator.controllers.scheduler._decide import (
     MAX_RESERVED_FOR,
@@ -91,6 +93,7 @@ __all__ = [
     "STALE_CLAIM",
     "UNSUITABLE",
     "WAITING_FOR_DRIVER",
+    "WAITING_TO_ALLOCATE",
     "CELSelectors",
     "Choice",
     "ClaimWrite",
@@ -145,4 +148,5 @@ __all__ = [
     "renamed_reason",
     "shape_of",
     "status_body",
+    "waiting_texts",
 ]

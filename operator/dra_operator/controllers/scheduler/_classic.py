@@ -34,6 +34,7 @@ __all__ = [
     "PROVIDE_INFORMATION",
     "UNSUITABLE",
     "WAITING_FOR_DRIVER",
+    "WAITING_TO_ALLOCATE",
     "ClassicWrite",
     "PendingClaim",
     "PublishContext",
@@ -44,9 +45,11 @@ __all__ = [
     "deallocation_candidate",
     "next_step",
     "v1alpha2_problem",
+    "waiting_texts",
 ]
 
 WAITING_FOR_DRIVER = "waiting for resource driver"
+WAITING_TO_ALLOCATE = "waiting for resource driver to allocate resource"  # 1.27-1.29
 PROVIDE_INFORMATION = "waiting for resource driver to provide information"
 UNSUITABLE = "resourceclaim cannot be allocated for the node (unsuitable)"
 EXCLUDED_BY_CLASS = "excluded by device class node filter"
@@ -54,6 +57,22 @@ EXCLUDED_BY_RESOURCE_CLASS = "excluded by resource class node filter"  # 1.27-1.
 UNALLOCATED_IMMEDIATE = "unallocated immediate resourceclaim"
 DEALLOCATION_DONE = "deallocation of ResourceClaim completed"
 MAX_NODES = 128  # `PodSchedulingNodeListMaxSize`: longest potentialNodes and unsuitableNodes
+
+
+def waiting_texts(minor: int) -> tuple[str, str]:
+    """What a pod waiting for its classic driver is told on that release: (the driver is to
+    allocate, the driver is to answer the context), classic-dra.md §3.1.
+
+    1.27–1.29 stopped in Reserve, whose rejection 1.27 reports as a plugin error and 1.28+ as a
+    one-node fit error; 1.30+ publish in PreBind, whose rejection is the bare reason. We publish
+    at one point on every release, so only the texts follow the release.
+    """
+    if minor <= 27:
+        wrap = 'running Reserve plugin "DynamicResources": {}'
+    else:
+        wrap = "0/1 nodes are available: 1 {}."
+    allocate = wrap.format(WAITING_TO_ALLOCATE) if minor <= 29 else WAITING_FOR_DRIVER
+    return allocate, wrap.format(PROVIDE_INFORMATION)
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,8 +45,6 @@ from dra_operator.cluster import (
 )
 from dra_operator.controllers.scheduler._classic import (
     DEALLOCATION_DONE,
-    PROVIDE_INFORMATION,
-    WAITING_FOR_DRIVER,
     ClassicWrite,
     PendingClaim,
     class_problem,
@@ -55,6 +53,7 @@ from dra_operator.controllers.scheduler._classic import (
     deallocation_candidate,
     next_step,
     v1alpha2_problem,
+    waiting_texts,
 )
 from dra_operator.controllers.scheduler._explain import (
     NOT_AVAILABLE_ON_NODE,
@@ -135,6 +134,7 @@ class Settings:
     extended_resources: bool = True  # DRAExtendedResource: DRA serves mapped extended resources
     percentage_to_score: int = 0  # of the nodes, for scored policies; 0: adaptive, as upstream
     named: NamedAllocator = field(default_factory=NamedAllocator)  # 1.30's named resources
+    waiting: tuple[str, str] = waiting_texts(37)  # the server's texts for classic waits
 
 
 @dataclass(slots=True, kw_only=True)
@@ -452,9 +452,10 @@ def _decide_classic(
 
     passing = [node.name for node in candidates if passes(node)]
     publish = next_step(pod, found.classic, passing, placed[0], context)
+    allocate, answer = settings.waiting
     if publish is None:
-        return Unschedulable(f"0/1 nodes are available: 1 {PROVIDE_INFORMATION}.")
-    return Unschedulable(WAITING_FOR_DRIVER, classic=publish)
+        return Unschedulable(answer)
+    return Unschedulable(allocate, classic=publish)
 
 
 def claims_to_allocate(pod: Pod, state: State, features: Features) -> list[ResourceClaim]:

@@ -12,18 +12,23 @@ WaitForFirstConsumer claim in the way, never an Immediate one.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
+
+import pytest
 
 from dra_operator.cluster import CLAIM_INDEXERS, Store
 from dra_operator.controllers.scheduler import (
     DEALLOCATION_DONE,
     WAITING_FOR_DRIVER,
+    WAITING_TO_ALLOCATE,
     Placement,
     PublishContext,
     RequestDeallocation,
     State,
     Unschedulable,
     decide_pod,
+    waiting_texts,
 )
 from dra_operator.model import (
     parse_device_class,
@@ -99,6 +104,27 @@ def test_a_classic_class_sends_its_claim_through_the_context() -> None:
     assert isinstance(decision.classic, PublishContext)
     assert decision.classic.selected_node == "n1"
     assert decision.classic.potential_nodes == ("n1", "n2", "n3")
+
+
+@pytest.mark.parametrize(
+    ("minor", "text"),
+    [
+        (27, 'running Reserve plugin "DynamicResources": ' + WAITING_TO_ALLOCATE),
+        (28, f"0/1 nodes are available: 1 {WAITING_TO_ALLOCATE}."),
+        (29, f"0/1 nodes are available: 1 {WAITING_TO_ALLOCATE}."),
+        (30, WAITING_FOR_DRIVER),
+    ],
+)
+def test_a_pod_waiting_for_its_driver_is_told_so_in_its_release_words(
+    minor: int, text: str
+) -> None:
+    """1.27-1.29 stopped in Reserve (1.27 wrapping it as a plugin error), 1.30 in PreBind."""
+    state = _state(_class(), ("claim", _claim("c")), ("pod", pod("p", claims=["c"])))
+    entry = next(iter(state.pods))
+    waiting = replace(settings(), waiting=waiting_texts(minor))
+    decision = decide_pod(entry.obj, state, waiting)
+    assert isinstance(decision, Unschedulable)
+    assert (decision.message, isinstance(decision.classic, PublishContext)) == (text, True)
 
 
 def test_the_resource_class_suitable_nodes_limit_the_proposal() -> None:

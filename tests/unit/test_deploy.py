@@ -344,8 +344,8 @@ def test_queries_select_controllers_and_queues_by_the_names_the_operator_exports
 # -- kind ------------------------------------------------------------------------------------
 
 
-# kind configs exist from 1.30 on (1.27-1.29 are in the release table only, never built).
-KIND_MINORS = tuple(m for m in controlplane.SUPPORTED_MINORS if m >= 30)
+# A kind config for every release the operator supports.
+KIND_MINORS = controlplane.SUPPORTED_MINORS
 
 
 @pytest.mark.parametrize("minor", KIND_MINORS)
@@ -364,7 +364,7 @@ def test_kind_config_switches_on_what_the_local_control_plane_does(minor: int) -
     assert [node["role"] for node in config["nodes"]] == ["control-plane", "worker", "worker"]
 
 
-@pytest.mark.parametrize("minor", [30, 31, 32, 33])
+@pytest.mark.parametrize("minor", [27, 28, 29, 30, 31, 32, 33])
 def test_older_kind_images_are_pinned_by_digest(minor: int) -> None:
     config = yaml.safe_load((REPO / "e2e" / "kind" / f"kind-1.{minor}.yaml").read_text())
     image = config["nodes"][0]["image"]

@@ -150,7 +150,7 @@ def test_a_failing_step_still_deletes_the_cluster(tmp_path: Path, failing: str) 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        pytest.param(["--k8s", "1.29"], "no kind config for Kubernetes 1.29", id="unknown-release"),
+        pytest.param(["--k8s", "1.26"], "no kind config for Kubernetes 1.26", id="unknown-release"),
         pytest.param(["--frobnicate"], "unknown argument: --frobnicate", id="unknown-argument"),
     ],
 )

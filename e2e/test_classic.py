@@ -1,20 +1,21 @@
-"""Classic DRA (KEP-3063) on 1.28–1.30 (v1alpha2) and 1.31 (v1alpha3 + DRAControlPlaneController):
+"""Classic DRA (KEP-3063) on 1.27–1.30 (v1alpha2) and 1.31 (v1alpha3 + DRAControlPlaneController):
 the operator's scheduler and claims controller with a classic driver, under deploy/'s RBAC
 (docs/classic.md).
 
 The driver is `ClassicDriver` (`dra-operator classic-driver`), run by the test as the admin, as
 a vendor's controller would run beside the operator. On 1.31 its claims name it in
 `spec.controller` (kept only with DRAControlPlaneController, which `controlplane up --version
-1.31` switches on); on 1.28–1.30 they name a ResourceClass whose `driverName` is the driver. Covers,
-on both: a template claim, WaitForFirstConsumer: the context proposes both nodes, the driver
+1.31` switches on); on 1.27–1.30 they name a ResourceClass whose `driverName` is the driver.
+Covers, on both: a template claim, WaitForFirstConsumer: the context proposes both nodes, the driver
 declares one unsuitable, the pod binds on the other with its claim allocated by the driver and
 reserved, the context is deleted; deleting the pod hands the claim back (deallocationRequested),
-the driver deallocates and removes its finalizer, the generated claim is deleted. A standalone
+the driver deallocates and removes its finalizer, the generated claim (named as the release
+names it) is deleted; the pod waited with the release's text. A standalone
 claim shared by two pods: both on its node, both reserved; deallocated through the driver once
 both are gone. A pod that cannot fit because of an allocated claim: PostFilter requests
 deallocation, the driver deallocates, the pod is scheduled on the node it can use; the context
 of a deleted pod is deleted with it. Two claims of two drivers: the pod binds on the node both
-allocated on, one driver having declared the other node unsuitable. On 1.28–1.30 only (1.31 has
+allocated on, one driver having declared the other node unsuitable. On 1.27–1.30 only (1.31 has
 no allocation modes): an `Immediate` claim keeps its pod waiting (`unallocated immediate
 resourceclaim`) until the driver allocates it without a pod; the pod then goes to the claim's
 node, and the claim stays allocated after the pod is gone, until deleted; on 1.30 only, a claim

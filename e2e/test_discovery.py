@@ -1,6 +1,6 @@
 """The operator speaks the newest resource.k8s.io version the targeted server serves.
 
-Covers: 1.28 and 1.29 -> v1alpha2 for claims, templates and classes (ResourceClasses); 1.30 ->
+Covers: 1.27, 1.28 and 1.29 -> v1alpha2 for claims, templates and classes (ResourceClasses); 1.30 ->
 the same plus slices and the parameter objects of named resources; 1.31 -> v1alpha3, 1.32 ->
 v1beta1, 1.33 -> v1beta2, 1.34 and later -> v1 for claims, templates, classes and slices, and
 the allocator features of that release (`Features.for_kubernetes`), as discovery reads them from

@@ -1,0 +1,128 @@
+"""What the scheduler knows of each node for one cycle: kube-scheduler's NodeInfo and Snapshot.
+
+Amounts are integers in the units kube-scheduler's `framework.Resource` uses, so that scores
+and fit checks round exactly as upstream's: `cpu` in millicores, every other resource (memory,
+ephemeral-storage, hugepages-*, extended resources) in whole units rounded up. `pods` is not a
+request: the pod count is `len(NodeInfo.pods)` against `allocatable["pods"]`.
+
+A `Snapshot` is taken at the start of a cycle and never changes during it; the cycle's own
+placement (Reserve) and preemption's simulation work on `NodeInfo.clone()`s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from dra_operator.model import Node, Pod
+
+CPU = "cpu"
+MEMORY = "memory"
+PODS = "pods"
+
+DEFAULT_MILLI_CPU_REQUEST = 100
+"""NodeResourcesFit scores a container without a cpu request as asking this much (100m)."""
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+"""... and one without a memory request as asking 200 MiB."""
+
+
+@dataclass(frozen=True, slots=True)
+class HostPort:
+    """A container port with `hostPort` set, as NodePorts compares them."""
+
+    ip: str  # "" and "0.0.0.0" both mean every address
+    protocol: str  # TCP, UDP, SCTP
+    port: int
+
+
+@dataclass(frozen=True, slots=True)
+class ImageState:
+    """An image present on a node, and on how many nodes of the snapshot it is."""
+
+    size: int
+    num_nodes: int
+
+
+@dataclass(slots=True)
+class PodInfo:
+    """A pod placed on (or assumed on) a node, with what plugins precompute once per pod.
+
+    `extra` is for plugins that derive something costly from the pod (InterPodAffinity's parsed
+    terms): keyed by plugin name, filled on first use, dropped when the pod changes.
+    """
+
+    pod: Pod
+    requests: Mapping[str, int]  # effective requests in framework units
+    non_zero_requests: Mapping[str, int]  # cpu and memory with the defaults above for zero
+    extra: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return f"{self.pod.metadata.namespace}/{self.pod.metadata.name}"
+
+
+@dataclass(slots=True)
+class NodeInfo:
+    """One node and the pods on it; mutable only in clones (Reserve, preemption)."""
+
+    node: Node
+    allocatable: Mapping[str, int]
+    pods: list[PodInfo] = field(default_factory=list)
+    pods_with_affinity: list[PodInfo] = field(default_factory=list)
+    pods_with_required_anti_affinity: list[PodInfo] = field(default_factory=list)
+    requested: dict[str, int] = field(default_factory=dict)
+    non_zero_requested: dict[str, int] = field(default_factory=dict)
+    used_ports: set[HostPort] = field(default_factory=set)
+    images: Mapping[str, ImageState] = field(default_factory=dict)
+    pvc_ref_counts: dict[str, int] = field(default_factory=dict)  # "namespace/claim" -> pods
+    generation: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    def clone(self) -> NodeInfo:
+        return NodeInfo(
+            node=self.node,
+            allocatable=self.allocatable,
+            pods=list(self.pods),
+            pods_with_affinity=list(self.pods_with_affinity),
+            pods_with_required_anti_affinity=list(self.pods_with_required_anti_affinity),
+            requested=dict(self.requested),
+            non_zero_requested=dict(self.non_zero_requested),
+            used_ports=set(self.used_ports),
+            images=self.images,
+            pvc_ref_counts=dict(self.pvc_ref_counts),
+            generation=self.generation,
+        )
+
+
+class Snapshot:
+    """Every node's NodeInfo for one cycle, in a fixed order (by node name)."""
+
+    __slots__ = ("_by_name", "_with_affinity", "_with_anti_affinity", "node_infos")
+
+    def __init__(self, node_infos: Sequence[NodeInfo]) -> None:
+        self.node_infos = tuple(sorted(node_infos, key=lambda n: n.name))
+        self._by_name = {n.name: n for n in self.node_infos}
+        self._with_affinity = tuple(n for n in self.node_infos if n.pods_with_affinity)
+        self._with_anti_affinity = tuple(
+            n for n in self.node_infos if n.pods_with_required_anti_affinity
+        )
+
+    def get(self, name: str) -> NodeInfo | None:
+        return self._by_name.get(name)
+
+    def __len__(self) -> int:
+        return len(self.node_infos)
+
+    def __iter__(self) -> Iterator[NodeInfo]:
+        return iter(self.node_infos)
+
+    @property
+    def have_pods_with_affinity(self) -> Sequence[NodeInfo]:
+        return self._with_affinity
+
+    @property
+    def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]:
+        return self._with_anti_affinity

@@ -1,0 +1,1 @@
+"""kube-scheduler's plugins, one module each, named as upstream's plugin folders."""

@@ -39,6 +39,7 @@ from dra_operator.controllers.scheduler.framework._plugins import (
     ScoreExtensions,
     ScorePlugin,
 )
+from dra_operator.controllers.scheduler.framework._profile import EXTENSION_POINTS, Profile
 from dra_operator.controllers.scheduler.framework._state import CycleState
 from dra_operator.controllers.scheduler.framework._status import (
     SKIP,
@@ -54,6 +55,7 @@ __all__ = [
     "CPU",
     "DEFAULT_MEMORY_REQUEST",
     "DEFAULT_MILLI_CPU_REQUEST",
+    "EXTENSION_POINTS",
     "MAX_NODE_SCORE",
     "MEMORY",
     "MIN_NODE_SCORE",
@@ -81,6 +83,7 @@ __all__ = [
     "PreFilterPlugin",
     "PreFilterResult",
     "PreScorePlugin",
+    "Profile",
     "QueueSortPlugin",
     "ReservePlugin",
     "ScoreExtensions",

@@ -66,3 +66,18 @@ def test_a_clone_of_a_node_info_leaves_the_original_alone() -> None:
 def test_unresolvable_rejects() -> None:
     status = unresolvable("node(s) didn't match Pod's node affinity/selector")
     assert status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE and status.rejects
+
+
+def test_a_profile_disables_per_point_and_everywhere() -> None:
+    from dra_operator.controllers.scheduler.framework import Profile
+    from dra_operator.model import FrozenMap
+
+    profile = Profile(
+        scheduler_name="dra-operator",
+        multi_point=("NodeName", "TaintToleration", "ImageLocality"),
+        disabled=FrozenMap({"score": frozenset({"TaintToleration"}), "*": frozenset({"NodeName"})}),
+        weights=FrozenMap({"TaintToleration": 3}),
+    )
+    assert profile.enabled_at("filter") == ("TaintToleration", "ImageLocality")
+    assert profile.enabled_at("score") == ("ImageLocality",)
+    assert profile.weight("TaintToleration") == 3 and profile.weight("ImageLocality") == 1

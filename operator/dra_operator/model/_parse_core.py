@@ -21,6 +21,7 @@ from dra_operator.model._parse_common import (
     str_map,
     str_or_empty,
 )
+from dra_operator.model._parse_storage import volume
 from dra_operator.model._pod import (
     Container,
     ContainerExtendedResourceRequest,
@@ -115,6 +116,7 @@ def _pod_spec(spec: Raw) -> PodSpec:
         required_node_affinity=_required_affinity(spec),
         overhead=quantity_map(spec, "overhead", "spec"),
         resource_requests=quantity_map(resources, "requests", "spec.resources"),
+        volumes=list_of(spec, "volumes", "spec", volume),
     )
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from dra_operator.model._frozen import FrozenMap
 from dra_operator.model._quantity import Quantity
+from dra_operator.model._storage import Volume
 from dra_operator.model._types import NodeSelector, ObjectMeta
 
 
@@ -79,6 +80,7 @@ class PodSpec:
     required_node_affinity: NodeSelector | None = None
     overhead: FrozenMap[str, Quantity] = field(default_factory=FrozenMap)
     resource_requests: FrozenMap[str, Quantity] = field(default_factory=FrozenMap)  # pod-level
+    volumes: tuple[Volume, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,0 +1,495 @@
+"""VolumeBinding: upstream's TestVolumeBinding table, binder cases, Reserve and PreBind.
+
+Covers PreFilter's verdicts on missing, lost and immediate claims; Filter on bound claims' PV
+node affinity, on waiting claims matched to the smallest fitting PV (class, access modes,
+selector, node affinity, a PV pre-bound to the claim) or provisioned where the StorageClass
+allows; Score with StorageCapacityScoring's default and a custom shape; Reserve assuming a PV
+so the next pod cannot take it, Unreserve forgetting it; PreBind's writes through the writer
+and its wait until the claim is bound, or its error when the PV's claimRef is reset.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import pytest
+
+from dra_operator import errors, model
+from dra_operator.controllers.scheduler.framework import Code, CycleState, Status
+from dra_operator.controllers.scheduler.plugins import volumebinding
+from dra_operator.controllers.scheduler.plugins.volumebinding import VolumeBinding
+
+from .storage_builders import (
+    DEFAULT_CLASSES,
+    HOSTNAME,
+    IMMEDIATE,
+    WAIT,
+    WAIT_HDD,
+    StorageHandle,
+    node,
+    node_info,
+    pod,
+    pv,
+    pvc,
+    storage_class,
+)
+
+BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
+NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
+PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
+UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+
+
+@dataclass
+class Run:
+    prefilter: Status
+    filters: list[Status]
+    scores: list[int]
+
+
+def run(
+    p: model.Pod,
+    nodes: Sequence[model.Node],
+    *,
+    pvcs: Sequence[model.PersistentVolumeClaim] = (),
+    pvs: Sequence[model.PersistentVolume] = (),
+    classes: Sequence[model.StorageClass] = DEFAULT_CLASSES,
+    args: dict[str, object] | None = None,
+) -> Run:
+    """PreFilter, then Filter and Score on every node when PreFilter let the pod through."""
+    infos = [node_info(n) for n in nodes]
+    handle = StorageHandle(nodes=infos, pvcs=pvcs, pvs=pvs, classes=classes)
+    plugin = volumebinding.new(args or {}, handle)
+    state = CycleState()
+    _, status = plugin.pre_filter(state, p, infos)
+    if not (status.ok or status.code is Code.SKIP):
+        return Run(status, [], [])
+    filters = [plugin.filter(state, p, info) for info in infos]
+    assert plugin.pre_score(state, p, infos).ok
+    scores = [plugin.score(state, p, info)[0] for info in infos]
+    return Run(status, filters, scores)
+
+
+def ok(run: Run, n: int = 1) -> None:
+    assert [f.code for f in run.filters] == [Code.SUCCESS] * n
+
+
+def test_pod_has_not_pvcs() -> None:
+    result = run(pod(), [node("node-a")])
+    assert result.prefilter.code is Code.SKIP
+    ok(result)
+
+
+def test_all_bound() -> None:
+    result = run(
+        pod(claims=["pvc-a"]),
+        [node("node-a")],
+        pvcs=[pvc("pvc-a", bound_to="pv-a")],
+        pvs=[pv("pv-a")],
+    )
+    assert result.prefilter.ok
+    ok(result)
+    assert result.scores == [0]
+
+
+@pytest.mark.parametrize(
+    ("claims", "pvcs", "message"),
+    [
+        pytest.param(
+            ["pvc-a"], [], 'persistentvolumeclaim "pvc-a" not found', id="PVC does not exist"
+        ),
+        pytest.param(
+            ["pvc-a", "pvc-b"],
+            [pvc("pvc-a", bound_to="pv-a")],
+            'persistentvolumeclaim "pvc-b" not found',
+            id="Part of PVCs do not exist",
+        ),
+        pytest.param(
+            ["pvc-a"],
+            [pvc("pvc-a", IMMEDIATE)],
+            "pod has unbound immediate PersistentVolumeClaims",
+            id="immediate claims not bound",
+        ),
+        pytest.param(
+            ["pvc-a"],
+            [pvc("pvc-a", bound_to="pv-a", phase="Lost")],
+            'persistentvolumeclaim "pvc-a" bound to non-existent persistentvolume "pv-a"',
+            id="pv not found claim lost",
+        ),
+    ],
+)
+def test_prefilter_rejects(
+    claims: list[str], pvcs: list[model.PersistentVolumeClaim], message: str
+) -> None:
+    result = run(pod(claims=claims), [node("node-a")], pvcs=pvcs)
+    assert result.prefilter.code is UNRESOLVABLE
+    assert result.prefilter.reasons == (message,)
+
+
+def test_unbound_claims_no_matches() -> None:
+    result = run(pod(claims=["pvc-a"]), [node("node-a")], pvcs=[pvc("pvc-a")])
+    assert result.filters == [Status(UNRESOLVABLE, (BIND_CONFLICT,))]
+
+
+def test_bound_and_unbound_unsatisfied() -> None:
+    result = run(
+        pod(claims=["pvc-a", "pvc-b"]),
+        [node("node-a", {"foo": "barbar"})],
+        pvcs=[pvc("pvc-a", bound_to="pv-a"), pvc("pvc-b")],
+        pvs=[pv("pv-a", node_affinity={"foo": ["bar"]})],
+    )
+    assert result.filters == [Status(UNRESOLVABLE, (NODE_CONFLICT, BIND_CONFLICT))]
+
+
+def test_pv_not_found() -> None:
+    result = run(pod(claims=["pvc-a"]), [node("node-a")], pvcs=[pvc("pvc-a", bound_to="pv-a")])
+    assert result.filters == [Status(UNRESOLVABLE, (PV_NOT_EXIST,))]
+
+
+def _local(name: str, on: str, capacity: str, sc: str = WAIT) -> model.PersistentVolume:
+    return pv(name, sc, capacity=capacity, node_affinity={HOSTNAME: [on]})
+
+
+LOCAL_PVS = [
+    _local("pv-a-0", "node-a", "200Gi"),
+    _local("pv-a-1", "node-a", "200Gi"),
+    _local("pv-b-0", "node-b", "100Gi"),
+    _local("pv-b-1", "node-b", "100Gi"),
+]
+NODES = [node("node-a"), node("node-b"), node("node-c")]
+
+
+def test_local_volumes_with_close_capacity_are_preferred() -> None:
+    result = run(pod(claims=["pvc-a"]), NODES, pvcs=[pvc("pvc-a", storage="50Gi")], pvs=LOCAL_PVS)
+    assert [f.reasons for f in result.filters] == [(), (), (BIND_CONFLICT,)]
+    assert result.scores == [75, 50, 0]
+
+
+def test_local_volumes_with_close_capacity_are_preferred_multiple_pvcs() -> None:
+    hdd = [
+        _local("pv-a-2", "node-a", "200Gi", WAIT_HDD),
+        _local("pv-a-3", "node-a", "200Gi", WAIT_HDD),
+        _local("pv-b-2", "node-b", "100Gi", WAIT_HDD),
+        _local("pv-b-3", "node-b", "100Gi", WAIT_HDD),
+    ]
+    result = run(
+        pod(claims=["pvc-0", "pvc-1"]),
+        NODES,
+        pvcs=[pvc("pvc-0", storage="50Gi"), pvc("pvc-1", WAIT_HDD, storage="100Gi")],
+        pvs=LOCAL_PVS + hdd,
+    )
+    assert [f.reasons for f in result.filters] == [(), (), (BIND_CONFLICT,)]
+    assert result.scores == [63, 25, 0]
+
+
+def test_custom_shape_scales_scores_by_ten() -> None:
+    shape = [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]
+    result = run(
+        pod(claims=["pvc-a"]),
+        NODES,
+        pvcs=[pvc("pvc-a", storage="50Gi")],
+        pvs=LOCAL_PVS,
+        args={"shape": shape},
+    )
+    assert result.scores == [25, 50, 0]
+
+
+# -- binder cases (binder_test.go, TestFindPodVolumesWithoutProvisioning / WithProvisioning) --
+
+
+@pytest.mark.parametrize(
+    ("pvcs", "pvs", "reasons"),
+    [
+        pytest.param(
+            [pvc("pvc-a", storage="1Gi")],
+            [pv("pv-a", capacity="1Gi", node_affinity={HOSTNAME: ["node1"]})],
+            (),
+            id="unbound-pvc,pv-same-node",
+        ),
+        pytest.param(
+            [pvc("pvc-a", storage="1Gi")],
+            [pv("pv-a", capacity="1Gi", node_affinity={HOSTNAME: ["node2"]})],
+            (BIND_CONFLICT,),
+            id="unbound-pvc,pv-different-node",
+        ),
+        pytest.param(
+            [pvc("pvc-a", storage="5Gi")],
+            [pv("pv-a", capacity="1Gi")],
+            (BIND_CONFLICT,),
+            id="unbound-pvc,pv-too-small",
+        ),
+        pytest.param(
+            [pvc("pvc-a", storage="1Gi", access_modes=["ReadWriteMany"])],
+            [pv("pv-a", capacity="1Gi", access_modes=["ReadWriteOnce"])],
+            (BIND_CONFLICT,),
+            id="unbound-pvc,pv-access-modes-differ",
+        ),
+        pytest.param(
+            [pvc("pvc-a", storage="1Gi", selector={"matchLabels": {"tier": "fast"}})],
+            [pv("pv-a", capacity="1Gi", labels={"tier": "slow"})],
+            (BIND_CONFLICT,),
+            id="unbound-pvc,pv-selector-mismatch",
+        ),
+        pytest.param(
+            [pvc("pvc-a", storage="1Gi")],
+            [pv("pv-a", capacity="1Gi", phase="Bound", claim=("other", "uid-other"))],
+            (BIND_CONFLICT,),
+            id="unbound-pvc,pv-bound-to-another",
+        ),
+        pytest.param(
+            [pvc("pvc-a", storage="1Gi")],
+            [pv("pv-a", capacity="1Gi", phase="Bound", claim=("pvc-a", ""))],
+            (),
+            id="prebound-pvc",
+        ),
+        pytest.param(
+            [pvc("pvc-a", storage="1Gi", bound_to="pv-a")],
+            [pv("pv-a", capacity="1Gi", node_affinity={HOSTNAME: ["node1"]})],
+            (),
+            id="bound-pvc,pv-same-node",
+        ),
+        pytest.param(
+            [pvc("pvc-a", storage="1Gi", bound_to="pv-a")],
+            [pv("pv-a", capacity="1Gi", node_affinity={HOSTNAME: ["node2"]})],
+            (NODE_CONFLICT,),
+            id="bound-pvc,pv-different-node",
+        ),
+        pytest.param(
+            [pvc("pvc-a", storage="1Gi"), pvc("pvc-b", storage="1Gi")],
+            [pv("pv-a", capacity="1Gi")],
+            (BIND_CONFLICT,),
+            id="two-unbound-pvcs,only-one-pv",
+        ),
+    ],
+)
+def test_find_pod_volumes_without_provisioning(
+    pvcs: list[model.PersistentVolumeClaim],
+    pvs: list[model.PersistentVolume],
+    reasons: tuple[str, ...],
+) -> None:
+    claims = [c.metadata.name for c in pvcs]
+    result = run(pod(claims=claims), [node("node1")], pvcs=pvcs, pvs=pvs)
+    assert result.prefilter.ok
+    assert result.filters[0].reasons == reasons
+
+
+PROVISIONED = storage_class("provisioned", provisioner="example.com/csi")
+ZONED = storage_class("zoned", provisioner="example.com/csi", topologies=[{"zone": ["a"]}])
+
+
+@pytest.mark.parametrize(
+    ("claim", "node_labels", "reasons"),
+    [
+        pytest.param(pvc("pvc-a", "provisioned"), {}, (), id="one-provisioned"),
+        pytest.param(pvc("pvc-a", WAIT), {}, (BIND_CONFLICT,), id="no-provisioner"),
+        pytest.param(pvc("pvc-a", "zoned"), {"zone": "a"}, (), id="allowed-topology"),
+        pytest.param(
+            pvc("pvc-a", "zoned"), {"zone": "b"}, (BIND_CONFLICT,), id="topology-mismatch"
+        ),
+        pytest.param(
+            pvc("pvc-a", "provisioned", annotations={model.VolumeAnnotation.SELECTED_NODE: "x"}),
+            {},
+            (BIND_CONFLICT,),
+            id="selected-node-elsewhere",
+        ),
+    ],
+)
+def test_find_pod_volumes_with_provisioning(
+    claim: model.PersistentVolumeClaim, node_labels: dict[str, str], reasons: tuple[str, ...]
+) -> None:
+    result = run(
+        pod(claims=["pvc-a"]),
+        [node("node1", node_labels)],
+        pvcs=[claim],
+        classes=[*DEFAULT_CLASSES, PROVISIONED, ZONED],
+    )
+    assert result.filters[0].reasons == reasons
+
+
+def test_the_smallest_fitting_pv_is_chosen() -> None:
+    handle = StorageHandle(
+        nodes=[node_info(node("node1"))],
+        pvcs=[pvc("pvc-a", storage="1Gi")],
+        pvs=[pv("big", capacity="10Gi"), pv("small", capacity="2Gi"), pv("tiny", capacity="1Mi")],
+    )
+    plugin = volumebinding.new({}, handle)
+    state = CycleState()
+    p = pod(claims=["pvc-a"])
+    plugin.pre_filter(state, p, handle.snapshot.node_infos)
+    assert plugin.filter(state, p, handle.snapshot.node_infos[0]).ok
+    assert plugin.reserve(state, p, "node1").ok
+    assumed = plugin.cache.pv("small")
+    assert assumed is not None and assumed.claim_ref is not None
+    assert assumed.claim_ref.name == "pvc-a" and assumed.claim_ref.uid == "uid-pvc-a"
+
+
+def test_ephemeral_claim_must_be_owned_by_the_pod() -> None:
+    p = pod(ephemeral=["scratch"], uid="pod-uid")
+    missing = run(p, [node("node1")])
+    assert missing.prefilter.reasons == (
+        "waiting for ephemeral volume controller to create the persistentvolumeclaim "
+        '"pod-a-scratch"',
+    )
+    foreign = run(p, [node("node1")], pvcs=[pvc("pod-a-scratch", owner_uid="someone")])
+    assert foreign.prefilter.reasons == (
+        "PVC default/pod-a-scratch was not created for pod default/pod-a (pod is not owner)",
+    )
+    owned = run(p, [node("node1")], pvcs=[pvc("pod-a-scratch", owner_uid="pod-uid")])
+    assert owned.prefilter.ok and owned.filters[0].reasons == (BIND_CONFLICT,)
+
+
+# -- Reserve, Unreserve, PreBind ---------------------------------------------------------------
+
+
+class Writer:
+    """The writer seam: applies each write to the handle's listers, as the watch would."""
+
+    def __init__(self, handle: StorageHandle, *, fail: bool = False) -> None:
+        self.handle = handle
+        self.fail = fail
+        self.calls: list[str] = []
+
+    async def bind_volume(self, volume: model.PersistentVolume) -> model.PersistentVolume:
+        self.calls.append(f"bind_volume {volume.name}")
+        if self.fail:
+            raise errors.APIConflictError(409, "Conflict", "the object has been modified")
+        written = replace(volume, metadata=replace(volume.metadata, resource_version="2"))
+        self.handle.put(written)
+        return written
+
+    async def bind_claim(self, claim: model.PersistentVolumeClaim, pv_name: str) -> None:
+        self.calls.append(f"bind_claim {claim.metadata.name} {pv_name}")
+        self.handle.put(pvc(claim.metadata.name, bound_to=pv_name, uid=claim.metadata.uid))
+
+    async def select_node(
+        self, claim: model.PersistentVolumeClaim, node_name: str
+    ) -> model.PersistentVolumeClaim:
+        self.calls.append(f"select_node {claim.metadata.name} {node_name}")
+        selected = {model.VolumeAnnotation.SELECTED_NODE: node_name}
+        written = pvc(claim.metadata.name, claim.storage_class, annotations=selected)
+        self.handle.put(written)
+        return written
+
+
+class WriterHandle(StorageHandle):
+    volume_writer: Writer
+
+
+def _placed(handle: StorageHandle, p: model.Pod) -> tuple[VolumeBinding, CycleState]:
+    plugin = volumebinding.new({"bindTimeoutSeconds": 5}, handle)
+    state = CycleState()
+    plugin.pre_filter(state, p, handle.snapshot.node_infos)
+    assert plugin.filter(state, p, handle.snapshot.node_infos[0]).ok
+    assert plugin.reserve(state, p, "node1").ok
+    return plugin, state
+
+
+def _handle(pvs: Sequence[model.PersistentVolume]) -> WriterHandle:
+    handle = WriterHandle(
+        nodes=[node_info(node("node1"))], pvcs=[pvc("pvc-a"), pvc("pvc-b")], pvs=pvs
+    )
+    handle.volume_writer = Writer(handle)
+    return handle
+
+
+def test_reserve_keeps_the_next_pod_from_taking_the_same_pv() -> None:
+    handle = _handle([pv("pv-1", node_affinity={HOSTNAME: ["node1"]})])
+    plugin, _ = _placed(handle, pod("first", claims=["pvc-a"]))
+    state = CycleState()
+    second = pod("second", claims=["pvc-b"])
+    plugin.pre_filter(state, second, handle.snapshot.node_infos)
+    assert plugin.filter(state, second, handle.snapshot.node_infos[0]).reasons == (BIND_CONFLICT,)
+
+
+def test_unreserve_gives_the_pv_back() -> None:
+    handle = _handle([pv("pv-1")])
+    first = pod("first", claims=["pvc-a"])
+    plugin, state = _placed(handle, first)
+    plugin.unreserve(state, first, "node1")
+    assumed = plugin.cache.pv("pv-1")
+    assert assumed is not None and assumed.claim_ref is None
+
+
+async def test_prebind_writes_the_binding_and_waits_until_the_claim_is_bound() -> None:
+    handle = _handle([pv("pv-1", node_affinity={HOSTNAME: ["node1"]})])
+    p = pod(claims=["pvc-a"])
+    plugin, state = _placed(handle, p)
+    status = await plugin.pre_bind(state, p, "node1")
+    assert status.ok, status
+    assert handle.volume_writer.calls == ["bind_volume pv-1", "bind_claim pvc-a pv-1"]
+    written = handle.pv("pv-1")
+    assert written is not None and written.claim_ref is not None
+    assert written.claim_ref.uid == "uid-pvc-a"
+    assert written.metadata.annotations[model.VolumeAnnotation.BOUND_BY_CONTROLLER] == "yes"
+
+
+async def test_prebind_reports_a_refused_write_and_restores_the_assumed_pv() -> None:
+    handle = _handle([pv("pv-1")])
+    handle.volume_writer.fail = True
+    p = pod(claims=["pvc-a"])
+    plugin, state = _placed(handle, p)
+    status = await plugin.pre_bind(state, p, "node1")
+    assert status.code is Code.ERROR
+    restored = plugin.cache.pv("pv-1")
+    assert restored is not None and restored.claim_ref is None
+
+
+async def test_prebind_fails_when_the_claim_ref_is_reset() -> None:
+    class Resetting(Writer):
+        async def bind_claim(self, claim: model.PersistentVolumeClaim, pv_name: str) -> None:
+            self.handle.put(pv("pv-1", resource_version="3"))  # someone cleared the claimRef
+
+    handle = _handle([pv("pv-1")])
+    handle.volume_writer = Resetting(handle)
+    p = pod(claims=["pvc-a"])
+    plugin, state = _placed(handle, p)
+    status = await plugin.pre_bind(state, p, "node1")
+    assert status == Status(Code.ERROR, ('ClaimRef got reset for pv "pv-1"',))
+
+
+@pytest.mark.asyncio(loop_scope="function")
+@pytest.mark.looptime
+async def test_prebind_selects_the_node_for_dynamic_provisioning_then_waits() -> None:
+    handle = WriterHandle(
+        nodes=[node_info(node("node1"))],
+        pvcs=[pvc("pvc-a", "provisioned")],
+        classes=[*DEFAULT_CLASSES, PROVISIONED],
+    )
+    handle.volume_writer = Writer(handle)
+    p = pod(claims=["pvc-a"])
+    plugin, state = _placed(handle, p)
+    assumed = plugin.cache.pvc("default", "pvc-a")
+    assert assumed is not None
+    assert assumed.metadata.annotations[model.VolumeAnnotation.SELECTED_NODE] == "node1"
+    waiting = asyncio.create_task(plugin.pre_bind(state, p, "node1"))
+    await asyncio.sleep(0)
+    assert handle.volume_writer.calls == ["select_node pvc-a node1"]
+    assert not waiting.done()
+    handle.put(pv("pvc-a-volume", "provisioned", phase="Bound", claim=("pvc-a", "uid-pvc-a")))
+    handle.put(
+        pvc(
+            "pvc-a",
+            "provisioned",
+            bound_to="pvc-a-volume",
+            annotations={model.VolumeAnnotation.SELECTED_NODE: "node1"},
+            resource_version="5",
+        )
+    )
+    assert (await waiting).ok
+
+
+@pytest.mark.asyncio(loop_scope="function")
+@pytest.mark.looptime
+async def test_prebind_times_out_while_the_provisioner_does_not_answer() -> None:
+    handle = WriterHandle(
+        nodes=[node_info(node("node1"))],
+        pvcs=[pvc("pvc-a", "provisioned")],
+        classes=[*DEFAULT_CLASSES, PROVISIONED],
+    )
+    handle.volume_writer = Writer(handle)
+    p = pod(claims=["pvc-a"])
+    plugin, state = _placed(handle, p)
+    status = await plugin.pre_bind(state, p, "node1")
+    assert status == Status(Code.ERROR, ("binding volumes: context deadline exceeded",))

@@ -184,16 +184,53 @@ def test_local_volumes_with_close_capacity_are_preferred_multiple_pvcs() -> None
     assert result.scores == [63, 25, 0]
 
 
-def test_custom_shape_scales_scores_by_ten() -> None:
-    shape = [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]
+REGION = "topology.kubernetes.io/region"
+ZONE = "topology.kubernetes.io/zone"
+ZONAL_NODES = [
+    node(f"zone-{z}-node-{n}", {REGION: f"region-{z}", ZONE: f"zone-{z}"})
+    for z in "abc"
+    for n in "ab"
+]
+ZONAL_PVS = [
+    pv(
+        f"pv-{z}-{i}",
+        capacity=size,
+        node_affinity={REGION: [f"region-{z}"], ZONE: [f"zone-{z}"]},
+    )
+    for z, size in (("a", "200Gi"), ("b", "100Gi"))
+    for i in (0, 1)
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "scores"),
+    [
+        pytest.param(
+            {}, [75, 75, 50, 50, 0, 0], id="zonal volumes with close capacity are preferred"
+        ),
+        pytest.param(
+            {
+                "shape": [
+                    {"utilization": 0, "score": 0},
+                    {"utilization": 50, "score": 3},
+                    {"utilization": 100, "score": 5},
+                ]
+            },
+            [15, 15, 30, 30, 0, 0],
+            id="zonal volumes with close capacity are preferred (custom shape)",
+        ),
+    ],
+)
+def test_zonal_volumes(args: dict[str, object], scores: list[int]) -> None:
     result = run(
         pod(claims=["pvc-a"]),
-        NODES,
+        ZONAL_NODES,
         pvcs=[pvc("pvc-a", storage="50Gi")],
-        pvs=LOCAL_PVS,
-        args={"shape": shape},
+        pvs=ZONAL_PVS,
+        args=args,
     )
-    assert result.scores == [25, 50, 0]
+    assert [f.reasons for f in result.filters] == [()] * 4 + [(BIND_CONFLICT,)] * 2
+    assert result.scores == scores
 
 
 # -- binder cases (binder_test.go, TestFindPodVolumesWithoutProvisioning / WithProvisioning) --

@@ -21,6 +21,10 @@ from dra_operator.model._parse_common import (
     str_map,
     str_or_empty,
 )
+from dra_operator.model._parse_pod_scheduling import (
+    pod_affinity_rules,
+    topology_spread_constraints,
+)
 from dra_operator.model._pod import (
     Container,
     ContainerExtendedResourceRequest,
@@ -115,6 +119,8 @@ def _pod_spec(spec: Raw) -> PodSpec:
         required_node_affinity=_required_affinity(spec),
         overhead=quantity_map(spec, "overhead", "spec"),
         resource_requests=quantity_map(resources, "requests", "spec.resources"),
+        pod_affinity=pod_affinity_rules(spec),
+        topology_spread_constraints=topology_spread_constraints(spec),
     )
 
 

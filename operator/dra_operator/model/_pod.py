@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from dra_operator.model._frozen import FrozenMap
+from dra_operator.model._pod_scheduling import PodAffinityRules, TopologySpreadConstraint
 from dra_operator.model._quantity import Quantity
 from dra_operator.model._types import NodeSelector, ObjectMeta
 
@@ -79,6 +80,8 @@ class PodSpec:
     required_node_affinity: NodeSelector | None = None
     overhead: FrozenMap[str, Quantity] = field(default_factory=FrozenMap)
     resource_requests: FrozenMap[str, Quantity] = field(default_factory=FrozenMap)  # pod-level
+    pod_affinity: PodAffinityRules | None = None  # spec.affinity.podAffinity/podAntiAffinity
+    topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -85,15 +85,24 @@ NOTHING = Selector(nothing=True)
 EVERYTHING = Selector()
 
 
+_VALUE_RULE = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
+    "'my_value',  or '12345', regex used for validation is "
+    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+)
+"""apimachinery's message for a bad label value, as kube-scheduler reports it."""
+
+
 def _requirement(key: str, op: str, values: tuple[str, ...]) -> tuple[str, str, frozenset[str]]:
     if not is_label_key(key):
         raise SelectorError(f"invalid label key {key!r}")
     if op in (IN, NOT_IN):
         if not values:
             raise SelectorError(f"{key}: values must be non-empty for {op}")
-        for v in values:
+        for i, v in enumerate(values):
             if not is_label_value(v):
-                raise SelectorError(f"{key}: invalid label value {v!r}")
+                raise SelectorError(f'values[{i}][{key}]: Invalid value: "{v}": {_VALUE_RULE}')
     elif op in (EXISTS, DOES_NOT_EXIST):
         if values:
             raise SelectorError(f"{key}: values must be empty for {op}")

@@ -42,6 +42,9 @@ from dra_operator.model._parse_core import (
     parse_node,
     parse_pod,
 )
+from dra_operator.model._parse_pod_scheduling import (
+    topology_spread_constraint as parse_topology_spread_constraint,
+)
 from dra_operator.model._parse_slice import (
     parse_device_taint_rule,
     parse_resource_slice,
@@ -263,6 +266,7 @@ __all__ = [
     "parse_resource_claim",
     "parse_resource_claim_template",
     "parse_resource_slice",
+    "parse_topology_spread_constraint",
     "render_allocation_result",
     "render_claim_status",
     "render_device_class",

@@ -98,7 +98,8 @@ def pod_affinity_rules(spec: Raw) -> PodAffinityRules | None:
     return rules if rules.any else None
 
 
-def _constraint(value: object, path: str) -> TopologySpreadConstraint:
+def topology_spread_constraint(value: object, path: str) -> TopologySpreadConstraint:
+    """One constraint (a pod's, or a scheduler profile's default one)."""
     raw = as_object(value, path)
     return TopologySpreadConstraint(
         max_skew=_req_int(raw, "maxSkew", path),
@@ -113,4 +114,4 @@ def _constraint(value: object, path: str) -> TopologySpreadConstraint:
 
 
 def topology_spread_constraints(spec: Raw) -> tuple[TopologySpreadConstraint, ...]:
-    return list_of(spec, "topologySpreadConstraints", "spec", _constraint)
+    return list_of(spec, "topologySpreadConstraints", "spec", topology_spread_constraint)

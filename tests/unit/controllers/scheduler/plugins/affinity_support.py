@@ -8,18 +8,10 @@ pods-with-affinity lists as the scheduler's cache does.
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from dra_operator.controllers.scheduler.framework import (
-    Code,
-    CycleState,
-    NodeInfo,
-    PodInfo,
-    Snapshot,
-    Status,
-)
+from dra_operator.controllers.scheduler.framework import NodeInfo, PodInfo, Snapshot
 from dra_operator.model import FrozenMap, Node, ObjectMeta, Pod, Taint, parse_pod
 
 REQUIRED, PREFERRED, REQUIRED_PREFERRED = "required", "preferred", "required+preferred"
@@ -107,6 +99,12 @@ class MakePod:
         affinity["nodeAffinity"] = {_REQ: {"nodeSelectorTerms": [term]}}
         return self
 
+    def node_affinity_not_in(self, key: str, values: Sequence[str]) -> MakePod:
+        term = {"matchExpressions": [{"key": key, "operator": "NotIn", "values": list(values)}]}
+        affinity = self.spec.setdefault("affinity", {})
+        affinity["nodeAffinity"] = {_REQ: {"nodeSelectorTerms": [term]}}
+        return self
+
     def toleration(self, key: str) -> MakePod:
         self.spec.setdefault("tolerations", []).append({"key": key, "operator": "Exists"})
         return self
@@ -182,6 +180,30 @@ class MakePod:
         return parse_pod({"metadata": dict(self.meta), "spec": dict(self.spec)})
 
 
+class MakeNode:
+    """`st.MakeNode()`."""
+
+    def __init__(self) -> None:
+        self._name = ""
+        self._labels: dict[str, str] = {}
+        self._taints: tuple[Taint, ...] = ()
+
+    def name(self, name: str) -> MakeNode:
+        self._name = name
+        return self
+
+    def label(self, k: str, v: str) -> MakeNode:
+        self._labels[k] = v
+        return self
+
+    def taints(self, taints: Iterable[Taint]) -> MakeNode:
+        self._taints = tuple(taints)
+        return self
+
+    def obj(self) -> Node:
+        return make_node(self._name, self._labels, self._taints)
+
+
 def make_node(
     name: str, labels: Mapping[str, str] | None = None, taints: Iterable[Taint] = ()
 ) -> Node:
@@ -237,14 +259,3 @@ class FakeHandle:
 
     def namespace_labels(self, name: str) -> Mapping[str, str] | None:
         return self._namespaces.get(name)
-
-
-def code_and_reasons(status: Status) -> tuple[Code, tuple[str, ...]]:
-    return status.code, status.reasons
-
-
-def fresh_state() -> CycleState:
-    return CycleState()
-
-
-NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)

@@ -15,15 +15,29 @@ from tests.unit.controllers.scheduler.plugins.affinity_support import (
     MakeLabelSelector,
     MakeNode,
     MakePod,
+    pod_info,
     snapshot,
 )
 
 from dra_operator.controllers.scheduler.framework import (
     Code,
     CycleState,
+    FilterPlugin,
+    NodeScore,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
 )
 from dra_operator.controllers.scheduler.plugins import podtopologyspread
-from dra_operator.model import Node, Pod, Taint
+from dra_operator.model import (
+    FrozenMap,
+    LabelSelector,
+    Node,
+    Pod,
+    Selector,
+    Taint,
+    compile_selector,
+)
 
 FOO = MakeLabelSelector().exists("foo").obj()
 BAR = MakeLabelSelector().exists("bar").obj()
@@ -1148,3 +1162,1626 @@ def test_filter_without_pre_filter_is_an_error() -> None:
     assert plugin.filter(CycleState(), MakePod().obj(), handle.snapshot.node_infos[0]).code is (
         Code.ERROR
     )
+
+
+# -- TestPodTopologySpreadScore ----------------------------------------------------------------
+
+HOSTNAME = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
+
+
+class _ServiceHandle(FakeHandle):
+    """A Handle that knows one Service selecting `foo: ""`, as upstream's case lists it."""
+
+    def default_spread_selector(self, pod: Pod) -> Selector:
+        service = {"foo": ""}
+        if all(pod.metadata.labels.get(k) == v for k, v in service.items()):
+            return compile_selector(LabelSelector(match_labels=FrozenMap(service)))
+        return compile_selector(LabelSelector())
+
+
+SCORE = [
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, HOSTNAME, "ScheduleAnyway", FOO, None, None, None, None)
+        .obj(),
+        [],
+        [
+            MakeNode().name("node-a").label(HOSTNAME, "node-a").obj(),
+            MakeNode().name("node-b").label(HOSTNAME, "node-b").obj(),
+        ],
+        [],
+        [("node-a", 100), ("node-b", 100)],
+        False,
+        id="one constraint on node, no existing pods",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, HOSTNAME, "ScheduleAnyway", FOO, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label(HOSTNAME, "node-a").obj(),
+        ],
+        [
+            MakeNode().name("node-b").label(HOSTNAME, "node-b").obj(),
+        ],
+        [("node-a", 100)],
+        False,
+        id="one constraint on node, only one node is candidate",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, HOSTNAME, "ScheduleAnyway", FOO, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label(HOSTNAME, "node-a").obj(),
+            MakeNode().name("node-b").label(HOSTNAME, "node-b").obj(),
+        ],
+        [],
+        [("node-a", 100), ("node-b", 100)],
+        False,
+        id="one constraint on node, all nodes have the same number of matching pods",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, HOSTNAME, "ScheduleAnyway", FOO, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-d1").node("node-d").label("foo", "").obj(),
+            MakePod().name("p-d2").node("node-d").label("foo", "").obj(),
+            MakePod().name("p-d3").node("node-d").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label(HOSTNAME, "node-a").obj(),
+            MakeNode().name("node-b").label(HOSTNAME, "node-b").obj(),
+            MakeNode().name("node-c").label(HOSTNAME, "node-c").obj(),
+            MakeNode().name("node-d").label(HOSTNAME, "node-d").obj(),
+        ],
+        [],
+        [("node-a", 20), ("node-b", 60), ("node-c", 100), ("node-d", 0)],
+        False,
+        id="one constraint on node, all 4 nodes are candidates",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, HOSTNAME, "ScheduleAnyway", None, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-d1").node("node-d").label("foo", "").obj(),
+            MakePod().name("p-d2").node("node-d").label("foo", "").obj(),
+            MakePod().name("p-d3").node("node-d").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label(HOSTNAME, "node-a").obj(),
+            MakeNode().name("node-b").label(HOSTNAME, "node-b").obj(),
+            MakeNode().name("node-c").label(HOSTNAME, "node-c").obj(),
+            MakeNode().name("node-d").label(HOSTNAME, "node-d").obj(),
+        ],
+        [],
+        [("node-a", 100), ("node-b", 100), ("node-c", 100), ("node-d", 100)],
+        False,
+        id="one constraint on node, null selector",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(2, HOSTNAME, "ScheduleAnyway", FOO, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-d1").node("node-d").label("foo", "").obj(),
+            MakePod().name("p-d2").node("node-d").label("foo", "").obj(),
+            MakePod().name("p-d3").node("node-d").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label(HOSTNAME, "node-a").obj(),
+            MakeNode().name("node-b").label(HOSTNAME, "node-b").obj(),
+            MakeNode().name("node-c").label(HOSTNAME, "node-c").obj(),
+            MakeNode().name("node-d").label(HOSTNAME, "node-d").obj(),
+        ],
+        [],
+        [("node-a", 33), ("node-b", 66), ("node-c", 100), ("node-d", 16)],
+        False,
+        id="one constraint on node, all 4 nodes are candidates, maxSkew=2",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(3, HOSTNAME, "ScheduleAnyway", FOO, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a3").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a4").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-b2").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-b3").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-c1").node("node-c").label("foo", "").obj(),
+            MakePod().name("p-c2").node("node-c").label("foo", "").obj(),
+            MakePod().name("p-d1").node("node-d").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label(HOSTNAME, "node-a").obj(),
+            MakeNode().name("node-b").label(HOSTNAME, "node-b").obj(),
+            MakeNode().name("node-c").label(HOSTNAME, "node-c").obj(),
+            MakeNode().name("node-d").label(HOSTNAME, "node-d").obj(),
+        ],
+        [],
+        [("node-a", 44), ("node-b", 66), ("node-c", 77), ("node-d", 100)],
+        False,
+        id="one constraint on node, all 4 nodes are candidates, maxSkew=3",
+    ),
+    pytest.param(
+        MakePod().name("p").label("foo", "").obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a3").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a4").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-b2").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-b3").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-c1").node("node-c").label("foo", "").obj(),
+            MakePod().name("p-c2").node("node-c").label("foo", "").obj(),
+            MakePod().name("p-d1").node("node-d").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label(HOSTNAME, "node-a").obj(),
+            MakeNode().name("node-b").label(HOSTNAME, "node-b").obj(),
+            MakeNode().name("node-c").label(HOSTNAME, "node-c").obj(),
+            MakeNode().name("node-d").label(HOSTNAME, "node-d").obj(),
+        ],
+        [],
+        [("node-a", 44), ("node-b", 66), ("node-c", 77), ("node-d", 100)],
+        True,
+        id="system defaulting, nodes don't have zone, pods match service",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, HOSTNAME, "ScheduleAnyway", FOO, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a3").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a4").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-b2").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-x1").node("node-x").label("foo", "").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y2").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y3").node("node-y").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label(HOSTNAME, "node-a").obj(),
+            MakeNode().name("node-b").label(HOSTNAME, "node-b").obj(),
+            MakeNode().name("node-x").label(HOSTNAME, "node-x").obj(),
+        ],
+        [
+            MakeNode().name("node-y").label(HOSTNAME, "node-y").obj(),
+        ],
+        [("node-a", 33), ("node-b", 83), ("node-x", 100)],
+        False,
+        id="one constraint on node, 3 out of 4 nodes are candidates",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, HOSTNAME, "ScheduleAnyway", FOO, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a3").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a4").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-b2").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-x1").node("node-x").label("foo", "").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y2").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y3").node("node-y").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label(HOSTNAME, "node-a").obj(),
+            MakeNode().name("node-b").label("n", "node-b").obj(),
+            MakeNode().name("node-x").label(HOSTNAME, "node-x").obj(),
+        ],
+        [
+            MakeNode().name("node-y").label(HOSTNAME, "node-y").obj(),
+        ],
+        [("node-a", 16), ("node-b", 0), ("node-x", 100)],
+        False,
+        id="one constraint on node, 3 out of 4 nodes are candidates, one node doesn't match "
+        "topology key",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "ScheduleAnyway", FOO, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a3").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a4").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-b2").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-x1").node("node-x").label("foo", "").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y2").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y3").node("node-y").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label(HOSTNAME, "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label(HOSTNAME, "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label(HOSTNAME, "node-x").obj(),
+        ],
+        [
+            MakeNode().name("node-y").label("zone", "zone2").label(HOSTNAME, "node-y").obj(),
+        ],
+        [("node-a", 75), ("node-b", 75), ("node-x", 100)],
+        False,
+        id="one constraint on zone, 3 out of 4 nodes are candidates",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "ScheduleAnyway", FOO, None, None, None, None)
+        .spread_constraint(1, HOSTNAME, "ScheduleAnyway", FOO, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-x1").node("node-x").label("foo", "").obj(),
+            MakePod().name("p-x2").node("node-x").label("foo", "").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y2").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y3").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y4").node("node-y").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label(HOSTNAME, "node-a").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label(HOSTNAME, "node-x").obj(),
+        ],
+        [
+            MakeNode().name("node-b").label("zone", "zone1").label(HOSTNAME, "node-b").obj(),
+            MakeNode().name("node-y").label("zone", "zone2").label(HOSTNAME, "node-y").obj(),
+        ],
+        [("node-a", 100), ("node-x", 63)],
+        False,
+        id="two Constraints on zone and node, 2 out of 4 nodes are candidates",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .label("bar", "")
+        .spread_constraint(1, "zone", "ScheduleAnyway", FOO, None, None, None, None)
+        .spread_constraint(1, "zone", "ScheduleAnyway", BAR, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").label("bar", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").label("bar", "").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y2").node("node-y").label("foo", "").label("bar", "").obj(),
+            MakePod().name("p-y3").node("node-y").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").obj(),
+        ],
+        [
+            MakeNode().name("node-b").label("zone", "zone1").obj(),
+            MakeNode().name("node-y").label("zone", "zone2").obj(),
+        ],
+        [("node-a", 85), ("node-x", 100)],
+        False,
+        id="two Constraints on zone, 2 out of 4 nodes are candidates",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .label("bar", "")
+        .spread_constraint(1, "zone", "ScheduleAnyway", FOO, None, None, None, None)
+        .spread_constraint(1, HOSTNAME, "ScheduleAnyway", BAR, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").label("bar", "").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y2").node("node-y").label("bar", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label(HOSTNAME, "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label(HOSTNAME, "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label(HOSTNAME, "node-x").obj(),
+            MakeNode().name("node-y").label("zone", "zone2").label(HOSTNAME, "node-y").obj(),
+        ],
+        [],
+        [("node-a", 60), ("node-b", 20), ("node-x", 100), ("node-y", 60)],
+        False,
+        id="two Constraints on zone and node, with different labelSelectors",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .label("bar", "")
+        .spread_constraint(1, "zone", "ScheduleAnyway", FOO, None, None, None, None)
+        .spread_constraint(1, HOSTNAME, "ScheduleAnyway", BAR, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-b1").node("node-b").label("bar", "").obj(),
+            MakePod().name("p-x1").node("node-x").label("foo", "").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "").label("bar", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label(HOSTNAME, "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label(HOSTNAME, "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label(HOSTNAME, "node-x").obj(),
+            MakeNode().name("node-y").label("zone", "zone2").label(HOSTNAME, "node-y").obj(),
+        ],
+        [],
+        [("node-a", 100), ("node-b", 60), ("node-x", 40), ("node-y", 0)],
+        False,
+        id="two Constraints on zone and node, with different labelSelectors, some nodes have 0 "
+        "pods",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .label("bar", "")
+        .spread_constraint(1, "zone", "ScheduleAnyway", FOO, None, None, None, None)
+        .spread_constraint(1, HOSTNAME, "ScheduleAnyway", BAR, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").label("bar", "").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y2").node("node-y").label("bar", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label(HOSTNAME, "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label(HOSTNAME, "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label(HOSTNAME, "node-x").obj(),
+        ],
+        [
+            MakeNode().name("node-y").label("zone", "zone2").label(HOSTNAME, "node-y").obj(),
+        ],
+        [("node-a", 50), ("node-b", 25), ("node-x", 100)],
+        False,
+        id="two Constraints on zone and node, with different labelSelectors, 3 out of 4 nodes "
+        "are candidates",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, HOSTNAME, "ScheduleAnyway", FOO, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").namespace("ns1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-b2").node("node-b").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label(HOSTNAME, "node-a").obj(),
+            MakeNode().name("node-b").label(HOSTNAME, "node-b").obj(),
+        ],
+        [],
+        [("node-a", 100), ("node-b", 33)],
+        False,
+        id="existing pods in a different namespace do not count",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, HOSTNAME, "ScheduleAnyway", FOO, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a").node("node-a").label("foo", "").terminating().obj(),
+            MakePod().name("p-b").node("node-b").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label(HOSTNAME, "node-a").obj(),
+            MakeNode().name("node-b").label(HOSTNAME, "node-b").obj(),
+        ],
+        [],
+        [("node-a", 100), ("node-b", 0)],
+        False,
+        id="terminating Pods should be excluded",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(
+            2,
+            "node",
+            "ScheduleAnyway",
+            FOO,
+            10,
+            None,
+            None,
+            None,
+        )
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-b2").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-c1").node("node-c").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("node", "node-b").obj(),
+            MakeNode().name("node-c").label("node", "node-c").obj(),
+        ],
+        [],
+        [("node-a", 75), ("node-b", 75), ("node-c", 100)],
+        False,
+        id="minDomains has no effect when ScheduleAnyway",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .node_selector({"foo": ""})
+        .spread_constraint(1, "node", "ScheduleAnyway", FOO, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-c1").node("node-c").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("node", "node-a").label("foo", "").obj(),
+            MakeNode().name("node-b").label("node", "node-b").label("foo", "").obj(),
+            MakeNode().name("node-c").label("node", "node-c").obj(),
+        ],
+        [],
+        [("node-a", 0), ("node-b", 33), ("node-c", 100)],
+        False,
+        id="NodeAffinityPolicy honoed with labelSelectors",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .node_selector({"foo": ""})
+        .spread_constraint(1, "node", "ScheduleAnyway", FOO, None, "Ignore", None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-c1").node("node-c").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("node", "node-a").label("foo", "").obj(),
+            MakeNode().name("node-b").label("node", "node-b").label("foo", "").obj(),
+            MakeNode().name("node-c").label("node", "node-c").obj(),
+        ],
+        [],
+        [("node-a", 66), ("node-b", 100), ("node-c", 100)],
+        False,
+        id="NodeAffinityPolicy ignored with labelSelectors",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .node_affinity_in("foo", [""])
+        .spread_constraint(1, "node", "ScheduleAnyway", FOO, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-c1").node("node-c").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("node", "node-a").label("foo", "").obj(),
+            MakeNode().name("node-b").label("node", "node-b").label("foo", "").obj(),
+            MakeNode().name("node-c").label("node", "node-c").obj(),
+        ],
+        [],
+        [("node-a", 0), ("node-b", 33), ("node-c", 100)],
+        False,
+        id="NodeAffinityPolicy honoed with nodeAffinity",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .node_affinity_in("foo", [""])
+        .spread_constraint(1, "node", "ScheduleAnyway", FOO, None, "Ignore", None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-c1").node("node-c").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("node", "node-a").label("foo", "").obj(),
+            MakeNode().name("node-b").label("node", "node-b").label("foo", "").obj(),
+            MakeNode().name("node-c").label("node", "node-c").obj(),
+        ],
+        [],
+        [("node-a", 66), ("node-b", 100), ("node-c", 100)],
+        False,
+        id="NodeAffinityPolicy ignored with nodeAffinity",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "node", "ScheduleAnyway", FOO, None, None, "Honor", None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-c1").node("node-c").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("node", "node-b").obj(),
+            MakeNode().name("node-c").label("node", "node-c").taints(TAINTS).obj(),
+        ],
+        [],
+        [("node-a", 0), ("node-b", 33), ("node-c", 100)],
+        False,
+        id="NodeTaintsPolicy honored",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "node", "ScheduleAnyway", FOO, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-c1").node("node-c").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("node", "node-b").obj(),
+            MakeNode().name("node-c").label("node", "node-c").taints(TAINTS).obj(),
+        ],
+        [],
+        [("node-a", 66), ("node-b", 100), ("node-c", 100)],
+        False,
+        id="NodeTaintsPolicy ignored",
+    ),
+    # "matchLabelKeys ignored when feature gate disabled" is not ported: the gate
+    # (MatchLabelKeysInPodTopologySpread) is on in v1.37 and cannot be turned off here.
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .label("bar", "")
+        .spread_constraint(
+            1, "zone", "ScheduleAnyway", MakeLabelSelector().obj(), None, None, None, ["foo"]
+        )
+        .spread_constraint(
+            1, HOSTNAME, "ScheduleAnyway", MakeLabelSelector().obj(), None, None, None, ["bar"]
+        )
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").label("bar", "").obj(),
+            MakePod().name("p-y1").node("node-c").label("foo", "").obj(),
+            MakePod().name("p-y2").node("node-c").label("bar", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label(HOSTNAME, "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label(HOSTNAME, "node-b").obj(),
+            MakeNode().name("node-c").label("zone", "zone2").label(HOSTNAME, "node-c").obj(),
+            MakeNode().name("node-d").label("zone", "zone2").label(HOSTNAME, "node-d").obj(),
+        ],
+        [],
+        [("node-a", 60), ("node-b", 20), ("node-c", 60), ("node-d", 100)],
+        False,
+        id="matchLabelKeys ANDed with LabelSelector when LabelSelector is empty",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .label("bar", "")
+        .label("baz", "")
+        .spread_constraint(1, "zone", "ScheduleAnyway", FOO, None, None, None, None)
+        .spread_constraint(1, HOSTNAME, "ScheduleAnyway", BAR, None, None, None, ["baz"])
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod()
+            .name("p-b1")
+            .node("node-b")
+            .label("foo", "")
+            .label("bar", "")
+            .label("baz", "")
+            .obj(),
+            MakePod().name("p-c1").node("node-c").label("foo", "").obj(),
+            MakePod().name("p-c2").node("node-c").label("bar", "").obj(),
+            MakePod().name("p-d3").node("node-c").label("bar", "").label("baz", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label(HOSTNAME, "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label(HOSTNAME, "node-b").obj(),
+            MakeNode().name("node-c").label("zone", "zone2").label(HOSTNAME, "node-c").obj(),
+            MakeNode().name("node-d").label("zone", "zone2").label(HOSTNAME, "node-d").obj(),
+        ],
+        [],
+        [("node-a", 60), ("node-b", 20), ("node-c", 60), ("node-d", 100)],
+        False,
+        id="matchLabelKeys ANDed with LabelSelector when LabelSelector isn't empty",
+    ),
+]
+
+
+def _run_scores(
+    pod: Pod,
+    pods: list[Pod],
+    nodes: list[Node],
+    failed: list[Node],
+    with_service: bool,
+    args: dict[str, object],
+) -> list[tuple[str, int]]:
+    snap = snapshot(pods, [*nodes, *failed])
+    handle = _ServiceHandle(snap) if with_service else FakeHandle(snap)
+    plugin = podtopologyspread.new(args, handle)
+    state = CycleState()
+    filtered = [info for info in snap if info.name in {n.name for n in nodes}]
+    status = plugin.pre_score(state, pod, filtered)
+    assert status.ok, status
+    scores = []
+    for node in nodes:
+        info = snap.get(node.name)
+        assert info is not None
+        score, s = plugin.score(state, pod, info)
+        assert s.ok
+        scores.append(NodeScore(node.name, score))
+    assert plugin.normalize_score(state, pod, scores).ok
+    return [(n.name, n.score) for n in scores]
+
+
+@pytest.mark.parametrize(("pod", "pods", "nodes", "failed", "want", "with_service"), SCORE)
+def test_pod_topology_spread_score(
+    pod: Pod,
+    pods: list[Pod],
+    nodes: list[Node],
+    failed: list[Node],
+    want: list[tuple[str, int]],
+    with_service: bool,
+) -> None:
+    args = {"defaultingType": "System"}
+    assert _run_scores(pod, pods, nodes, failed, with_service, args) == want
+
+
+def test_the_plugin_serves_its_extension_points() -> None:
+    plugin, _ = _plugin([], [])
+    assert plugin.name == "PodTopologySpread" == podtopologyspread.NAME
+    for point in (PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+        assert isinstance(plugin, point)
+    assert plugin.pre_filter_extensions() is plugin and plugin.score_extensions() is plugin
+
+
+# -- TestPreFilterStateAddPod, TestPreFilterStateRemovePod -------------------------------------
+
+
+def _sorted_paths(paths: Any) -> list[list[tuple[str, int]]]:
+    """Upstream's comparer: values paired with equal counts are compared in name order."""
+    result = []
+    for p in paths:
+        pairs = list(zip(p.values, p.nums, strict=True))
+        if pairs[0][1] == pairs[1][1] and pairs[0][0] > pairs[1][0]:
+            pairs[0], pairs[1] = (pairs[1][0], pairs[0][1]), (pairs[0][0], pairs[1][1])
+        result.append(pairs)
+    return result
+
+
+def _want_paths(paths: list[list[tuple[str, int]]]) -> list[list[tuple[str, int]]]:
+    result = []
+    for (v0, n0), (v1, n1) in paths:
+        if n0 == n1 and v0 > v1:
+            v0, v1 = v1, v0
+        result.append([(v0, n0), (v1, n1)])
+    return result
+
+
+def _state_after(
+    preemptor: Pod,
+    other: Pod,
+    existing: list[Pod],
+    node_idx: int,
+    nodes: list[Node],
+    delta: int,
+) -> Any:
+    plugin, handle = _plugin(existing, nodes)
+    state = CycleState()
+    _, pre = plugin.pre_filter(state, preemptor, handle.snapshot.node_infos)
+    assert pre.ok
+    info = handle.snapshot.get(nodes[node_idx].name)
+    assert info is not None
+    update = plugin.add_pod if delta > 0 else plugin.remove_pod
+    assert update(state, preemptor, pod_info(other), info).ok
+    return state.read("PreFilterPodTopologySpread")
+
+
+ADD_POD = [
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "node", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+        -1,
+        [],
+        0,
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+        ],
+        [[("node-b", 0), ("node-a", 1)]],
+        [{"node-a": 1, "node-b": 0}],
+        False,
+        id="node a and b both impact current min match",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "node", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+        -1,
+        [
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+        ],
+        0,
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+        ],
+        [[("node-a", 1), ("node-b", 1)]],
+        [{"node-a": 1, "node-b": 1}],
+        False,
+        id="only node a impacts current min match",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "node", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        MakePod().name("p-a1").namespace("ns1").node("node-a").label("foo", "").obj(),
+        -1,
+        [
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+        ],
+        0,
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+        ],
+        [[("node-a", 0), ("node-b", 1)]],
+        [{"node-a": 0, "node-b": 1}],
+        False,
+        id="add a pod in a different namespace doesn't change topologyKeyToMinPodsMap",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "node", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        MakePod().name("p-b2").node("node-b").label("foo", "").obj(),
+        -1,
+        [
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+        ],
+        1,
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+        ],
+        [[("node-a", 0), ("node-b", 2)]],
+        [{"node-a": 0, "node-b": 2}],
+        False,
+        id="add pod on non-critical node won't trigger re-calculation",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .spread_constraint(1, "node", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+        -1,
+        [],
+        0,
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label("node", "node-x").obj(),
+        ],
+        [[("zone2", 0), ("zone1", 1)], [("node-x", 0), ("node-a", 1)]],
+        [{"zone1": 1, "zone2": 0}, {"node-a": 1, "node-x": 0}],
+        False,
+        id="node a and x both impact topologyKeyToMinPodsMap on zone and node",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .spread_constraint(1, "node", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+        -1,
+        [
+            MakePod().name("p-x1").node("node-x").label("foo", "").obj(),
+        ],
+        0,
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label("node", "node-x").obj(),
+        ],
+        [[("zone1", 1), ("zone2", 1)], [("node-a", 1), ("node-x", 1)]],
+        [{"zone1": 1, "zone2": 1}, {"node-a": 1, "node-x": 1}],
+        False,
+        id="only node a impacts topologyKeyToMinPodsMap on zone and node",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .spread_constraint(1, "node", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+        -1,
+        [
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-b2").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-x1").node("node-x").label("foo", "").obj(),
+        ],
+        0,
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label("node", "node-x").obj(),
+        ],
+        [[("zone2", 1), ("zone1", 3)], [("node-a", 1), ("node-x", 1)]],
+        [{"zone1": 3, "zone2": 1}, {"node-a": 1, "node-b": 2, "node-x": 1}],
+        False,
+        id="node a impacts topologyKeyToMinPodsMap on node, node x impacts "
+        "topologyKeyToMinPodsMap on zone",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .label("bar", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .spread_constraint(1, "node", "DoNotSchedule", BAR, None, None, None, None)
+        .obj(),
+        MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+        -1,
+        [
+            MakePod().name("p-b1").node("node-b").label("foo", "").label("bar", "").obj(),
+            MakePod().name("p-x1").node("node-x").label("foo", "").label("bar", "").obj(),
+            MakePod().name("p-x2").node("node-x").label("bar", "").obj(),
+        ],
+        0,
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label("node", "node-x").obj(),
+        ],
+        [[("zone2", 1), ("zone1", 2)], [("node-a", 0), ("node-b", 1)]],
+        [{"zone1": 2, "zone2": 1}, {"node-a": 0, "node-b": 1, "node-x": 2}],
+        False,
+        id="Constraints hold different labelSelectors, node a impacts topologyKeyToMinPodsMap on"
+        " zone",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .label("bar", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .spread_constraint(1, "node", "DoNotSchedule", BAR, None, None, None, None)
+        .obj(),
+        MakePod().name("p-a1").node("node-a").label("foo", "").label("bar", "").obj(),
+        -1,
+        [
+            MakePod().name("p-b1").node("node-b").label("bar", "").obj(),
+            MakePod().name("p-x1").node("node-x").label("foo", "").label("bar", "").obj(),
+            MakePod().name("p-x2").node("node-x").label("bar", "").obj(),
+        ],
+        0,
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label("node", "node-x").obj(),
+        ],
+        [[("zone1", 1), ("zone2", 1)], [("node-a", 1), ("node-b", 1)]],
+        [{"zone1": 1, "zone2": 1}, {"node-a": 1, "node-b": 1, "node-x": 2}],
+        False,
+        id="Constraints hold different labelSelectors, node a impacts topologyKeyToMinPodsMap on"
+        " both zone and node",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .node_affinity_not_in("foo", ["bar"])
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        MakePod().name("p-a1").node("node-a").label("foo", "").label("zone", "zone1").obj(),
+        -1,
+        [
+            MakePod().name("p-a2").node("node-a").label("foo", "").label("zone", "zone1").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").label("zone", "zone2").obj(),
+        ],
+        0,
+        [
+            MakeNode()
+            .name("node-a")
+            .label("zone", "zone1")
+            .label("node", "node-a")
+            .label("foo", "bar")
+            .obj(),
+            MakeNode()
+            .name("node-b")
+            .label("zone", "zone2")
+            .label("node", "node-b")
+            .label("foo", "")
+            .obj(),
+        ],
+        [[("zone2", 1), ("", 2147483647)]],
+        [{"zone2": 1}],
+        False,
+        id="add a pod when scheduling node affinity unmatched pod with NodeInclusionPolicy "
+        "disabled",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .node_affinity_not_in("foo", ["bar"])
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        MakePod().name("p-a1").node("node-a").label("foo", "").label("zone", "zone1").obj(),
+        -1,
+        [
+            MakePod().name("p-a2").node("node-a").label("foo", "").label("zone", "zone1").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").label("zone", "zone2").obj(),
+        ],
+        0,
+        [
+            MakeNode()
+            .name("node-a")
+            .label("zone", "zone1")
+            .label("node", "node-a")
+            .label("foo", "bar")
+            .obj(),
+            MakeNode()
+            .name("node-b")
+            .label("zone", "zone2")
+            .label("node", "node-b")
+            .label("foo", "")
+            .obj(),
+        ],
+        [[("zone2", 1), ("", 2147483647)]],
+        [{"zone2": 1}],
+        True,
+        id="add a pod when scheduling node affinity unmatched pod with NodeInclusionPolicy enabled",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        MakePod().name("p-b1").node("node-b").label("foo", "").label("zone", "zone2").obj(),
+        -1,
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").label("zone", "zone1").obj(),
+            MakePod().name("p-b2").node("node-b").label("foo", "").label("zone", "zone2").obj(),
+        ],
+        1,
+        [
+            MakeNode()
+            .name("node-a")
+            .label("zone", "zone1")
+            .label("node", "node-a")
+            .label("foo", "bar")
+            .obj(),
+            MakeNode()
+            .name("node-b")
+            .label("zone", "zone2")
+            .label("node", "node-b")
+            .label("foo", "")
+            .obj(),
+        ],
+        [[("zone1", 1), ("zone2", 2)]],
+        [{"zone1": 1, "zone2": 2}],
+        False,
+        id="add a pod when scheduling node affinity matched pod with NodeInclusionPolicy disabled",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        MakePod().name("p-b1").node("node-b").label("foo", "").label("zone", "zone2").obj(),
+        -1,
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").label("zone", "zone1").obj(),
+            MakePod().name("p-b2").node("node-b").label("foo", "").label("zone", "zone2").obj(),
+        ],
+        1,
+        [
+            MakeNode()
+            .name("node-a")
+            .label("zone", "zone1")
+            .label("node", "node-a")
+            .label("foo", "bar")
+            .obj(),
+            MakeNode()
+            .name("node-b")
+            .label("zone", "zone2")
+            .label("node", "node-b")
+            .label("foo", "")
+            .obj(),
+        ],
+        [[("zone1", 1), ("zone2", 2)]],
+        [{"zone1": 1, "zone2": 2}],
+        True,
+        id="add a pod when scheduling node affinity matched pod with NodeInclusionPolicy enabled",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        MakePod().name("p-b1").node("node-b").label("zone", "zone2").obj(),
+        -1,
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").label("zone", "zone1").obj(),
+            MakePod().name("p-b2").node("node-b").label("foo", "").label("zone", "zone2").obj(),
+        ],
+        1,
+        [
+            MakeNode()
+            .name("node-a")
+            .label("zone", "zone1")
+            .label("node", "node-a")
+            .label("foo", "bar")
+            .obj(),
+            MakeNode()
+            .name("node-b")
+            .label("zone", "zone2")
+            .label("node", "node-b")
+            .label("foo", "")
+            .obj(),
+        ],
+        [[("zone1", 1), ("zone2", 1)]],
+        [{"zone1": 1, "zone2": 1}],
+        True,
+        id="add a label selector not matched pod when with NodeInclusionPolicy enabled",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        MakePod().name("p-b1").node("node-b").label("foo", "").label("zone", "zone2").obj(),
+        -1,
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").label("zone", "zone1").obj(),
+            MakePod().name("p-b2").node("node-b").label("foo", "").label("zone", "zone2").obj(),
+        ],
+        1,
+        [
+            MakeNode()
+            .name("node-a")
+            .label("zone", "zone1")
+            .label("node", "node-a")
+            .taints(TAINTS)
+            .obj(),
+            MakeNode().name("node-b").label("zone", "zone2").label("node", "node-b").obj(),
+        ],
+        [[("zone1", 1), ("zone2", 2)]],
+        [{"zone2": 2, "zone1": 1}],
+        False,
+        id="add a pod when scheduling taint untolerated pod with NodeInclusionPolicy disabled",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .toleration("node.kubernetes.io/unschedulable")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        MakePod().name("p-b1").node("node-b").label("foo", "").label("zone", "zone2").obj(),
+        -1,
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").label("zone", "zone1").obj(),
+            MakePod().name("p-b2").node("node-b").label("foo", "").label("zone", "zone2").obj(),
+        ],
+        1,
+        [
+            MakeNode()
+            .name("node-a")
+            .label("zone", "zone1")
+            .label("node", "node-a")
+            .taints(TAINTS)
+            .obj(),
+            MakeNode().name("node-b").label("zone", "zone2").label("node", "node-b").obj(),
+        ],
+        [[("zone1", 1), ("zone2", 2)]],
+        [{"zone2": 2, "zone1": 1}],
+        True,
+        id="add a pod when scheduling taint tolerated pod with NodeInclusionPolicy enabled",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("preemptor", "added", "_idx", "existing", "node_idx", "nodes", "paths", "counts", "_policy"),
+    ADD_POD,
+)
+def test_pre_filter_state_add_pod(
+    preemptor: Pod,
+    added: Pod,
+    _idx: int,
+    existing: list[Pod],
+    node_idx: int,
+    nodes: list[Node],
+    paths: list[list[tuple[str, int]]],
+    counts: list[dict[str, int]],
+    _policy: bool,
+) -> None:
+    s = _state_after(preemptor, added, existing, node_idx, nodes, 1)
+    assert s.counts == counts
+    assert _sorted_paths(s.paths) == _want_paths(paths)
+
+
+REMOVE_POD = [
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        None,
+        0,
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-x1").node("node-x").label("foo", "").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "").obj(),
+        ],
+        0,
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label("node", "node-x").obj(),
+            MakeNode().name("node-y").label("zone", "zone2").label("node", "node-y").obj(),
+        ],
+        [[("zone1", 1), ("zone2", 2)]],
+        [{"zone1": 1, "zone2": 2}],
+        False,
+        id="one spreadConstraint on node, topologyKeyToMinPodsMap changed",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        None,
+        0,
+        [
+            MakePod().name("p-a0").node("node-a").label("bar", "").obj(),
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-x1").node("node-x").label("foo", "").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "").obj(),
+        ],
+        0,
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label("node", "node-x").obj(),
+            MakeNode().name("node-y").label("zone", "zone2").label("node", "node-y").obj(),
+        ],
+        [[("zone1", 2), ("zone2", 2)]],
+        [{"zone1": 2, "zone2": 2}],
+        False,
+        id="delete an irrelevant pod won't help",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        MakePod().name("p-a0").node("node-a").label("bar", "").obj(),
+        -1,
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-x1").node("node-x").label("foo", "").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "").obj(),
+        ],
+        0,
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label("node", "node-x").obj(),
+            MakeNode().name("node-y").label("zone", "zone2").label("node", "node-y").obj(),
+        ],
+        [[("zone1", 2), ("zone2", 2)]],
+        [{"zone1": 2, "zone2": 2}],
+        False,
+        id="delete a non-existing pod won't help",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .spread_constraint(1, "node", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        None,
+        3,
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-x1").node("node-x").label("foo", "").obj(),
+            MakePod().name("p-x2").node("node-x").label("foo", "").obj(),
+        ],
+        2,
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label("node", "node-x").obj(),
+        ],
+        [[("zone2", 1), ("zone1", 3)], [("node-b", 1), ("node-x", 1)]],
+        [{"zone1": 3, "zone2": 1}, {"node-a": 2, "node-b": 1, "node-x": 1}],
+        False,
+        id="two spreadConstraints",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .node_affinity_not_in("foo", ["bar"])
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        MakePod().name("p-a1").node("node-a").label("foo", "").label("zone", "zone1").obj(),
+        -1,
+        [
+            MakePod().name("p-a2").node("node-a").label("foo", "").label("zone", "zone1").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").label("zone", "zone2").obj(),
+        ],
+        0,
+        [
+            MakeNode()
+            .name("node-a")
+            .label("zone", "zone1")
+            .label("node", "node-a")
+            .label("foo", "bar")
+            .obj(),
+            MakeNode()
+            .name("node-b")
+            .label("zone", "zone2")
+            .label("node", "node-b")
+            .label("foo", "")
+            .obj(),
+        ],
+        [[("zone2", 1), ("", 2147483647)]],
+        [{"zone2": 1}],
+        False,
+        id="remove a pod when scheduling node affinity unmatched pod with NodeInclusionPolicy "
+        "disabled",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .node_affinity_not_in("foo", ["bar"])
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        MakePod().name("p-a1").node("node-a").label("foo", "").label("zone", "zone1").obj(),
+        -1,
+        [
+            MakePod().name("p-a2").node("node-a").label("foo", "").label("zone", "zone1").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").label("zone", "zone2").obj(),
+        ],
+        0,
+        [
+            MakeNode()
+            .name("node-a")
+            .label("zone", "zone1")
+            .label("node", "node-a")
+            .label("foo", "bar")
+            .obj(),
+            MakeNode()
+            .name("node-b")
+            .label("zone", "zone2")
+            .label("node", "node-b")
+            .label("foo", "")
+            .obj(),
+        ],
+        [[("zone2", 1), ("", 2147483647)]],
+        [{"zone2": 1}],
+        True,
+        id="remove a pod when scheduling node affinity unmatched pod with NodeInclusionPolicy "
+        "enabled",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        MakePod().name("p-b1").node("node-b").label("foo", "").label("zone", "zone2").obj(),
+        -1,
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").label("zone", "zone1").obj(),
+            MakePod().name("p-b2").node("node-b").label("foo", "").label("zone", "zone2").obj(),
+        ],
+        1,
+        [
+            MakeNode()
+            .name("node-a")
+            .label("zone", "zone1")
+            .label("node", "node-a")
+            .label("foo", "bar")
+            .obj(),
+            MakeNode()
+            .name("node-b")
+            .label("zone", "zone2")
+            .label("node", "node-b")
+            .label("foo", "")
+            .obj(),
+        ],
+        [[("zone2", 0), ("zone1", 1)]],
+        [{"zone2": 0, "zone1": 1}],
+        False,
+        id="remove a pod when scheduling node affinity matched pod with NodeInclusionPolicy "
+        "disabled",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        MakePod().name("p-b1").node("node-b").label("foo", "").label("zone", "zone2").obj(),
+        -1,
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").label("zone", "zone1").obj(),
+            MakePod().name("p-b2").node("node-b").label("foo", "").label("zone", "zone2").obj(),
+        ],
+        1,
+        [
+            MakeNode()
+            .name("node-a")
+            .label("zone", "zone1")
+            .label("node", "node-a")
+            .label("foo", "bar")
+            .obj(),
+            MakeNode()
+            .name("node-b")
+            .label("zone", "zone2")
+            .label("node", "node-b")
+            .label("foo", "")
+            .obj(),
+        ],
+        [[("zone2", 0), ("zone1", 1)]],
+        [{"zone2": 0, "zone1": 1}],
+        True,
+        id="remove a pod when scheduling node affinity matched pod with NodeInclusionPolicy "
+        "enabled",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    (
+        "preemptor",
+        "deleted",
+        "deleted_idx",
+        "existing",
+        "node_idx",
+        "nodes",
+        "paths",
+        "counts",
+        "_policy",
+    ),
+    REMOVE_POD,
+)
+def test_pre_filter_state_remove_pod(
+    preemptor: Pod,
+    deleted: Pod | None,
+    deleted_idx: int,
+    existing: list[Pod],
+    node_idx: int,
+    nodes: list[Node],
+    paths: list[list[tuple[str, int]]],
+    counts: list[dict[str, int]],
+    _policy: bool,
+) -> None:
+    if 0 <= deleted_idx < len(existing):
+        deleted = existing[deleted_idx]
+    assert deleted is not None
+    s = _state_after(preemptor, deleted, existing, node_idx, nodes, -1)
+    assert s.counts == counts
+    assert _sorted_paths(s.paths) == _want_paths(paths)
+
+
+# -- default constraints and args --------------------------------------------------------------
+
+_ZONED = [
+    MakeNode().name("a").label("zone", "z1").label(HOSTNAME, "a").obj(),
+    MakeNode().name("b").label("zone", "z2").label(HOSTNAME, "b").obj(),
+]
+
+
+def test_system_defaults_need_a_workload_selector() -> None:
+    """Without Services/controllers known to the Handle, no default constraint applies."""
+    plugin, handle = _plugin([], _ZONED, {})
+    pod = MakePod().label("foo", "").obj()
+    assert plugin.pre_filter(CycleState(), pod, handle.snapshot.node_infos)[1].code is Code.SKIP
+    assert plugin.pre_score(CycleState(), pod, list(handle.snapshot)).code is Code.SKIP
+
+
+def test_listed_default_constraints_filter_pods_of_a_workload() -> None:
+    args: dict[str, object] = {
+        "defaultingType": "List",
+        "defaultConstraints": [
+            {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+        ],
+    }
+    existing = [MakePod().node("a").label("foo", "").obj()]
+    snap = snapshot(existing, _ZONED)
+    plugin = podtopologyspread.new(args, _ServiceHandle(snap))
+    pod = MakePod().label("foo", "").obj()
+    state = CycleState()
+    assert plugin.pre_filter(state, pod, snap.node_infos)[1].ok
+    a, b = snap.get("a"), snap.get("b")
+    assert a is not None and b is not None
+    assert plugin.filter(state, pod, a).code is Code.UNSCHEDULABLE
+    assert plugin.filter(state, pod, b).ok
+    # A pod with constraints of its own ignores the defaults.
+    own = MakePod().label("foo", "").spread_constraint(5, "zone", "DoNotSchedule", FOO).obj()
+    state = CycleState()
+    assert plugin.pre_filter(state, own, snap.node_infos)[1].ok
+    assert plugin.filter(state, own, a).ok
+    # A pod no Service selects gets none.
+    other = MakePod().label("bar", "").obj()
+    assert plugin.pre_filter(CycleState(), other, snap.node_infos)[1].code is Code.SKIP
+
+
+def test_an_invalid_selector_is_an_error() -> None:
+    bad = MakeLabelSelector().in_("foo", []).obj()
+    pod = MakePod().spread_constraint(1, "zone", "DoNotSchedule", bad).obj()
+    plugin, handle = _plugin([], _ZONED)
+    status = plugin.pre_filter(CycleState(), pod, handle.snapshot.node_infos)[1]
+    assert status.code is Code.ERROR
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(
+            {
+                "defaultConstraints": [
+                    {"maxSkew": 1, "topologyKey": "z", "whenUnsatisfiable": "ScheduleAnyway"}
+                ]
+            },
+            "must be empty",
+            id="System with constraints",
+        ),
+        pytest.param({"defaultingType": "Other"}, "Unsupported value", id="unknown defaulting"),
+        pytest.param(
+            {
+                "defaultingType": "List",
+                "defaultConstraints": [
+                    {"maxSkew": 0, "topologyKey": "z", "whenUnsatisfiable": "DoNotSchedule"}
+                ],
+            },
+            "greater than zero",
+            id="maxSkew 0",
+        ),
+        pytest.param(
+            {
+                "defaultingType": "List",
+                "defaultConstraints": [
+                    {
+                        "maxSkew": 1,
+                        "topologyKey": "z",
+                        "whenUnsatisfiable": "DoNotSchedule",
+                        "labelSelector": {},
+                    }
+                ],
+            },
+            "must not define a selector",
+            id="selector in a default constraint",
+        ),
+        pytest.param(
+            {
+                "defaultingType": "List",
+                "defaultConstraints": [
+                    {"maxSkew": 1, "topologyKey": "z", "whenUnsatisfiable": "DoNotSchedule"},
+                    {"maxSkew": 2, "topologyKey": "z", "whenUnsatisfiable": "DoNotSchedule"},
+                ],
+            },
+            "Duplicate value",
+            id="duplicate constraint",
+        ),
+        pytest.param({"defaultingType": "List", "x": 1}, "unknown field", id="unknown field"),
+    ],
+)
+def test_invalid_args_are_refused(args: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        podtopologyspread.new(args, FakeHandle(snapshot([], [])))

@@ -2415,6 +2415,30 @@ REMOVE_POD = [
             MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
             MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
             MakePod().name("p-x1").node("node-x").label("foo", "").obj(),
+        ],
+        0,
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label("node", "node-x").obj(),
+        ],
+        [[("zone1", 1), ("zone2", 1)]],
+        [{"zone1": 1, "zone2": 1}],
+        False,
+        id="one spreadConstraint on zone, topologyKeyToMinPodsMap unchanged",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        None,
+        0,
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-x1").node("node-x").label("foo", "").obj(),
             MakePod().name("p-y1").node("node-y").label("foo", "").obj(),
         ],
         0,

@@ -1013,6 +1013,65 @@ PREFERRED_AFFINITY = [
         "get high score",
     ),
     pytest.param(
+        _p(labels=_S1, affinity=_STAY_S1_AWAY_S2),
+        [_p("node1", _S1), _p("node2", _S1)],
+        _nodes(("node1", _CHINA_N), ("node2", _AZ1)),
+        [M, 0],
+        Code.SUCCESS,
+        False,
+        id="Affinity and Anti Affinity: considered only "
+        "preferredDuringSchedulingIgnoredDuringExecution in both pod affinity & anti affinity",
+    ),
+    pytest.param(
+        _p(labels=_S1, affinity=_STAY_S1_AWAY_S2),
+        [
+            _p("node1", _S1),
+            _p("node1", _S1),
+            _p("node2", _S1),
+            _p("node3", _S1),
+            _p("node3", _S1),
+            _p("node4", _S1),
+            _p("node5", _S1),
+        ],
+        _nodes(
+            ("node1", {"region": "China", "az": "az1"}),
+            ("node2", _INDIA_N),
+            ("node3", _CHINA_N),
+            ("node4", _CHINA_N),
+            ("node5", _INDIA_N),
+        ),
+        [M, 0, M, M, 0],
+        Code.SUCCESS,
+        False,
+        id="Affinity and Anti Affinity: considering both affinity and anti-affinity, the pod to "
+        "schedule and existing pods have the same labels",
+    ),
+    pytest.param(
+        _p(labels=_S1, affinity=_STAY_S1_AWAY_S2),
+        [
+            _p("node1", _S1),
+            _p("node2", _S2),
+            _p("node3", affinity=_STAY_S1_AWAY_S2),
+            _p("node4", affinity=_AWAY_S1_AZ),
+        ],
+        _nodes(("node1", _CHINA_N), ("node2", _AZ1), ("node3", _INDIA_N), ("node4", _AZ2)),
+        [M, 0, M, 0],
+        Code.SUCCESS,
+        False,
+        id="Affinity and Anti Affinity and symmetry: considered only "
+        "preferredDuringSchedulingIgnoredDuringExecution in both pod affinity & anti affinity & "
+        "symmetry",
+    ),
+    pytest.param(
+        _p(labels=_S1),
+        [_p("node1", _S1), _p("node2", affinity=_STAY_S1_AWAY_S2)],
+        _nodes(("node1", _CHINA_N), ("node2", _CHINA_N)),
+        [0, 0],
+        Code.SUCCESS,
+        False,
+        id="Avoid panic when partial nodes in a topology don't have pods with affinity",
+    ),
+    pytest.param(
         _p(labels=_S1, affinity=_BAD_AFF),
         [_p("node1", _S1), _p("node2", _S2)],
         _two(),

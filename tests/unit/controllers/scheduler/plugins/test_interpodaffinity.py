@@ -7,11 +7,13 @@ errors, AddPod/RemovePod keeping the PreFilter counts true, and the preferred-te
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
 from tests.unit.controllers.scheduler.plugins.affinity_support import (
+    PREFERRED,
     REQUIRED,
     FakeHandle,
     MakeLabelSelector,
@@ -1407,3 +1409,65 @@ def test_the_plugin_serves_its_extension_points() -> None:
     for point in (PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
         assert isinstance(plugin, point)
     assert plugin.pre_filter_extensions() is plugin and plugin.score_extensions() is plugin
+
+
+# -- AddPod/RemovePod against a fresh PreFilter, on random clusters ----------------------------
+
+
+def _random_pod(rng: Any, name: str, node: str) -> Pod:
+    pod = MakePod().name(name).node(node).namespace(rng.choice(["", "subteam1.team1"]))
+    for key in ("app", "tier"):
+        if rng.random() < 0.6:
+            pod.label(key, rng.choice(["a", "b"]))
+    for _ in range(rng.randrange(3)):
+        key, tk = rng.choice(["app", "tier"]), rng.choice(["zone", "region", HOSTNAME])
+        values = [rng.choice(["a", "b"])]
+        if rng.random() < 0.5:
+            pod.pod_affinity_in(key, tk, values, rng.choice([REQUIRED, PREFERRED]))
+        else:
+            pod.pod_anti_affinity_in(key, tk, values, rng.choice([REQUIRED, PREFERRED]))
+    return pod.obj()
+
+
+def _random_nodes(rng: Any) -> list[Node]:
+    nodes = []
+    for i in range(5):
+        labels = {HOSTNAME: f"n{i}"}
+        if rng.random() < 0.8:
+            labels["zone"] = rng.choice(["z1", "z2"])
+        if rng.random() < 0.8:
+            labels["region"] = "r1"
+        nodes.append(make_node(f"n{i}", labels))
+    return nodes
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_add_and_remove_pod_agree_with_a_fresh_pre_filter(seed: int) -> None:
+    rng = random.Random(seed)
+    nodes = _random_nodes(rng)
+    pods = [_random_pod(rng, f"p{i}", rng.choice(nodes).name) for i in range(8)]
+    incoming = _random_pod(rng, "incoming", "")
+    victim = pods[rng.randrange(len(pods))]
+    others = [p for p in pods if p is not victim]
+
+    def state_of(existing: list[Pod]) -> tuple[Code, Any, Any, FakeHandle]:
+        plugin, handle = _plugin(existing, nodes)
+        state = CycleState()
+        _, status = plugin.pre_filter(state, incoming, handle.snapshot.node_infos)
+        return status.code, plugin, state, handle
+
+    code_all, plugin, state, handle = state_of(pods)
+    code_without, _, state_without, _ = state_of(others)
+    if Code.SKIP in (code_all, code_without):
+        return  # nothing to count on one side; Filter does not run
+    node = handle.snapshot.get(victim.spec.node_name)
+    assert node is not None
+    assert plugin.remove_pod(state, incoming, pod_info(victim), node).ok
+    s, fresh = (
+        state.read("PreFilterInterPodAffinity"),
+        state_without.read("PreFilterInterPodAffinity"),
+    )
+    assert _counts(s) == _counts(fresh)
+    assert plugin.add_pod(state, incoming, pod_info(victim), node).ok
+    _, _, state_all, _ = state_of(pods)
+    assert _counts(s) == _counts(state_all.read("PreFilterInterPodAffinity"))

@@ -7,6 +7,7 @@ PreFilter's Skip, AddPod/RemovePod, the ScheduleAnyway scores, default constrain
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -2809,3 +2810,55 @@ def test_an_invalid_selector_is_an_error() -> None:
 def test_invalid_args_are_refused(args: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         podtopologyspread.new(args, FakeHandle(snapshot([], [])))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_add_and_remove_pod_counts_agree_with_a_fresh_pre_filter(seed: int) -> None:
+    """The domain counts after AddPod/RemovePod are those PreFilter computes from scratch.
+
+    (The critical paths may differ, as upstream's do: an update only lets a domain in.)
+    """
+    rng = random.Random(seed)
+    nodes = []
+    for i in range(5):
+        node = MakeNode().name(f"n{i}").label(HOSTNAME, f"n{i}")
+        if rng.random() < 0.8:
+            node.label("zone", rng.choice(["z1", "z2", "z3"]))
+        if rng.random() < 0.3:
+            node.taints(TAINTS)
+        nodes.append(node.obj())
+    pods = []
+    for i in range(10):
+        pod = MakePod().name(f"p{i}").node(rng.choice(nodes).name)
+        pod.namespace(rng.choice(["", "other"]))
+        if rng.random() < 0.7:
+            pod.label("foo", "")
+        pods.append(pod.obj())
+    incoming = (
+        MakePod()
+        .label("foo", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, rng.choice([None, 4]))
+        .spread_constraint(
+            2, HOSTNAME, "DoNotSchedule", FOO, None, None, rng.choice([None, "Honor"])
+        )
+        .obj()
+    )
+    victim = pods[rng.randrange(len(pods))]
+
+    def counts_of(existing: list[Pod]) -> tuple[Any, Any, Any]:
+        plugin, handle = _plugin(existing, nodes)
+        state = CycleState()
+        assert plugin.pre_filter(state, incoming, handle.snapshot.node_infos)[1].ok
+        return plugin, state, handle
+
+    plugin, state, handle = counts_of(pods)
+    node = handle.snapshot.get(victim.spec.node_name)
+    assert node is not None
+    assert plugin.remove_pod(state, incoming, pod_info(victim), node).ok
+    _, fresh, _ = counts_of([p for p in pods if p is not victim])
+    key = "PreFilterPodTopologySpread"
+    nonzero = [{k: v for k, v in c.items() if v} for c in state.read(key).counts]
+    assert nonzero == [{k: v for k, v in c.items() if v} for c in fresh.read(key).counts]
+    assert plugin.add_pod(state, incoming, pod_info(victim), node).ok
+    _, full, _ = counts_of(pods)
+    assert state.read(key).counts == full.read(key).counts

@@ -58,8 +58,10 @@ class Selector:
     def matches(self, labels: Mapping[str, str]) -> bool:
         if self.nothing:
             return False
+        # Hot: called for every pod against every term; read a FrozenMap's dict directly.
+        get = labels._data.get if type(labels) is FrozenMap else labels.get
         for key, op, values in self.requirements:
-            value = labels.get(key)
+            value = get(key)
             if op == IN:
                 if value is None or value not in values:
                     return False

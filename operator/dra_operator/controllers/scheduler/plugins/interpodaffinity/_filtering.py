@@ -87,10 +87,11 @@ class PreFilterState:
 
     def count_incoming(self, existing: Pod, node: Node, delta: int) -> None:
         """... and the incoming pod's affinity and anti-affinity against `existing`."""
-        if matches_all(self.terms.affinity, existing, self.labels_of):
-            for t in self.terms.affinity:
+        terms = self.terms
+        if terms.affinity and matches_all(terms.affinity, existing, self.labels_of):
+            for t in terms.affinity:
                 _bump(self.affinity, node, t.topology_key, delta)
-        for t in self.terms.anti_affinity:
+        for t in terms.anti_affinity:
             if t.matches_in(existing, self.labels_of):
                 _bump(self.anti_affinity, node, t.topology_key, delta)
 
@@ -114,9 +115,11 @@ def pre_filter(
         for existing in info.pods_with_required_anti_affinity:
             s.count_existing(existing, info.node, 1)
     if terms.affinity or terms.anti_affinity:
+        count = s.count_incoming
         for info in nodes:
+            node = info.node
             for existing in info.pods:
-                s.count_incoming(existing.pod, info.node, 1)
+                count(existing.pod, node, 1)
     if not s.existing_anti and not terms.affinity and not terms.anti_affinity:
         return SKIP
     state.write(PRE_FILTER_KEY, s)

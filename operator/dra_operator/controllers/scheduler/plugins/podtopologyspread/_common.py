@@ -115,10 +115,10 @@ def count_matching(pods: Iterable[PodInfo], selector: Selector, namespace: str) 
     """Pods of `namespace`, not terminating, that `selector` selects; an empty one counts none."""
     if selector.everything:
         return 0
-    return sum(
-        1
-        for p in pods
-        if p.pod.metadata.deletion_timestamp is None
-        and p.pod.metadata.namespace == namespace
-        and selector.matches(p.pod.metadata.labels)
-    )
+    matches = selector.matches
+    n = 0
+    for p in pods:
+        meta = p.pod.metadata
+        if meta.namespace == namespace and meta.deletion_timestamp is None and matches(meta.labels):
+            n += 1
+    return n

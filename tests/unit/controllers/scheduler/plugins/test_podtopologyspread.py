@@ -1172,10 +1172,14 @@ ZONE = "topology.kubernetes.io/zone"
 
 
 class _ServiceHandle(FakeHandle):
-    """A Handle that knows one Service selecting `foo: ""`, as upstream's case lists it."""
+    """A Handle that knows one Service (selecting `foo: ""` unless told), as upstream's cases."""
+
+    def __init__(self, snap: Any, service: dict[str, str] | None = None) -> None:
+        super().__init__(snap)
+        self.service = {"foo": ""} if service is None else service
 
     def default_spread_selector(self, pod: Pod) -> Selector:
-        service = {"foo": ""}
+        service = self.service
         if all(pod.metadata.labels.get(k) == v for k, v in service.items()):
             return compile_selector(LabelSelector(match_labels=FrozenMap(service)))
         return compile_selector(LabelSelector())
@@ -2862,3 +2866,860 @@ def test_add_and_remove_pod_counts_agree_with_a_fresh_pre_filter(seed: int) -> N
     assert plugin.add_pod(state, incoming, pod_info(victim), node).ok
     _, full, _ = counts_of(pods)
     assert state.read(key).counts == full.read(key).counts
+
+
+# -- TestPreFilterState ------------------------------------------------------------------------
+
+PRE_FILTER_STATE = [
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(
+            5,
+            "zone",
+            "DoNotSchedule",
+            MakeLabelSelector().label("foo", "bar").obj(),
+            None,
+            None,
+            None,
+            None,
+        )
+        .obj(),
+        [],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label("node", "node-x").obj(),
+            MakeNode().name("node-y").label("zone", "zone2").label("node", "node-y").obj(),
+        ],
+        [[("zone1", 0), ("zone2", 0)]],
+        [{"zone1": 0, "zone2": 0}],
+        id="clean cluster with one spreadConstraint",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y2").node("node-y").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label("node", "node-x").obj(),
+            MakeNode().name("node-y").label("zone", "zone2").label("node", "node-y").obj(),
+        ],
+        [[("zone2", 2), ("zone1", 3)]],
+        [{"zone1": 3, "zone2": 2}],
+        id="normal case with one spreadConstraint",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", None, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y2").node("node-y").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label("node", "node-x").obj(),
+            MakeNode().name("node-y").label("zone", "zone2").label("node", "node-y").obj(),
+        ],
+        [[("zone2", 0), ("zone1", 0)]],
+        [{"zone1": 0, "zone2": 0}],
+        id="normal case with null label selector",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y2").node("node-y").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label("node", "node-x").obj(),
+            MakeNode().name("node-y").label("zone", "zone2").label("node", "node-y").obj(),
+            MakeNode().name("node-o").label("zone", "zone3").label("node", "node-o").obj(),
+            MakeNode().name("node-p").label("zone", "zone3").label("node", "node-p").obj(),
+        ],
+        [[("zone3", 0), ("zone2", 2)]],
+        [{"zone1": 3, "zone2": 2, "zone3": 0}],
+        id="normal case with one spreadConstraint, on a 3-zone cluster",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").namespace("ns1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-y1").namespace("ns2").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y2").node("node-y").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label("node", "node-x").obj(),
+            MakeNode().name("node-y").label("zone", "zone2").label("node", "node-y").obj(),
+        ],
+        [[("zone2", 1), ("zone1", 2)]],
+        [{"zone1": 2, "zone2": 1}],
+        id="namespace mismatch doesn't count",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .spread_constraint(1, "node", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y2").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y3").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y4").node("node-y").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label("node", "node-x").obj(),
+            MakeNode().name("node-y").label("zone", "zone2").label("node", "node-y").obj(),
+        ],
+        [[("zone1", 3), ("zone2", 4)], [("node-x", 0), ("node-b", 1)]],
+        [{"zone1": 3, "zone2": 4}, {"node-a": 2, "node-b": 1, "node-x": 0, "node-y": 4}],
+        id="normal case with two spreadConstraints",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "ScheduleAnyway", FOO, None, None, None, None)
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .spread_constraint(1, "node", "ScheduleAnyway", FOO, None, None, None, None)
+        .spread_constraint(1, "node", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y2").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y3").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y4").node("node-y").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+            MakeNode().name("node-y").label("zone", "zone2").label("node", "node-y").obj(),
+        ],
+        [[("zone1", 3), ("zone2", 4)], [("node-b", 1), ("node-a", 2)]],
+        [{"zone1": 3, "zone2": 4}, {"node-a": 2, "node-b": 1, "node-y": 4}],
+        id="soft spreadConstraints should be bypassed",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .label("bar", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .spread_constraint(1, "node", "DoNotSchedule", BAR, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b").node("node-b").label("bar", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+            MakeNode().name("node-y").label("zone", "zone2").label("node", "node-y").obj(),
+        ],
+        [[("zone2", 0), ("zone1", 1)], [("node-a", 0), ("node-y", 0)]],
+        [{"zone1": 1, "zone2": 0}, {"node-a": 0, "node-b": 1, "node-y": 0}],
+        id="different labelSelectors - simple version",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .label("bar", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .spread_constraint(1, "node", "DoNotSchedule", BAR, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").label("bar", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y2").node("node-y").label("foo", "").label("bar", "").obj(),
+            MakePod().name("p-y3").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y4").node("node-y").label("foo", "").label("bar", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+            MakeNode().name("node-y").label("zone", "zone2").label("node", "node-y").obj(),
+        ],
+        [[("zone1", 3), ("zone2", 4)], [("node-b", 0), ("node-a", 1)]],
+        [{"zone1": 3, "zone2": 4}, {"node-a": 1, "node-b": 0, "node-y": 2}],
+        id="different labelSelectors - complex pods",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .node_affinity_not_in("node", ["node-x"])
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .spread_constraint(1, "node", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y2").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y3").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y4").node("node-y").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label("node", "node-x").obj(),
+            MakeNode().name("node-y").label("zone", "zone2").label("node", "node-y").obj(),
+        ],
+        [[("zone1", 3), ("zone2", 4)], [("node-b", 1), ("node-a", 2)]],
+        [{"zone1": 3, "zone2": 4}, {"node-a": 2, "node-b": 1, "node-y": 4}],
+        id="two spreadConstraints, and with podAffinity",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .spread_constraint(1, "node", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y2").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y3").node("node-y").label("foo", "").obj(),
+            MakePod().name("p-y4").node("node-y").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label("node", "node-x").obj(),
+            MakeNode().name("node-y").label("zone", "zone2").label("node", "node-y").obj(),
+        ],
+        [[("zone1", 3), ("zone2", 4)], [("node-x", 0), ("node-b", 1)]],
+        [{"zone1": 3, "zone2": 4}, {"node-a": 2, "node-b": 1, "node-x": 0, "node-y": 4}],
+        id="TpKeyToDomainsNum is calculated when MinDomains is enabled",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .node_selector({"foo": ""})
+        .spread_constraint(1, "node", "DoNotSchedule", BAR, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a").node("node-a").label("bar", "").obj(),
+            MakePod().name("p-b").node("node-b").label("bar", "").obj(),
+            MakePod().name("p-c").node("node-b").label("bar", "").obj(),
+            MakePod().name("p-d").node("node-c").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("node", "node-a").label("foo", "").obj(),
+            MakeNode().name("node-b").label("node", "node-b").label("foo", "").obj(),
+            MakeNode().name("node-c").label("node", "node-c").label("bar", "").obj(),
+        ],
+        [[("node-a", 1), ("node-b", 2)]],
+        [{"node-a": 1, "node-b": 2}],
+        id="feature gate disabled with NodeAffinityPolicy",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .node_selector({"foo": ""})
+        .spread_constraint(1, "node", "DoNotSchedule", BAR, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a").node("node-a").label("bar", "").obj(),
+            MakePod().name("p-b").node("node-b").label("bar", "").obj(),
+            MakePod().name("p-c").node("node-b").label("bar", "").obj(),
+            MakePod().name("p-d").node("node-c").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("node", "node-a").label("foo", "").obj(),
+            MakeNode().name("node-b").label("node", "node-b").label("foo", "").obj(),
+            MakeNode().name("node-c").label("node", "node-c").label("bar", "").obj(),
+        ],
+        [[("node-a", 1), ("node-b", 2)]],
+        [{"node-a": 1, "node-b": 2}],
+        id="NodeAffinityPolicy honored with labelSelectors",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .node_selector({"foo": ""})
+        .spread_constraint(1, "node", "DoNotSchedule", BAR, None, "Ignore", None, None)
+        .obj(),
+        [
+            MakePod().name("p-a").node("node-a").label("bar", "").obj(),
+            MakePod().name("p-b").node("node-b").label("bar", "").obj(),
+            MakePod().name("p-c").node("node-b").label("bar", "").obj(),
+            MakePod().name("p-d").node("node-c").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("node", "node-a").label("foo", "").obj(),
+            MakeNode().name("node-b").label("node", "node-b").label("foo", "").obj(),
+            MakeNode().name("node-c").label("node", "node-c").label("bar", "").obj(),
+        ],
+        [[("node-c", 0), ("node-a", 1)]],
+        [{"node-a": 1, "node-b": 2, "node-c": 0}],
+        id="NodeAffinityPolicy ignored with labelSelectors",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .node_affinity_in("foo", [""])
+        .spread_constraint(1, "node", "DoNotSchedule", BAR, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a").node("node-a").label("bar", "").obj(),
+            MakePod().name("p-c").node("node-b").label("bar", "").obj(),
+            MakePod().name("p-d").node("node-b").label("bar", "").obj(),
+            MakePod().name("p-e").node("node-c").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("node", "node-a").label("foo", "").obj(),
+            MakeNode().name("node-b").label("node", "node-b").label("foo", "").obj(),
+            MakeNode().name("node-c").label("node", "node-c").label("bar", "").obj(),
+        ],
+        [[("node-a", 1), ("node-b", 2)]],
+        [{"node-a": 1, "node-b": 2}],
+        id="NodeAffinityPolicy honored with nodeAffinity",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .node_affinity_in("foo", [""])
+        .spread_constraint(1, "node", "DoNotSchedule", BAR, None, "Ignore", None, None)
+        .obj(),
+        [
+            MakePod().name("p-a").node("node-a").label("bar", "").obj(),
+            MakePod().name("p-b").node("node-b").label("bar", "").obj(),
+            MakePod().name("p-c").node("node-b").label("bar", "").obj(),
+            MakePod().name("p-d").node("node-c").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("node", "node-a").label("foo", "").obj(),
+            MakeNode().name("node-b").label("node", "node-b").label("foo", "").obj(),
+            MakeNode().name("node-c").label("node", "node-c").label("bar", "").obj(),
+        ],
+        [[("node-c", 0), ("node-a", 1)]],
+        [{"node-a": 1, "node-b": 2, "node-c": 0}],
+        id="NodeAffinityPolicy ignored with nodeAffinity",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "node", "DoNotSchedule", BAR, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a").node("node-a").label("bar", "").obj(),
+            MakePod().name("p-b").node("node-b").label("bar", "").obj(),
+            MakePod().name("p-c").node("node-b").label("bar", "").obj(),
+            MakePod().name("p-d").node("node-c").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("node", "node-b").obj(),
+            MakeNode().name("node-c").label("node", "node-c").taints(TAINTS).label("bar", "").obj(),
+        ],
+        [[("node-c", 0), ("node-a", 1)]],
+        [{"node-a": 1, "node-b": 2, "node-c": 0}],
+        id="feature gate disabled with NodeTaintsPolicy",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "node", "DoNotSchedule", BAR, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a").node("node-a").label("bar", "").obj(),
+            MakePod().name("p-b").node("node-b").label("bar", "").obj(),
+            MakePod().name("p-c").node("node-b").label("bar", "").obj(),
+            MakePod().name("p-d").node("node-c").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("node", "node-b").obj(),
+            MakeNode().name("node-c").label("node", "node-c").taints(TAINTS).label("bar", "").obj(),
+        ],
+        [[("node-c", 0), ("node-a", 1)]],
+        [{"node-a": 1, "node-b": 2, "node-c": 0}],
+        id="NodeTaintsPolicy ignored",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "node", "DoNotSchedule", BAR, None, None, "Honor", None)
+        .obj(),
+        [
+            MakePod().name("p-a").node("node-a").label("bar", "").obj(),
+            MakePod().name("p-b").node("node-b").label("bar", "").obj(),
+            MakePod().name("p-c").node("node-b").label("bar", "").obj(),
+            MakePod().name("p-d").node("node-c").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("node", "node-b").obj(),
+            MakeNode().name("node-c").label("node", "node-c").taints(TAINTS).label("bar", "").obj(),
+        ],
+        [[("node-a", 1), ("node-b", 2)]],
+        [{"node-a": 1, "node-b": 2}],
+        id="NodeTaintsPolicy honored",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .toleration("node.kubernetes.io/unschedulable")
+        .spread_constraint(1, "node", "DoNotSchedule", BAR, None, None, "Honor", None)
+        .obj(),
+        [
+            MakePod().name("p-a").node("node-a").label("bar", "").obj(),
+            MakePod().name("p-b").node("node-b").label("bar", "").obj(),
+            MakePod().name("p-c").node("node-b").label("bar", "").obj(),
+            MakePod().name("p-d").node("node-c").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("node", "node-b").obj(),
+            MakeNode().name("node-c").label("node", "node-c").taints(TAINTS).label("bar", "").obj(),
+        ],
+        [[("node-c", 0), ("node-a", 1)]],
+        [{"node-a": 1, "node-b": 2, "node-c": 0}],
+        id="NodeTaintsPolicy honored with tolerated taints",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .node_selector({"foo": ""})
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .spread_constraint(1, "node", "DoNotSchedule", FOO, None, "Ignore", None, None)
+        .obj(),
+        [
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-b2").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-x1").node("node-x").label("foo", "").obj(),
+        ],
+        [
+            MakeNode()
+            .name("node-a")
+            .label("zone", "zone1")
+            .label("node", "node-a")
+            .label("foo", "")
+            .obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+            MakeNode()
+            .name("node-x")
+            .label("zone", "zone2")
+            .label("node", "node-x")
+            .label("foo", "")
+            .obj(),
+        ],
+        [[("zone1", 0), ("zone2", 1)], [("node-a", 0), ("node-x", 1)]],
+        [{"zone1": 0, "zone2": 1}, {"node-a": 0, "node-b": 2, "node-x": 1}],
+        id="two node inclusion Constraints, zone: honor/ignore, node: ignore/ignore",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, "Honor", None)
+        .spread_constraint(1, "node", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-b2").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-x1").node("node-x").label("foo", "").obj(),
+        ],
+        [
+            MakeNode()
+            .name("node-a")
+            .label("zone", "zone1")
+            .label("node", "node-a")
+            .label("foo", "")
+            .obj(),
+            MakeNode()
+            .name("node-b")
+            .label("zone", "zone1")
+            .label("node", "node-b")
+            .taints(TAINTS)
+            .obj(),
+            MakeNode()
+            .name("node-x")
+            .label("zone", "zone2")
+            .label("node", "node-x")
+            .label("foo", "")
+            .obj(),
+        ],
+        [[("zone1", 0), ("zone2", 1)], [("node-a", 0), ("node-x", 1)]],
+        [{"zone1": 0, "zone2": 1}, {"node-a": 0, "node-b": 2, "node-x": 1}],
+        id="two node inclusion Constraints, zone: honor/honor, node: honor/ignore",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .node_selector({"foo": ""})
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .spread_constraint(1, "node", "DoNotSchedule", FOO, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-x1").node("node-x").label("foo", "").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode()
+            .name("node-b")
+            .label("zone", "zone1")
+            .label("node", "node-b")
+            .label("foo", "")
+            .taints(TAINTS)
+            .obj(),
+            MakeNode()
+            .name("node-x")
+            .label("zone", "zone2")
+            .label("node", "node-x")
+            .label("foo", "")
+            .obj(),
+            MakeNode().name("node-y").label("zone", "zone2").label("node", "node-y").obj(),
+        ],
+        [[("zone1", 0), ("zone2", 1)], [("node-b", 0), ("node-x", 1)]],
+        [{"zone1": 0, "zone2": 1}, {"node-b": 0, "node-x": 1}],
+        id="two node inclusion Constraints, zone: honor/ignore, node: honor/ignore",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .node_selector({"foo": ""})
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, "Ignore", None, None)
+        .spread_constraint(1, "node", "DoNotSchedule", FOO, None, None, "Honor", None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-x1").node("node-x").label("foo", "").obj(),
+            MakePod().name("p-x2").node("node-x").label("foo", "").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode()
+            .name("node-b")
+            .label("zone", "zone1")
+            .label("node", "node-b")
+            .label("foo", "")
+            .taints(TAINTS)
+            .obj(),
+            MakeNode()
+            .name("node-x")
+            .label("zone", "zone2")
+            .label("node", "node-x")
+            .label("foo", "")
+            .obj(),
+            MakeNode()
+            .name("node-y")
+            .label("zone", "zone2")
+            .label("node", "node-y")
+            .label("foo", "")
+            .obj(),
+        ],
+        [[("zone1", 2), ("zone2", 3)], [("node-y", 1), ("node-x", 2)]],
+        [{"zone1": 2, "zone2": 3}, {"node-x": 2, "node-y": 1}],
+        id="two node inclusion Constraints, zone: ignore/ignore, node: honor/honor",
+    ),
+    # "matchLabelKeys ignored when feature gate disabled" is not ported: the gate is on in v1.37.
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .label("bar", "a")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, ["bar"])
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "").label("bar", "a").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "").label("bar", "a").obj(),
+            MakePod().name("p-y2").node("node-y").label("bar", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label("node", "node-x").obj(),
+            MakeNode().name("node-y").label("zone", "zone2").label("node", "node-y").obj(),
+        ],
+        [[("zone2", 1), ("zone1", 1)]],
+        [{"zone1": 1, "zone2": 1}],
+        id="matchLabelKeys ANDed with LabelSelector when LabelSelector isn't empty",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "a")
+        .spread_constraint(
+            1, "zone", "DoNotSchedule", MakeLabelSelector().obj(), None, None, None, ["foo"]
+        )
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "a").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "a").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "a").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "a").obj(),
+            MakePod().name("p-y2").node("node-y").label("foo", "a").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label("node", "node-x").obj(),
+            MakeNode().name("node-y").label("zone", "zone2").label("node", "node-y").obj(),
+        ],
+        [[("zone2", 2), ("zone1", 3)]],
+        [{"zone1": 3, "zone2": 2}],
+        id="matchLabelKeys ANDed with LabelSelector when LabelSelector is empty",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", None, None, None, None, ["bar"])
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "a").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "a").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "a").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "a").obj(),
+            MakePod().name("p-y2").node("node-y").label("foo", "a").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label("node", "node-x").obj(),
+            MakeNode().name("node-y").label("zone", "zone2").label("node", "node-y").obj(),
+        ],
+        [[("zone2", 0), ("zone1", 0)]],
+        [{"zone1": 0, "zone2": 0}],
+        id="key in matchLabelKeys is ignored when LabelSelector is None when feature gate enabled",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", None, None, None, None, ["bar"])
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "a").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "a").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "a").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "a").obj(),
+            MakePod().name("p-y2").node("node-y").label("foo", "a").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label("node", "node-x").obj(),
+            MakeNode().name("node-y").label("zone", "zone2").label("node", "node-y").obj(),
+        ],
+        [[("zone2", 0), ("zone1", 0)]],
+        [{"zone1": 0, "zone2": 0}],
+        id="no pod is matched when LabelSelector is None when feature gate disabled",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, ["bar"])
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "a").obj(),
+            MakePod().name("p-a2").node("node-a").label("foo", "a").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "a").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "a").obj(),
+            MakePod().name("p-y2").node("node-y").label("foo", "a").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label("node", "node-x").obj(),
+            MakeNode().name("node-y").label("zone", "zone2").label("node", "node-y").obj(),
+        ],
+        [[("zone2", 2), ("zone1", 3)]],
+        [{"zone1": 3, "zone2": 2}],
+        id="key in matchLabelKeys is ignored when it isn't exist in pod.labels",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .label("bar", "")
+        .spread_constraint(1, "zone", "DoNotSchedule", FOO, None, None, None, None)
+        .spread_constraint(1, "zone", "DoNotSchedule", BAR, None, None, None, None)
+        .obj(),
+        [
+            MakePod().name("p-a1").node("node-a").label("foo", "").label("bar", "").obj(),
+            MakePod().name("p-b1").node("node-b").label("foo", "").obj(),
+            MakePod().name("p-x1").node("node-x").label("bar", "").obj(),
+            MakePod().name("p-y1").node("node-y").label("foo", "").label("bar", "").obj(),
+            MakePod().name("p-y2").node("node-y").label("bar", "").obj(),
+        ],
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label("node", "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label("node", "node-x").obj(),
+            MakeNode().name("node-y").label("zone", "zone2").label("node", "node-y").obj(),
+        ],
+        [[("zone2", 1), ("zone1", 2)], [("zone1", 1), ("zone2", 3)]],
+        [{"zone1": 2, "zone2": 1}, {"zone1": 1, "zone2": 3}],
+        id="two spreadConstraints with the same topologyKey",
+    ),
+]
+
+
+@pytest.mark.parametrize(("pod", "pods", "nodes", "paths", "counts"), PRE_FILTER_STATE)
+def test_pre_filter_state(
+    pod: Pod,
+    pods: list[Pod],
+    nodes: list[Node],
+    paths: list[list[tuple[str, int]]],
+    counts: list[dict[str, int]],
+) -> None:
+    plugin, handle = _plugin(pods, nodes)
+    state = CycleState()
+    assert plugin.pre_filter(state, pod, handle.snapshot.node_infos)[1].ok
+    s = state.read("PreFilterPodTopologySpread")
+    assert s.counts == counts
+    assert _sorted_paths(s.paths) == _want_paths(paths)
+
+
+def _c(max_skew: int, key: str, mode: str) -> dict[str, object]:
+    return {"maxSkew": max_skew, "topologyKey": key, "whenUnsatisfiable": mode}
+
+
+@pytest.mark.parametrize(
+    ("pod", "defaults", "service", "want_keys"),
+    [
+        pytest.param(
+            MakePod().name("p").label("foo", "bar").label("baz", "kar").obj(),
+            [
+                _c(3, "node", "DoNotSchedule"),
+                _c(2, "node", "ScheduleAnyway"),
+                _c(5, "rack", "DoNotSchedule"),
+            ],
+            {"foo": "bar"},
+            [("node", 3), ("rack", 5)],
+            id="default constraints and a service",
+        ),
+        pytest.param(
+            MakePod().name("p").label("foo", "bar").obj(),
+            [_c(3, "node", "DoNotSchedule")],
+            {"baz": "kep"},
+            None,
+            id="default constraints and a service that doesn't match",
+        ),
+        pytest.param(
+            MakePod()
+            .name("p")
+            .label("foo", "bar")
+            .label("baz", "tar")
+            .spread_constraint(
+                1, "zone", "DoNotSchedule", MakeLabelSelector().label("baz", "tar").obj()
+            )
+            .spread_constraint(
+                2, "planet", "ScheduleAnyway", MakeLabelSelector().label("fot", "rok").obj()
+            )
+            .obj(),
+            [_c(2, "node", "DoNotSchedule")],
+            {"foo": "bar"},
+            [("zone", 1)],
+            id="default constraints and a service, but pod has constraints",
+        ),
+        pytest.param(
+            MakePod().name("p").label("foo", "bar").obj(),
+            [_c(2, "node", "ScheduleAnyway")],
+            {"foo": "bar"},
+            None,
+            id="default soft constraints and a service",
+        ),
+        pytest.param(
+            MakePod().name("p").label("foo", "").obj(),
+            [],
+            {"foo": "bar"},
+            None,
+            id="skip if not specified",
+        ),
+    ],
+)
+def test_pre_filter_state_default_constraints(
+    pod: Pod,
+    defaults: list[dict[str, object]],
+    service: dict[str, str],
+    want_keys: list[tuple[str, int]] | None,
+) -> None:
+    """TestPreFilterState's cases with a Service: which constraints PreFilter keeps."""
+    snap = snapshot(
+        [], [MakeNode().name("node-a").label("zone", "zone1").label("node", "node-a").obj()]
+    )
+    args = {"defaultingType": "List", "defaultConstraints": defaults}
+    plugin = podtopologyspread.new(args, _ServiceHandle(snap, service))
+    state = CycleState()
+    status = plugin.pre_filter(state, pod, snap.node_infos)[1]
+    if want_keys is None:
+        assert status.code is Code.SKIP
+        return
+    s = state.read("PreFilterPodTopologySpread")
+    assert [(c.topology_key, c.max_skew) for c in s.constraints] == want_keys

@@ -1471,3 +1471,129 @@ def test_add_and_remove_pod_agree_with_a_fresh_pre_filter(seed: int) -> None:
     assert plugin.add_pod(state, incoming, pod_info(victim), node).ok
     _, _, state_all, _ = state_of(pods)
     assert _counts(s) == _counts(state_all.read("PreFilterInterPodAffinity"))
+
+
+# -- TestGetTPMapMatchingIncomingAffinityAntiAffinity, TestMultipleAffinityTermsRequire... ------
+
+
+def _normal(*labels: str) -> Pod:
+    pod = MakePod().name("normal").node("nodeA")
+    for label in labels:
+        pod.label(label, "")
+    return pod.obj()
+
+
+def _incoming(name: str, affinity: Sequence[str], anti: Sequence[str]) -> Pod:
+    pod = MakePod().name(name)
+    for key in affinity:
+        pod.pod_affinity_exists(key, HOSTNAME, REQUIRED)
+    for key in anti:
+        pod.pod_anti_affinity_exists(key, HOSTNAME, REQUIRED)
+    return pod.obj()
+
+
+_NODE_A = [make_node("nodeA", {HOSTNAME: "nodeA"})]
+_A1 = {(HOSTNAME, "nodeA"): 1}
+
+
+@pytest.mark.parametrize(
+    ("existing", "pod", "want_affinity", "want_anti"),
+    [
+        pytest.param([], _incoming("aaa-normal", [], []), {}, {}, id="nil test"),
+        pytest.param(
+            [_normal("aaa")],
+            _incoming("aaa-normal", [], []),
+            {},
+            {},
+            id="incoming pod without affinity/anti-affinity causes a no-op",
+        ),
+        pytest.param(
+            [_normal("bbb")],
+            _incoming("aaa-anti", ["aaa"], ["aaa"]),
+            {},
+            {},
+            id="no pod has label that violates incoming pod's affinity and anti-affinity",
+        ),
+        pytest.param(
+            [_normal("aaa")],
+            _incoming("affi-antiaffi", ["aaa"], ["aaa"]),
+            _A1,
+            _A1,
+            id="existing pod matches incoming pod's affinity and anti-affinity - single term case",
+        ),
+        pytest.param(
+            [_normal("aaa", "bbb")],
+            _incoming("affi-antiaffi", ["aaa", "bbb"], ["aaa"]),
+            {(HOSTNAME, "nodeA"): 2},
+            _A1,
+            id="existing pod matches incoming pod's affinity and anti-affinity - multiple terms "
+            "case",
+        ),
+        pytest.param(
+            [_normal("aaa")],
+            _incoming("affi-antiaffi", ["aaa", "bbb"], ["aaa", "bbb"]),
+            {},
+            _A1,
+            id="existing pod not match incoming pod's affinity but matches anti-affinity",
+        ),
+        pytest.param(
+            [_normal("aaa", "bbb")],
+            _incoming("anaffi-antiaffiti", ["aaa", "ccc"], ["aaa", "ccc"]),
+            {},
+            _A1,
+            id="incoming pod's anti-affinity has more than one term - existing pod violates "
+            "partial term - case 1",
+        ),
+        pytest.param(
+            [_normal("bbb")],
+            _incoming("affi-antiaffi", ["aaa", "bbb"], ["aaa", "bbb"]),
+            {},
+            _A1,
+            id="incoming pod's anti-affinity has more than one term - existing pod violates "
+            "partial term - case 2",
+        ),
+    ],
+)
+def test_get_tp_map_matching_incoming_affinity_anti_affinity(
+    existing: list[Pod],
+    pod: Pod,
+    want_affinity: dict[tuple[str, str], int],
+    want_anti: dict[tuple[str, str], int],
+) -> None:
+    plugin, handle = _plugin(existing, _NODE_A)
+    state = CycleState()
+    _, status = plugin.pre_filter(state, pod, handle.snapshot.node_infos)
+    if status.code is Code.SKIP:
+        assert want_affinity == want_anti == {}
+        return
+    s = state.read("PreFilterInterPodAffinity")
+    assert (s.affinity, s.anti_affinity) == (want_affinity, want_anti)
+
+
+def test_multiple_affinity_terms_require_single_matching_pod() -> None:
+    """TestMultipleAffinityTermsRequireSingleMatchingPod: one pod must match every term."""
+    incoming = (
+        MakePod()
+        .name("pod-1")
+        .namespace("default")
+        .pod_affinity_in("foo", HOSTNAME, ["bar"], REQUIRED)
+        .pod_affinity_in("baz", HOSTNAME, ["qux"], REQUIRED)
+    )
+    pod_a = MakePod().name("podA").namespace("default").label("foo", "bar").node("node-1").obj()
+    pod_b = MakePod().name("podB").namespace("default").label("baz", "qux").node("node-1").obj()
+    pod_c = (
+        MakePod()
+        .name("podC")
+        .namespace("default")
+        .label("foo", "bar")
+        .label("baz", "qux")
+        .node("node-3")
+        .obj()
+    )
+    nodes = [make_node(f"node-{i}", {HOSTNAME: f"node-{i}"}) for i in (1, 2, 3)]
+    pre, statuses = _run_filter(incoming.obj(), [pod_a, pod_b, pod_c], nodes, {"default": {}})
+    assert pre.ok and [s.ok for s in statuses] == [False, False, True]
+    # The first pod of the group, with no pod matching both terms yet, may go anywhere.
+    own = incoming.label("foo", "bar").label("baz", "qux").obj()
+    pre, statuses = _run_filter(own, [pod_a, pod_b], nodes, {"default": {}})
+    assert pre.ok and statuses[0].ok

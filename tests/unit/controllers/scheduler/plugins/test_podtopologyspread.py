@@ -7,6 +7,7 @@ PreFilter's Skip, AddPod/RemovePod, the ScheduleAnyway scores, default constrain
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
@@ -3723,3 +3724,251 @@ def test_pre_filter_state_default_constraints(
         return
     s = state.read("PreFilterPodTopologySpread")
     assert [(c.topology_key, c.max_skew) for c in s.constraints] == want_keys
+
+
+# -- TestPreScoreStateEmptyNodes, TestPreScoreSkip ---------------------------------------------
+
+PRE_SCORE_STATE = [
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "ScheduleAnyway", FOO, None, None, None, None)
+        .spread_constraint(1, HOSTNAME, "ScheduleAnyway", FOO, None, None, None, None)
+        .obj(),
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label(HOSTNAME, "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label(HOSTNAME, "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label(HOSTNAME, "node-x").obj(),
+        ],
+        [["zone1", "zone2"], []],
+        [2, 3],
+        [],
+        id="normal case",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "ScheduleAnyway", None, None, None, None, None)
+        .obj(),
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label(HOSTNAME, "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label(HOSTNAME, "node-b").obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label(HOSTNAME, "node-x").obj(),
+        ],
+        [["zone1", "zone2"]],
+        [2],
+        [],
+        id="null selector",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "ScheduleAnyway", FOO, None, None, None, None)
+        .spread_constraint(1, HOSTNAME, "ScheduleAnyway", BAR, None, None, None, None)
+        .obj(),
+        [
+            MakeNode().name("node-a").label("zone", "zone1").label(HOSTNAME, "node-a").obj(),
+            MakeNode().name("node-b").label("zone", "zone1").label(HOSTNAME, "node-b").obj(),
+            MakeNode().name("node-x").label(HOSTNAME, "node-x").obj(),
+        ],
+        [["zone1"], []],
+        [1, 2],
+        ["node-x"],
+        id="node-x doesn't have label zone",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .node_selector({"foo": ""})
+        .spread_constraint(1, "zone", "ScheduleAnyway", BAR, None, None, None, None)
+        .obj(),
+        [
+            MakeNode()
+            .name("node-a")
+            .label("zone", "zone1")
+            .label("foo", "")
+            .label(HOSTNAME, "node-a")
+            .obj(),
+            MakeNode()
+            .name("node-b")
+            .label("zone", "zone1")
+            .label("foo", "")
+            .label(HOSTNAME, "node-b")
+            .obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label(HOSTNAME, "node-x").obj(),
+        ],
+        [["zone1", "zone2"]],
+        [2],
+        [],
+        id="NodeAffinityPolicy honored with labelSelectors",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .node_selector({"foo": ""})
+        .spread_constraint(1, "zone", "ScheduleAnyway", BAR, None, "Ignore", None, None)
+        .obj(),
+        [
+            MakeNode()
+            .name("node-a")
+            .label("zone", "zone1")
+            .label("foo", "")
+            .label(HOSTNAME, "node-a")
+            .obj(),
+            MakeNode()
+            .name("node-b")
+            .label("zone", "zone1")
+            .label("foo", "")
+            .label(HOSTNAME, "node-b")
+            .obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label(HOSTNAME, "node-x").obj(),
+        ],
+        [["zone1", "zone2"]],
+        [2],
+        [],
+        id="NodeAffinityPolicy ignored with labelSelectors",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .node_affinity_in("foo", [""])
+        .spread_constraint(1, "zone", "ScheduleAnyway", BAR, None, None, None, None)
+        .obj(),
+        [
+            MakeNode()
+            .name("node-a")
+            .label("zone", "zone1")
+            .label("foo", "")
+            .label(HOSTNAME, "node-a")
+            .obj(),
+            MakeNode()
+            .name("node-b")
+            .label("zone", "zone1")
+            .label("foo", "")
+            .label(HOSTNAME, "node-b")
+            .obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label(HOSTNAME, "node-x").obj(),
+        ],
+        [["zone1", "zone2"]],
+        [2],
+        [],
+        id="NodeAffinityPolicy honored with nodeAffinity",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .node_affinity_in("foo", [""])
+        .spread_constraint(1, "zone", "ScheduleAnyway", BAR, None, "Ignore", None, None)
+        .obj(),
+        [
+            MakeNode()
+            .name("node-a")
+            .label("zone", "zone1")
+            .label("foo", "")
+            .label(HOSTNAME, "node-a")
+            .obj(),
+            MakeNode()
+            .name("node-b")
+            .label("zone", "zone1")
+            .label("foo", "")
+            .label(HOSTNAME, "node-b")
+            .obj(),
+            MakeNode().name("node-x").label("zone", "zone2").label(HOSTNAME, "node-x").obj(),
+        ],
+        [["zone1", "zone2"]],
+        [2],
+        [],
+        id="NodeAffinityPolicy ignored with nodeAffinity",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "ScheduleAnyway", BAR, None, None, "Honor", None)
+        .obj(),
+        [
+            MakeNode()
+            .name("node-a")
+            .label("zone", "zone1")
+            .label("foo", "")
+            .label(HOSTNAME, "node-a")
+            .obj(),
+            MakeNode()
+            .name("node-b")
+            .label("zone", "zone1")
+            .label("foo", "")
+            .label(HOSTNAME, "node-b")
+            .obj(),
+            MakeNode()
+            .name("node-x")
+            .label("zone", "zone2")
+            .label(HOSTNAME, "node-x")
+            .taints(TAINTS)
+            .obj(),
+        ],
+        [["zone1", "zone2"]],
+        [2],
+        [],
+        id="NodeTaintsPolicy honored",
+    ),
+    pytest.param(
+        MakePod()
+        .name("p")
+        .label("foo", "")
+        .spread_constraint(1, "zone", "ScheduleAnyway", BAR, None, None, None, None)
+        .obj(),
+        [
+            MakeNode()
+            .name("node-a")
+            .label("zone", "zone1")
+            .label("foo", "")
+            .label(HOSTNAME, "node-a")
+            .obj(),
+            MakeNode()
+            .name("node-b")
+            .label("zone", "zone1")
+            .label("foo", "")
+            .label(HOSTNAME, "node-b")
+            .obj(),
+            MakeNode()
+            .name("node-x")
+            .label("zone", "zone2")
+            .label(HOSTNAME, "node-x")
+            .taints(TAINTS)
+            .obj(),
+        ],
+        [["zone1", "zone2"]],
+        [2],
+        [],
+        id="NodeTaintsPolicy ignored",
+    ),
+]
+
+
+@pytest.mark.parametrize(("pod", "nodes", "domains", "sizes", "ignored"), PRE_SCORE_STATE)
+def test_pre_score_state_empty_nodes(
+    pod: Pod, nodes: list[Node], domains: list[list[str]], sizes: list[int], ignored: list[str]
+) -> None:
+    plugin, handle = _plugin([], nodes)
+    state = CycleState()
+    assert plugin.pre_score(state, pod, list(handle.snapshot)).ok
+    s = state.read("PreScorePodTopologySpread")
+    assert [sorted(c) for c in s.counts] == domains
+    assert all(v == 0 for c in s.counts for v in c.values())
+    assert s.weights == tuple(math.log(n + 2) for n in sizes)
+    assert sorted(s.ignored) == ignored
+
+
+def test_pre_score_skip() -> None:
+    """TestPreScoreSkip: "the pod doesn't have soft topology spread Constraints"."""
+    nodes = [MakeNode().name(n).label(HOSTNAME, n).obj() for n in ("node-a", "node-b")]
+    plugin, handle = _plugin([], nodes)
+    pod = MakePod().name("p").namespace("default").obj()
+    assert plugin.pre_score(CycleState(), pod, list(handle.snapshot)).code is Code.SKIP

@@ -1597,3 +1597,32 @@ def test_multiple_affinity_terms_require_single_matching_pod() -> None:
     own = incoming.label("foo", "bar").label("baz", "qux").obj()
     pre, statuses = _run_filter(own, [pod_a, pod_b], nodes, {"default": {}})
     assert pre.ok and statuses[0].ok
+
+
+def _place(pods: list[Pod], nodes: list[Node], replica: Pod) -> str | None:
+    """Filter every node, take the first that passes (as a cycle would without scores)."""
+    plugin, handle = _plugin(pods, nodes)
+    state = CycleState()
+    _, pre = plugin.pre_filter(state, replica, handle.snapshot.node_infos)
+    for info in handle.snapshot:
+        if pre.code is Code.SKIP or plugin.filter(state, replica, info).ok:
+            return info.name
+    return None
+
+
+def test_replicas_with_required_anti_affinity_on_hostname_go_to_different_nodes() -> None:
+    """The issue's first row: two replicas, two nodes, one each; a third finds no room."""
+    nodes = [make_node(n, {HOSTNAME: n}) for n in ("a", "b")]
+    placed: list[Pod] = []
+    for i in range(3):
+        replica = (
+            MakePod()
+            .name(f"r{i}")
+            .namespace("train")
+            .label("app", "trainer")
+            .pod_anti_affinity_in("app", HOSTNAME, ["trainer"], REQUIRED)
+        )
+        node = _place(placed, nodes, replica.obj())
+        if node is not None:
+            placed.append(replica.node(node).obj())
+    assert [p.spec.node_name for p in placed] == ["a", "b"]

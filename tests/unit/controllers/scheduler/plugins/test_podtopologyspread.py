@@ -3972,3 +3972,24 @@ def test_pre_score_skip() -> None:
     plugin, handle = _plugin([], nodes)
     pod = MakePod().name("p").namespace("default").obj()
     assert plugin.pre_score(CycleState(), pod, list(handle.snapshot)).code is Code.SKIP
+
+
+def test_max_skew_one_spreads_three_replicas_one_per_node() -> None:
+    """The issue's second row: maxSkew 1, DoNotSchedule, three nodes: 1-1-1, not 2-1-0."""
+    nodes = [MakeNode().name(n).label(HOSTNAME, n).obj() for n in ("a", "b", "c")]
+    placed: list[Pod] = []
+    for i in range(3):
+        replica = (
+            MakePod()
+            .name(f"r{i}")
+            .label("app", "web")
+            .spread_constraint(
+                1, HOSTNAME, "DoNotSchedule", MakeLabelSelector().label("app", "web").obj()
+            )
+        )
+        plugin, handle = _plugin(placed, nodes)
+        state = CycleState()
+        assert plugin.pre_filter(state, replica.obj(), handle.snapshot.node_infos)[1].ok
+        fits = [n.name for n in handle.snapshot if plugin.filter(state, replica.obj(), n).ok]
+        placed.append(replica.node(fits[0]).obj())
+    assert sorted(p.spec.node_name for p in placed) == ["a", "b", "c"]

@@ -29,7 +29,10 @@ from dra_operator.model._frozen import (
     FrozenMap,
 )
 from dra_operator.model._nodeaffinity import (
+    is_label_key,
     node_matches,
+    term_is_valid,
+    term_matches,
 )
 from dra_operator.model._parse import (
     ModelObject,
@@ -40,6 +43,7 @@ from dra_operator.model._parse_claim import (
 )
 from dra_operator.model._parse_core import (
     parse_node,
+    parse_node_affinity,
     parse_pod,
 )
 from dra_operator.model._parse_slice import (
@@ -55,6 +59,8 @@ from dra_operator.model._parse_versions import (
 from dra_operator.model._pod import (
     Container,
     ContainerExtendedResourceRequest,
+    ContainerImage,
+    ContainerPort,
     ContainerResourceClaim,
     Node,
     Pod,
@@ -64,6 +70,7 @@ from dra_operator.model._pod import (
     PodResourceClaimStatus,
     PodSpec,
     PodStatus,
+    PreferredSchedulingTerm,
     Taint,
     Toleration,
     effective_requests,
@@ -162,6 +169,8 @@ __all__ = [
     "ConfigSource",
     "Container",
     "ContainerExtendedResourceRequest",
+    "ContainerImage",
+    "ContainerPort",
     "ContainerResourceClaim",
     "CounterSet",
     "Device",
@@ -205,6 +214,7 @@ __all__ = [
     "PodSchedulingContext",
     "PodSpec",
     "PodStatus",
+    "PreferredSchedulingTerm",
     "Quantity",
     "QuantityFormat",
     "ResolvedClaim",
@@ -228,6 +238,7 @@ __all__ = [
     "is_dra_extended_resource_name",
     "is_extended_resource_name",
     "is_for_pod",
+    "is_label_key",
     "is_special_claim_name",
     "named_devices",
     "node_matches",
@@ -235,6 +246,7 @@ __all__ = [
     "parse_device_class",
     "parse_device_taint_rule",
     "parse_node",
+    "parse_node_affinity",
     "parse_object",
     "parse_pod",
     "parse_pod_scheduling_context",
@@ -254,6 +266,8 @@ __all__ = [
     "served_by_dra",
     "special_claim",
     "taint_rule_applies",
+    "term_is_valid",
+    "term_matches",
     "tolerates",
     "tolerates_node_taint",
     "v1alpha2",

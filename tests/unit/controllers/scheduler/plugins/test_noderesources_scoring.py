@@ -560,3 +560,122 @@ def test_an_empty_resource_list_means_cpu_and_memory() -> None:
     # v1 defaulting: upstream's "Resources not set" error cannot come from a configuration
     plugin = fit.new(strategy("LeastAllocated", []), FakeHandle())
     assert scores(plugin, pod_req(*REQ_1_2), [("node1", N4K), ("node2", N6K)]) == [37, 50]
+
+
+def sidecar_pod(main: Req, sidecar: Req) -> Pod:
+    return make_pod(
+        containers=[{"name": "c", "resources": {"requests": dict(main)}}],
+        initContainers=[
+            {"name": "s", "restartPolicy": "Always", "resources": {"requests": dict(sidecar)}}
+        ],
+    )
+
+
+RTCR_DOWN = {"shape": [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}]}
+RTCR_UP = {"shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]}
+EXISTING = [
+    ("node1", pod_req(cpu_mem("2000", "4000"))),
+    ("node2", pod_req(cpu_mem("1000", "2000"))),
+]
+SIDECAR_EXISTING = [
+    ("node1", sidecar_pod(cpu_mem("1000", "2000"), cpu_mem("1000", "2000"))),
+    ("node2", pod_req(cpu_mem("1000", "2000"))),
+]
+FIT_SCORE = [
+    pytest.param(
+        pod_req(cpu_mem("3000", "5000")),
+        [("node1", N4K), ("node2", N6K)],
+        EXISTING,
+        strategy("RequestedToCapacityRatio", DEFAULT, requestedToCapacityRatio=RTCR_DOWN),
+        True,
+        [10, 32],
+        id="test case for ScoringStrategy RequestedToCapacityRatio case1",
+    ),
+    pytest.param(
+        pod_req(cpu_mem("3000", "5000")),
+        [("node1", N4K), ("node2", N6K)],
+        EXISTING,
+        strategy("RequestedToCapacityRatio", DEFAULT, requestedToCapacityRatio=RTCR_UP),
+        True,
+        [95, 68],
+        id="test case for ScoringStrategy RequestedToCapacityRatio case2",
+    ),
+    pytest.param(
+        pod_req(cpu_mem("1000", "2000")),
+        [("node1", N4K), ("node2", N6K)],
+        EXISTING,
+        strategy("MostAllocated", DEFAULT),
+        True,
+        [67, 36],
+        id="test case for ScoringStrategy MostAllocated",
+    ),
+    pytest.param(
+        pod_req(cpu_mem("1000", "2000")),
+        [("node1", N4K), ("node2", N6K)],
+        EXISTING,
+        strategy("LeastAllocated", DEFAULT),
+        True,
+        [32, 63],
+        id="test case for ScoringStrategy LeastAllocated",
+    ),
+    pytest.param(
+        pod_req(cpu_mem("3000", "5000")),
+        [("node1", N4K), ("node2", N6K)],
+        EXISTING,
+        strategy("RequestedToCapacityRatio", DEFAULT, requestedToCapacityRatio=RTCR_DOWN),
+        False,
+        [10, 32],
+        id="test case for ScoringStrategy RequestedToCapacityRatio case1 if PreScore is not called",
+    ),
+    pytest.param(
+        pod_req(cpu_mem("1000", "2000")),
+        [("node1", N4K), ("node2", N6K)],
+        EXISTING,
+        strategy("MostAllocated", DEFAULT),
+        False,
+        [67, 36],
+        id="test case for ScoringStrategy MostAllocated if PreScore is not called",
+    ),
+    pytest.param(
+        pod_req(cpu_mem("1000", "2000")),
+        [("node1", N4K), ("node2", N6K)],
+        EXISTING,
+        strategy("LeastAllocated", DEFAULT),
+        False,
+        [32, 63],
+        id="test case for ScoringStrategy LeastAllocated if PreScore is not called",
+    ),
+    pytest.param(
+        pod_req(cpu_mem("1000", "2000")),
+        [("node1", N4K), ("node2", N4K)],
+        SIDECAR_EXISTING,
+        strategy("MostAllocated", DEFAULT),
+        True,
+        [67, 45],
+        id="test case for ScoringStrategy MostAllocated with sidecar container",
+    ),
+    pytest.param(
+        pod_req(cpu_mem("1000", "2000")),
+        [("node1", N4K), ("node2", N4K)],
+        SIDECAR_EXISTING,
+        strategy("LeastAllocated", DEFAULT),
+        True,
+        [32, 55],
+        id="test case for ScoringStrategy LeastAllocated with sidecar container",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("incoming", "nodes", "existing", "args", "pre_score", "expected"), FIT_SCORE
+)
+def test_fit_score(
+    incoming: Pod,
+    nodes: list[tuple[str, Req]],
+    existing: list[tuple[str, Pod]],
+    args: Raw,
+    pre_score: bool,
+    expected: list[int],
+) -> None:
+    plugin = fit.new(args, FakeHandle())
+    assert scores(plugin, incoming, nodes, existing, pre_score=pre_score) == expected

@@ -534,3 +534,46 @@ def test_storage_requests(incoming: Pod, existing: Pod, want: Status) -> None:
     cycle = state()
     plugin.pre_filter(cycle, incoming, [])
     assert plugin.filter(cycle, incoming, node_with(existing)) == want
+
+
+def sidecar_pod(main_cpu: str | None, sidecar_cpu: str | None) -> Pod:
+    main: Raw = {"name": "regular"}
+    if main_cpu:
+        main["resources"] = {"requests": {"cpu": main_cpu}}
+    sidecar: Raw = {"name": "restartable-init", "restartPolicy": "Always"}
+    if sidecar_cpu:
+        sidecar["resources"] = {"requests": {"cpu": sidecar_cpu}}
+    return make_pod(containers=[main], initContainers=[sidecar])
+
+
+@pytest.mark.parametrize(
+    ("incoming", "want"),
+    [
+        pytest.param(
+            make_pod(containers=[{"name": "regular"}]),
+            SUCCESS,
+            id="allow pod without restartable init containers",
+        ),
+        pytest.param(
+            sidecar_pod(None, None), SUCCESS, id="allow pod with restartable init containers"
+        ),
+        pytest.param(
+            sidecar_pod("1m", "1m"),
+            SUCCESS,
+            id="allow pod if the total requested resources do not exceed the node's"
+            " allocatable resources",
+        ),
+        pytest.param(
+            sidecar_pod("1m", "2m"),
+            unresolvable(CPU),
+            id="not allow pod if the total requested resources do exceed the node's"
+            " allocatable resources",
+        ),
+    ],
+)
+def test_restartable_init_containers(incoming: Pod, want: Status) -> None:
+    plugin = fit.new({}, FakeHandle())
+    node = node_info(make_node(allocatable={"cpu": "2m", "memory": "0", "pods": "1"}))
+    cycle = state()
+    assert plugin.pre_filter(cycle, incoming, []) == (None, SUCCESS)
+    assert plugin.filter(cycle, incoming, node) == want

@@ -679,3 +679,49 @@ def test_fit_score(
 ) -> None:
     plugin = fit.new(args, FakeHandle())
     assert scores(plugin, incoming, nodes, existing, pre_score=pre_score) == expected
+
+
+FOO = "intel.com/foo"
+BIN_NODES = [
+    ("node1", {"cpu": "4000m", "memory": str(10000 * 1024 * 1024), FOO: "8"}),
+    ("node2", {"cpu": "4000m", "memory": str(10000 * 1024 * 1024), FOO: "4"}),
+]
+
+
+@pytest.mark.parametrize(
+    ("incoming", "existing", "expected"),
+    [
+        pytest.param(pod_req(), [], [0, 0], id="nothing scheduled, nothing requested"),
+        pytest.param(
+            pod_req({FOO: "2"}),
+            [("none", pod_req())],
+            [2, 5],
+            id="resources requested, pods scheduled with less resources",
+        ),
+        pytest.param(
+            pod_req({FOO: "2"}),
+            [("node2", pod_req({FOO: "2"}))],
+            [2, 10],
+            id="resources requested, pods scheduled with resources, on node with"
+            " existing pod running ",
+        ),
+        pytest.param(
+            pod_req({FOO: "4"}),
+            [("none", pod_req())],
+            [5, 10],
+            id="resources requested, pods scheduled with more resources",
+        ),
+    ],
+)
+def test_resource_bin_packing_single_extended(
+    incoming: Pod, existing: list[tuple[str, Pod]], expected: list[int]
+) -> None:
+    args = strategy(
+        "RequestedToCapacityRatio",
+        [{"name": FOO, "weight": 1}],
+        requestedToCapacityRatio={
+            "shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 1}]
+        },
+    )
+    plugin = fit.new(args, FakeHandle())
+    assert scores(plugin, incoming, BIN_NODES, existing) == expected

@@ -162,3 +162,32 @@ def test_an_empty_host_ip_binds_every_address() -> None:
     assert (
         plugin.filter(cycle, pod, node_info(make_node(), [pod_with("TCP/10.0.0.1/80")])) == REJECT
     )
+
+
+@pytest.mark.parametrize(
+    ("wanted", "used", "expect"),
+    [
+        pytest.param(
+            ["TCP/127.0.0.1/80"], ["TCP/127.0.0.1/9090"], True, id="non-conflicting ports"
+        ),
+        pytest.param(
+            ["TCP/127.0.0.1/80", "TCP/127.0.1.1/80", "TCP/127.0.1.1/90", "TCP/127.0.1.1/100"],
+            ["TCP/127.0.0.1/9090", "TCP/127.0.0.1/9191", "TCP/127.0.1.1/8080"],
+            True,
+            id="multiple non-conflicting ports",
+        ),
+        pytest.param(
+            ["TCP/127.0.0.1/80"], ["UDP/127.0.0.1/80"], True, id="same ports on different protocols"
+        ),
+        pytest.param(["TCP/127.0.0.1/80"], ["TCP/127.0.0.1/80"], False, id="conflicting ports"),
+        pytest.param(
+            ["TCP/127.0.0.1/80", "TCP/127.0.1.1/80", "TCP/127.0.1.1/90", "TCP/127.0.1.1/100"],
+            ["TCP/127.0.0.1/9090", "TCP/127.0.1.1/90", "TCP/127.0.1.1/8080"],
+            False,
+            id="multiple ports, some conflicting",
+        ),
+    ],
+)
+def test_fits(wanted: list[str], used: list[str], expect: bool) -> None:
+    node = node_info(make_node(), [pod_with(*used)])
+    assert nodeports.fits(nodeports.host_ports(pod_with(*wanted)), node) is expect

@@ -121,13 +121,16 @@ def test_image_locality_priority(pod: Pod, nodes: list[Node], expected: list[int
     assert got == expected
 
 
+DIGEST = "sha256:" + "0" * 64
+
+
 @pytest.mark.parametrize(
     ("name", "normalized"),
     [
-        ("root", "root:latest"),
-        ("root:tag", "root:tag"),
-        ("gcr.io:5000/partition/root", "gcr.io:5000/partition/root:latest"),
-        ("gcr.io:5000/partition/root:tag", "gcr.io:5000/partition/root:tag"),
+        pytest.param("root", "root:latest", id="add :latest postfix 1"),
+        pytest.param("gcr.io:5000/root", "gcr.io:5000/root:latest", id="add :latest postfix 2"),
+        pytest.param("root:tag", "root:tag", id="keep it as is 1"),
+        pytest.param(f"root@{DIGEST}", f"root@{DIGEST}", id="keep it as is 2"),
     ],
 )
 def test_normalized_image_name(name: str, normalized: str) -> None:

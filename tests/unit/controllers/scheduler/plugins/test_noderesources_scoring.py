@@ -725,3 +725,51 @@ def test_resource_bin_packing_single_extended(
     )
     plugin = fit.new(args, FakeHandle())
     assert scores(plugin, incoming, BIN_NODES, existing) == expected
+
+
+BAR = "intel.com/bar"
+MULTI_NODES = [
+    ("node1", {"cpu": "4000m", "memory": str(10000 * 1024 * 1024), FOO: "8", BAR: "4"}),
+    ("node2", {"cpu": "4000m", "memory": str(10000 * 1024 * 1024), FOO: "4", BAR: "8"}),
+]
+POD1 = {FOO: "2", BAR: "2"}
+POD2 = {FOO: "4", BAR: "2"}
+
+
+@pytest.mark.parametrize(
+    ("incoming", "existing", "expected"),
+    [
+        pytest.param(pod_req(), [], [0, 0], id="nothing scheduled, nothing requested"),
+        pytest.param(
+            pod_req(POD1),
+            [("none", pod_req())],
+            [4, 3],
+            id="resources requested, pods scheduled with less resources",
+        ),
+        pytest.param(
+            pod_req(POD1),
+            [("node2", pod_req(POD2))],
+            [4, 7],
+            id="resources requested, pods scheduled with resources, on node with"
+            " existing pod running ",
+        ),
+        pytest.param(
+            pod_req(POD2),
+            [("none", pod_req())],
+            [5, 5],
+            id="resources requested, pods scheduled with more resources",
+        ),
+    ],
+)
+def test_resource_bin_packing_multiple_extended(
+    incoming: Pod, existing: list[tuple[str, Pod]], expected: list[int]
+) -> None:
+    args = strategy(
+        "RequestedToCapacityRatio",
+        [{"name": FOO, "weight": 3}, {"name": BAR, "weight": 5}],
+        requestedToCapacityRatio={
+            "shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 1}]
+        },
+    )
+    plugin = fit.new(args, FakeHandle())
+    assert scores(plugin, incoming, MULTI_NODES, existing) == expected

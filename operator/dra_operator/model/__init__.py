@@ -29,7 +29,10 @@ from dra_operator.model._frozen import (
     FrozenMap,
 )
 from dra_operator.model._nodeaffinity import (
+    is_label_key,
     node_matches,
+    term_is_valid,
+    term_matches,
 )
 from dra_operator.model._parse import (
     ModelObject,
@@ -40,6 +43,7 @@ from dra_operator.model._parse_claim import (
 )
 from dra_operator.model._parse_core import (
     parse_node,
+    parse_node_affinity,
     parse_pod,
 )
 from dra_operator.model._parse_pod_scheduling import (
@@ -58,6 +62,8 @@ from dra_operator.model._parse_versions import (
 from dra_operator.model._pod import (
     Container,
     ContainerExtendedResourceRequest,
+    ContainerImage,
+    ContainerPort,
     ContainerResourceClaim,
     Node,
     Pod,
@@ -67,6 +73,7 @@ from dra_operator.model._pod import (
     PodResourceClaimStatus,
     PodSpec,
     PodStatus,
+    PreferredSchedulingTerm,
     Taint,
     Toleration,
     effective_requests,
@@ -177,6 +184,8 @@ __all__ = [
     "ConfigSource",
     "Container",
     "ContainerExtendedResourceRequest",
+    "ContainerImage",
+    "ContainerPort",
     "ContainerResourceClaim",
     "CounterSet",
     "Device",
@@ -225,6 +234,7 @@ __all__ = [
     "PodSchedulingContext",
     "PodSpec",
     "PodStatus",
+    "PreferredSchedulingTerm",
     "Quantity",
     "QuantityFormat",
     "ResolvedClaim",
@@ -253,6 +263,7 @@ __all__ = [
     "is_dra_extended_resource_name",
     "is_extended_resource_name",
     "is_for_pod",
+    "is_label_key",
     "is_special_claim_name",
     "named_devices",
     "node_matches",
@@ -260,6 +271,7 @@ __all__ = [
     "parse_device_class",
     "parse_device_taint_rule",
     "parse_node",
+    "parse_node_affinity",
     "parse_object",
     "parse_pod",
     "parse_pod_scheduling_context",
@@ -280,6 +292,8 @@ __all__ = [
     "served_by_dra",
     "special_claim",
     "taint_rule_applies",
+    "term_is_valid",
+    "term_matches",
     "tolerates",
     "tolerates_node_taint",
     "v1alpha2",

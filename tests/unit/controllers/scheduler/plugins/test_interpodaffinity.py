@@ -1247,8 +1247,8 @@ def test_preferred_affinity_with_hard_pod_affinity_symmetric_weight(
     [
         ({"hardPodAffinityWeight": 101}, "not in valid range"),
         ({"hardPodAffinityWeight": -1}, "not in valid range"),
-        ({"hardPodAffinityWeight": "1"}, "must be an integer"),
-        ({"ignorePreferredTermsOfExistingPods": 1}, "must be a boolean"),
+        ({"hardPodAffinityWeight": "1"}, "expected an integer"),
+        ({"ignorePreferredTermsOfExistingPods": 1}, "expected a boolean"),
         ({"weight": 1}, "unknown field"),
     ],
 )

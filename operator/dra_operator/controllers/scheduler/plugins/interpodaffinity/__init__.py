@@ -21,6 +21,7 @@ from dra_operator.controllers.scheduler.framework import (
     PreFilterResult,
     Status,
 )
+from dra_operator.controllers.scheduler.plugins._args import PluginArgsError, check_known
 from dra_operator.controllers.scheduler.plugins.interpodaffinity import _filtering, _scoring
 from dra_operator.controllers.scheduler.plugins.interpodaffinity._filtering import (
     ERR_AFFINITY,
@@ -41,7 +42,7 @@ __all__ = [
     "new",
 ]
 
-_ARGS = frozenset({"hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"})
+_ARGS = ("hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods")
 
 
 class InterPodAffinity:
@@ -114,20 +115,18 @@ class InterPodAffinity:
 
 
 def parse_args(args: Mapping[str, object]) -> ScoreArgs:
-    """InterPodAffinityArgs with upstream's defaults and validation; ValueError if invalid."""
-    unknown = sorted(set(args) - _ARGS)
-    if unknown:
-        raise ValueError(f"{NAME} args: unknown field(s) {', '.join(unknown)}")
+    """InterPodAffinityArgs with upstream's defaults and validation; PluginArgsError if not."""
+    check_known(args, "args", _ARGS)
     weight = args.get("hardPodAffinityWeight", 1)
     if isinstance(weight, bool) or not isinstance(weight, int):
-        raise ValueError(f"{NAME} args: hardPodAffinityWeight must be an integer")
+        raise PluginArgsError("args.hardPodAffinityWeight: expected an integer")
     if not 0 <= weight <= 100:
-        raise ValueError(
-            f"hardPodAffinityWeight: Invalid value: {weight}: not in valid range [0-100]"
+        raise PluginArgsError(
+            f"args.hardPodAffinityWeight: Invalid value: {weight}: not in valid range [0-100]"
         )
     ignore = args.get("ignorePreferredTermsOfExistingPods", False)
     if not isinstance(ignore, bool):
-        raise ValueError(f"{NAME} args: ignorePreferredTermsOfExistingPods must be a boolean")
+        raise PluginArgsError("args.ignorePreferredTermsOfExistingPods: expected a boolean")
     return ScoreArgs(weight, ignore)
 
 

@@ -24,6 +24,7 @@ from dra_operator.controllers.scheduler.framework import (
     Status,
     error,
 )
+from dra_operator.controllers.scheduler.plugins._args import PluginArgsError, check_known
 from dra_operator.controllers.scheduler.plugins.podtopologyspread import _filtering, _scoring
 from dra_operator.controllers.scheduler.plugins.podtopologyspread._common import (
     DO_NOT_SCHEDULE,
@@ -157,61 +158,61 @@ class PodTopologySpread:
         return SUCCESS
 
 
-_ARGS = frozenset({"defaultingType", "defaultConstraints"})
+_ARGS = ("defaultingType", "defaultConstraints")
 
 
 def _default_constraints(raw: object) -> tuple[TopologySpreadConstraint, ...]:
     if not isinstance(raw, list):
-        raise ValueError("defaultConstraints: must be a list")
+        raise PluginArgsError("args.defaultConstraints: expected a list")
     try:
         parsed = tuple(
-            parse_topology_spread_constraint(c, f"defaultConstraints[{i}]")
+            parse_topology_spread_constraint(c, f"args.defaultConstraints[{i}]")
             for i, c in enumerate(raw)
         )
     except InvalidObjectError as e:
-        raise ValueError(str(e)) from e
+        raise PluginArgsError(str(e)) from e
     seen: set[tuple[str, str]] = set()
     for i, c in enumerate(parsed):
-        where = f"defaultConstraints[{i}]"
+        where = f"args.defaultConstraints[{i}]"
         if c.max_skew <= 0:
-            raise ValueError(
+            raise PluginArgsError(
                 f"{where}.maxSkew: Invalid value: {c.max_skew}: must be greater than zero"
             )
         if not c.topology_key:
-            raise ValueError(f"{where}.topologyKey: Required value: can not be empty")
+            raise PluginArgsError(f"{where}.topologyKey: Required value: can not be empty")
         if c.when_unsatisfiable not in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY):
-            raise ValueError(
+            raise PluginArgsError(
                 f"{where}.whenUnsatisfiable: Unsupported value: {c.when_unsatisfiable!r}"
             )
         if c.label_selector is not None:
-            raise ValueError(
+            raise PluginArgsError(
                 f"{where}.labelSelector: Forbidden: constraint must not define a selector, "
                 "as they deduced for each pod"
             )
         pair = (c.topology_key, c.when_unsatisfiable)
         if pair in seen:
-            raise ValueError(f"{where}: Duplicate value: {pair}")
+            raise PluginArgsError(f"{where}: Duplicate value: {pair}")
         seen.add(pair)
     return parsed
 
 
 def parse_args(args: Mapping[str, object]) -> tuple[tuple[TopologySpreadConstraint, ...], bool]:
     """PodTopologySpreadArgs: the default constraints and whether they are the system's."""
-    unknown = sorted(set(args) - _ARGS)
-    if unknown:
-        raise ValueError(f"{NAME} args: unknown field(s) {', '.join(unknown)}")
+    check_known(args, "args", _ARGS)
     defaulting = args.get("defaultingType", "System")
     listed = _default_constraints(args.get("defaultConstraints", []))
     if defaulting == "System":
         if listed:
-            raise ValueError(
-                'defaultConstraints: Invalid value: when .defaultingType is "System", '
+            raise PluginArgsError(
+                'args.defaultConstraints: Invalid value: when .defaultingType is "System", '
                 ".defaultConstraints must be empty"
             )
         return SYSTEM_DEFAULT_CONSTRAINTS, True
     if defaulting == "List":
         return listed, False
-    raise ValueError(f'defaultingType: Unsupported value: {defaulting!r}: "List", "System"')
+    raise PluginArgsError(
+        f'args.defaultingType: Unsupported value: {defaulting!r}: "List", "System"'
+    )
 
 
 def new(args: Mapping[str, object], handle: Handle) -> PodTopologySpread:

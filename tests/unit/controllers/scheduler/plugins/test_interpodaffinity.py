@@ -37,7 +37,7 @@ from dra_operator.controllers.scheduler.framework import (
     unresolvable,
     unschedulable,
 )
-from dra_operator.controllers.scheduler.plugins import interpodaffinity
+from dra_operator.controllers.scheduler.plugins import IN_TREE, interpodaffinity, podtopologyspread
 from dra_operator.controllers.scheduler.plugins.interpodaffinity import (
     ERR_AFFINITY,
     ERR_ANTI_AFFINITY,
@@ -1626,3 +1626,10 @@ def test_replicas_with_required_anti_affinity_on_hostname_go_to_different_nodes(
         if node is not None:
             placed.append(replica.node(node).obj())
     assert [p.spec.node_name for p in placed] == ["a", "b"]
+
+
+def test_both_affinity_plugins_are_registered_in_tree() -> None:
+    handle = FakeHandle(snapshot([], []))
+    assert IN_TREE["InterPodAffinity"]({}, handle).name == "InterPodAffinity"
+    assert IN_TREE["PodTopologySpread"]({}, handle).name == "PodTopologySpread"
+    assert IN_TREE["PodTopologySpread"] is podtopologyspread.new

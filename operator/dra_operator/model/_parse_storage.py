@@ -16,9 +16,9 @@ from dra_operator.model._parse_common import (
     quantity_map,
     req_str,
     str_list,
-    str_map,
     str_or_empty,
 )
+from dra_operator.model._parse_pod_scheduling import label_selector
 from dra_operator.model._storage import (
     FILESYSTEM,
     AWSElasticBlockStore,
@@ -29,8 +29,6 @@ from dra_operator.model._storage import (
     CSIVolumeSource,
     GCEPersistentDisk,
     ISCSIVolume,
-    LabelSelector,
-    LabelSelectorRequirement,
     PersistentVolume,
     PersistentVolumeClaim,
     RBDVolume,
@@ -86,22 +84,6 @@ def volume(value: object, path: str) -> Volume:
             iqn=str_or_empty(iscsi, "iqn", _child(path, "iscsi")),
             read_only=bool(opt_bool(iscsi, "readOnly", _child(path, "iscsi"))),
         ),
-    )
-
-
-def _label_requirement(value: object, path: str) -> LabelSelectorRequirement:
-    raw = as_object(value, path)
-    return LabelSelectorRequirement(
-        key=req_str(raw, "key", path),
-        operator=req_str(raw, "operator", path),
-        values=str_list(raw, "values", path),
-    )
-
-
-def label_selector(raw: Raw, path: str) -> LabelSelector:
-    return LabelSelector(
-        match_labels=str_map(raw, "matchLabels", path),
-        match_expressions=list_of(raw, "matchExpressions", path, _label_requirement),
     )
 
 

@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from dra_operator.model._frozen import FrozenMap
-from dra_operator.model._nodeaffinity import is_label_key, is_label_value, node_matches
+from dra_operator.model._nodeaffinity import node_matches
+from dra_operator.model._pod_scheduling import LabelSelector
 from dra_operator.model._quantity import Quantity
 from dra_operator.model._types import NodeSelector, ObjectMeta
 
@@ -93,66 +94,6 @@ def volume_claim_name(pod_name: str, volume: Volume) -> str | None:
     if volume.ephemeral:
         return f"{pod_name}-{volume.name}"
     return None
-
-
-# -- label selectors -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LabelSelectorRequirement:
-    key: str
-    operator: str  # In, NotIn, Exists, DoesNotExist
-    values: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LabelSelector:
-    """metav1.LabelSelector; an empty one selects everything."""
-
-    match_labels: FrozenMap[str, str] = field(default_factory=FrozenMap)
-    match_expressions: tuple[LabelSelectorRequirement, ...] = ()
-
-
-class InvalidSelectorError(ValueError):
-    """`metav1.LabelSelectorAsSelector` refused the selector."""
-
-
-def _requirement_ok(req: LabelSelectorRequirement) -> str | None:
-    if not is_label_key(req.key):
-        return f"invalid label key {req.key!r}"
-    if req.operator in ("In", "NotIn"):
-        if not req.values:
-            return "for 'in', 'notin' operators, values set can't be empty"
-    elif req.operator in ("Exists", "DoesNotExist"):
-        if req.values:
-            return "values set must be empty for exists and does not exist"
-    else:
-        return f"{req.operator!r} is not a valid label selector operator"
-    bad = [v for v in req.values if not is_label_value(v)]
-    return f"invalid label value {bad[0]!r}" if bad else None
-
-
-def selector_matches(selector: LabelSelector, labels: Mapping[str, str]) -> bool:
-    """Whether `labels` match; InvalidSelectorError where upstream cannot build the selector."""
-    for key, value in selector.match_labels.items():
-        if not is_label_key(key) or not is_label_value(value):
-            raise InvalidSelectorError(f"invalid label {key}={value}")
-        if labels.get(key) != value:
-            return False
-    for req in selector.match_expressions:
-        problem = _requirement_ok(req)
-        if problem is not None:
-            raise InvalidSelectorError(problem)
-        has = req.key in labels
-        if req.operator == "In" and not (has and labels[req.key] in req.values):
-            return False
-        if req.operator == "NotIn" and has and labels[req.key] in req.values:
-            return False
-        if req.operator == "Exists" and not has:
-            return False
-        if req.operator == "DoesNotExist" and has:
-            return False
-    return True
 
 
 # -- PersistentVolume and PersistentVolumeClaim ----------------------------------------------

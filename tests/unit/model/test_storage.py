@@ -1,20 +1,15 @@
 """Pod volumes, PV, PVC, StorageClass, CSINode and CSIDriver parsing and the storage predicates.
 
 Covers every field the volume plugins read, the claim a volume names (ephemeral `<pod>-<volume>`),
-the beta storage-class annotation, label selectors (and the ones upstream refuses), topology
-terms, claimRef matching with and without a UID, PV node affinity and access modes.
+the beta storage-class annotation, a claim's label selector, topology terms, claimRef matching
+with and without a UID, PV node affinity and access modes.
 """
 
 from typing import Any
 
-import pytest
-
 from dra_operator.model import (
     ClaimReference,
     FrozenMap,
-    InvalidSelectorError,
-    LabelSelector,
-    LabelSelectorRequirement,
     ObjectMeta,
     PersistentVolume,
     PersistentVolumeClaim,
@@ -23,6 +18,7 @@ from dra_operator.model import (
     TopologySelectorTerm,
     access_modes_satisfied,
     claim_is_for_pod,
+    compile_selector,
     parse_csi_driver,
     parse_csi_node,
     parse_persistent_volume,
@@ -30,7 +26,6 @@ from dra_operator.model import (
     parse_pod,
     parse_storage_class,
     pv_node_affinity_matches,
-    selector_matches,
     topology_matches,
     volume_bound_to_claim,
     volume_claim_name,
@@ -138,8 +133,8 @@ def test_persistent_volume_claim_fields() -> None:
     assert pvc.storage_class == "local" and pvc.storage == Quantity.parse("1Gi")
     assert pvc.fully_bound and pvc.phase == "Bound"
     assert pvc.selector is not None
-    assert selector_matches(pvc.selector, {"tier": "fast", "zone": "a"})
-    assert not selector_matches(pvc.selector, {"tier": "fast"})
+    assert compile_selector(pvc.selector).matches({"tier": "fast", "zone": "a"})
+    assert not compile_selector(pvc.selector).matches({"tier": "fast"})
 
 
 def test_beta_annotation_names_the_storage_class() -> None:
@@ -157,43 +152,6 @@ def test_a_volume_name_without_bind_completed_is_not_fully_bound() -> None:
         {"metadata": {"name": "c", "namespace": "ns"}, "spec": {"volumeName": "pv"}}
     )
     assert not pvc.fully_bound
-
-
-@pytest.mark.parametrize(
-    ("expressions", "labels", "matches"),
-    [
-        pytest.param([("a", "In", ("1", "2"))], {"a": "2"}, True, id="in"),
-        pytest.param([("a", "In", ("1",))], {}, False, id="in-without-label"),
-        pytest.param([("a", "NotIn", ("1",))], {}, True, id="notin-without-label"),
-        pytest.param([("a", "NotIn", ("1",))], {"a": "1"}, False, id="notin"),
-        pytest.param([("a", "DoesNotExist", ())], {"a": "1"}, False, id="does-not-exist"),
-    ],
-)
-def test_selector_expressions(
-    expressions: list[tuple[str, str, tuple[str, ...]]], labels: dict[str, str], matches: bool
-) -> None:
-    selector = LabelSelector(
-        match_expressions=tuple(
-            LabelSelectorRequirement(key=k, operator=op, values=v) for k, op, v in expressions
-        )
-    )
-    assert selector_matches(selector, labels) is matches
-
-
-@pytest.mark.parametrize(
-    "requirement",
-    [
-        pytest.param(LabelSelectorRequirement(key="a", operator="In"), id="in-without-values"),
-        pytest.param(
-            LabelSelectorRequirement(key="a", operator="Exists", values=("1",)),
-            id="exists-with-values",
-        ),
-        pytest.param(LabelSelectorRequirement(key="a", operator="Gt"), id="unknown-operator"),
-    ],
-)
-def test_invalid_selectors_are_refused(requirement: LabelSelectorRequirement) -> None:
-    with pytest.raises(InvalidSelectorError):
-        selector_matches(LabelSelector(match_expressions=(requirement,)), {"a": "1"})
 
 
 def test_topology_terms() -> None:

@@ -74,6 +74,14 @@ class Handle(Protocol):
 
     def csi_driver(self, name: str) -> CSIDriver | None: ...
 
+    def namespace_labels(self, name: str) -> Mapping[str, str] | None:
+        """The labels of namespace `name`, None when there is no such namespace.
+
+        For pod affinity terms' `namespaceSelector` (InterPodAffinity), which upstream reads
+        from its namespace lister.
+        """
+        ...
+
 
 class Plugin(Protocol):
     @property

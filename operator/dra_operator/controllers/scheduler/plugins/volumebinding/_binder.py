@@ -272,8 +272,8 @@ def _selects(
     selector: model.LabelSelector, pv: PersistentVolume, pvc: PersistentVolumeClaim
 ) -> bool:
     try:
-        return model.selector_matches(selector, pv.metadata.labels)
-    except model.InvalidSelectorError as exc:
+        return model.compile_selector(selector).matches(pv.metadata.labels)
+    except model.SelectorError as exc:
         raise BinderError(
             f"error creating internal label selector for claim: {pvc.key}: {exc}"
         ) from exc

@@ -29,6 +29,7 @@ from dra_operator.controllers.scheduler.framework import (
     unresolvable,
     unschedulable,
 )
+from dra_operator.controllers.scheduler.plugins._args import check_known
 from dra_operator.model import Pod
 
 NAME = "NodeVolumeLimits"
@@ -146,4 +147,5 @@ class NodeVolumeLimits:
 
 def new(args: Mapping[str, object], handle: Handle) -> NodeVolumeLimits:
     """NodeVolumeLimits takes no args."""
+    check_known(args, "args", ())
     return NodeVolumeLimits(handle)

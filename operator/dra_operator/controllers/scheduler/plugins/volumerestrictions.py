@@ -25,6 +25,7 @@ from dra_operator.controllers.scheduler.framework import (
     unresolvable,
     unschedulable,
 )
+from dra_operator.controllers.scheduler.plugins._args import check_known
 from dra_operator.model import Pod, Volume
 
 NAME = "VolumeRestrictions"
@@ -137,4 +138,5 @@ class VolumeRestrictions:
 
 def new(args: Mapping[str, object], handle: Handle) -> VolumeRestrictions:
     """VolumeRestrictions takes no args."""
+    check_known(args, "args", ())
     return VolumeRestrictions(handle)

@@ -23,6 +23,7 @@ from dra_operator.controllers.scheduler.framework import (
     Status,
     unresolvable,
 )
+from dra_operator.controllers.scheduler.plugins._args import check_known
 from dra_operator.model import Pod
 
 NAME = "VolumeZone"
@@ -137,4 +138,5 @@ class VolumeZone:
 
 def new(args: Mapping[str, object], handle: Handle) -> VolumeZone:
     """VolumeZone takes no args."""
+    check_known(args, "args", ())
     return VolumeZone(handle)

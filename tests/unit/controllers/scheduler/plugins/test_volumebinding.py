@@ -18,7 +18,7 @@ import pytest
 
 from dra_operator import errors, model
 from dra_operator.controllers.scheduler.framework import Code, CycleState, Status
-from dra_operator.controllers.scheduler.plugins import volumebinding
+from dra_operator.controllers.scheduler.plugins import PluginArgsError, volumebinding
 from dra_operator.controllers.scheduler.plugins.volumebinding import VolumeBinding
 
 from .storage_builders import (
@@ -530,3 +530,21 @@ async def test_prebind_times_out_while_the_provisioner_does_not_answer() -> None
     plugin, state = _placed(handle, p)
     status = await plugin.pre_bind(state, p, "node1")
     assert status == Status(Code.ERROR, ("binding volumes: context deadline exceeded",))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param({"bindTimeoutSeconds": -1}, id="negative timeout"),
+        pytest.param({"shape": []}, id="empty shape"),
+        pytest.param(
+            {"shape": [{"utilization": 50, "score": 1}, {"utilization": 10, "score": 2}]},
+            id="unsorted shape",
+        ),
+        pytest.param({"shape": [{"utilization": 0, "score": 11}]}, id="score above 10"),
+        pytest.param({"bindTimeout": 5}, id="unknown field"),
+    ],
+)
+def test_args_the_plugin_refuses(args: dict[str, object]) -> None:
+    with pytest.raises(PluginArgsError):
+        volumebinding.new(args, StorageHandle())

@@ -37,6 +37,13 @@ from dra_operator.controllers.scheduler.framework import (
     error,
     unresolvable,
 )
+from dra_operator.controllers.scheduler.plugins._args import (
+    PluginArgsError,
+    as_int,
+    as_list,
+    as_mapping,
+    check_known,
+)
 from dra_operator.controllers.scheduler.plugins.volumebinding import _scorer
 from dra_operator.controllers.scheduler.plugins.volumebinding._assume import AssumeCache
 from dra_operator.controllers.scheduler.plugins.volumebinding._binder import (
@@ -113,19 +120,24 @@ class _State:
 
 
 def _shape(raw: object) -> tuple[_scorer.ShapePoint, ...]:
+    """`args.shape`: utilization 0..100 ascending, scores 0..10 (scaled by 10)."""
     if raw is None:
         return _scorer.DEFAULT_SHAPE
-    if not isinstance(raw, Sequence) or not raw:
-        raise ValueError("VolumeBindingArgs.shape: must be a non-empty list")
-    points = []
-    for i, point in enumerate(raw):
-        if not isinstance(point, Mapping):
-            raise ValueError(f"VolumeBindingArgs.shape[{i}]: must be an object")
-        utilization, score = point.get("utilization", 0), point.get("score", 0)
-        if not isinstance(utilization, int) or not isinstance(score, int):
-            raise ValueError(f"VolumeBindingArgs.shape[{i}]: utilization and score are integers")
+    points: list[_scorer.ShapePoint] = []
+    for i, value in enumerate(as_list(raw, "args.shape")):
+        path = f"args.shape[{i}]"
+        point = as_mapping(value, path)
+        check_known(point, path, ("utilization", "score"))
+        utilization = as_int(point.get("utilization", 0), f"{path}.utilization")
+        score = as_int(point.get("score", 0), f"{path}.score")
+        if not 0 <= utilization <= 100 or not 0 <= score <= _scorer.MAX_CUSTOM_PRIORITY_SCORE:
+            raise PluginArgsError(f"{path}: utilization must be 0..100 and score 0..10")
+        if points and utilization <= points[-1].utilization:
+            raise PluginArgsError(f"{path}.utilization: values must be sorted in increasing order")
         factor = 100 // _scorer.MAX_CUSTOM_PRIORITY_SCORE
         points.append(_scorer.ShapePoint(utilization, score * factor))
+    if not points:
+        raise PluginArgsError("args.shape: must not be empty")
     return tuple(points)
 
 
@@ -367,9 +379,12 @@ def _read(state: CycleState) -> _State | None:
 
 def new(args: Mapping[str, object], handle: Handle) -> VolumeBinding:
     """VolumeBindingArgs: `bindTimeoutSeconds` (default 600) and `shape` (0→10, 100→0)."""
-    timeout = args.get("bindTimeoutSeconds", DEFAULT_BIND_TIMEOUT_SECONDS)
-    if not isinstance(timeout, int) or timeout < 0:
-        raise ValueError("VolumeBindingArgs.bindTimeoutSeconds: must be a non-negative integer")
+    check_known(args, "args", ("bindTimeoutSeconds", "shape"))
+    timeout = as_int(
+        args.get("bindTimeoutSeconds", DEFAULT_BIND_TIMEOUT_SECONDS), "args.bindTimeoutSeconds"
+    )
+    if timeout < 0:
+        raise PluginArgsError("args.bindTimeoutSeconds: must not be negative")
     writer = handle.volume_writer if isinstance(handle, WritesVolumes) else None
     return VolumeBinding(
         handle, writer=writer, bind_timeout=float(timeout), shape=_shape(args.get("shape"))

@@ -7,7 +7,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here"
-sources=(go.mod go.sum)
+sources=(go.mod go.sum build.sh)
 for f in ./*.go; do
   case $f in *_test.go) ;; *) sources+=("${f#./}") ;; esac
 done
@@ -22,8 +22,10 @@ else
   tmp=$(mktemp "$cache/dra-scheduler-oracle.XXXXXX")
   trap 'rm -f "$tmp"' EXIT
   start=$(date +%s)
+  # The flags and tags of the control plane's kube-scheduler build (e2e/controlplane/build.sh):
+  # the same upstream code then, and its packages come from the Go build cache it filled.
   GOTOOLCHAIN=local CGO_ENABLED=0 go build -mod=readonly -p "${DRA_ORACLE_JOBS:-2}" -trimpath \
-    -o "$tmp" .
+    -pgo=off -tags selinux,notest,grpcnotrace -o "$tmp" .
   chmod +x "$tmp"
   mv "$tmp" "$binary"
   echo "dra-scheduler-oracle: built in $(( $(date +%s) - start ))s -> $binary" >&2

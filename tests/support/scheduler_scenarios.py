@@ -5,6 +5,10 @@ oracle): each scenario is what the scheduler's informers would hold, shaped as t
 stores it, i.e. with the defaults the oracle does not apply itself (container port protocols,
 volume modes, reclaim policies, binding modes, the pod's priority resolved from its class).
 
+Not generated: `matchLabelKeys` / `mismatchLabelKeys` (the API server folds them into the
+label selectors when it creates the pod, which the oracle would not redo), nominated pods,
+CSIStorageCapacity objects and pod-level resources.
+
 The draws are small on purpose (at most 6 nodes, 12 pods) so that collisions happen often:
 pods that repel each other, ports taken twice, a local volume on the one node the pod cannot
 use. Everything comes from one `random.Random(seed)`, so a seed names a scenario for ever (as

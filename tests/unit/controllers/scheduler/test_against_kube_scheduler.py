@@ -61,15 +61,61 @@ def our_profile(registered: Mapping[str, Any]) -> framework.Profile:
     return dataclasses.replace(profile, multi_point=keep)
 
 
+class ScenarioHandle:
+    """The handle plugins read for one scenario: the cycle's snapshot (set by the framework at
+    the start of the cycle) and the storage listers the volume plugins use, filled from the
+    scenario's objects once the model parses them (the volume plugins' merge brings both)."""
+
+    def __init__(self, scn: Mapping[str, Any]) -> None:
+        self.snapshot: framework.Snapshot = framework.Snapshot(())
+        self._pvcs: dict[tuple[str, str], Any] = {}
+        self._pvs: dict[str, Any] = {}
+        self._classes: dict[str, Any] = {}
+        self._csi_nodes: dict[str, Any] = {}
+        self._csi_drivers: dict[str, Any] = {}
+        if not hasattr(model, "parse_persistent_volume"):
+            return
+        for claim in map(model.parse_persistent_volume_claim, scn["persistentVolumeClaims"]):
+            self._pvcs[(claim.metadata.namespace, claim.metadata.name)] = claim
+        self._pvs = {
+            v.name: v for v in map(model.parse_persistent_volume, scn["persistentVolumes"])
+        }
+        self._classes = {c.name: c for c in map(model.parse_storage_class, scn["storageClasses"])}
+        self._csi_nodes = {c.name: c for c in map(model.parse_csi_node, scn["csiNodes"])}
+        self._csi_drivers = {d.name: d for d in map(model.parse_csi_driver, scn["csiDrivers"])}
+
+    def set_snapshot(self, snapshot: framework.Snapshot) -> None:
+        self.snapshot = snapshot
+
+    def pvc(self, namespace: str, name: str) -> Any:
+        return self._pvcs.get((namespace, name))
+
+    def pv(self, name: str) -> Any:
+        return self._pvs.get(name)
+
+    def pvs(self, storage_class: str) -> list[Any]:
+        found = (v for v in self._pvs.values() if v.storage_class == storage_class)
+        return sorted(found, key=lambda v: v.name)
+
+    def storage_class(self, name: str) -> Any:
+        return self._classes.get(name)
+
+    def csi_node(self, name: str) -> Any:
+        return self._csi_nodes.get(name)
+
+    def csi_driver(self, name: str) -> Any:
+        return self._csi_drivers.get(name)
+
+
 def our_evaluation(
     profile: framework.Profile, registered: Mapping[str, Any], scn: Mapping[str, Any]
 ) -> Any:
-    """The one place that speaks the runtime's API: parse, snapshot, evaluate. (Namespaces and
-    the storage objects reach plugins through the handle once the plugins that read them land.)"""
+    """The one place that speaks the runtime's API: parse, snapshot, evaluate. (Namespaces
+    reach plugins through the handle once the plugins that read them land.)"""
     nodes = [model.parse_node(raw) for raw in scn["nodes"]]
     pods = [model.parse_pod(raw) for raw in scn["pods"]]
     snapshot = framework.build_snapshot(nodes, pods)
-    runtime = framework.Framework(profile, registered)
+    runtime = framework.Framework(profile, registered, handle=ScenarioHandle(scn))
     return framework.evaluate(runtime, model.parse_pod(scn["pod"]), snapshot)
 
 

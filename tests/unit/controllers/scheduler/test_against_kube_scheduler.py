@@ -63,11 +63,15 @@ def our_profile(registered: Mapping[str, Any]) -> framework.Profile:
 
 class ScenarioHandle:
     """The handle plugins read for one scenario: the cycle's snapshot (set by the framework at
-    the start of the cycle) and the storage listers the volume plugins use, filled from the
-    scenario's objects once the model parses them (the volume plugins' merge brings both)."""
+    the start of the cycle), namespaces' labels (InterPodAffinity's namespaceSelector) and the
+    storage listers the volume plugins use, filled from the scenario's objects once the model
+    parses them (the volume plugins' merge brings both)."""
 
     def __init__(self, scn: Mapping[str, Any]) -> None:
         self.snapshot: framework.Snapshot = framework.Snapshot(())
+        self._namespaces: dict[str, Mapping[str, str]] = {
+            ns["metadata"]["name"]: ns["metadata"].get("labels", {}) for ns in scn["namespaces"]
+        }
         self._pvcs: dict[tuple[str, str], Any] = {}
         self._pvs: dict[str, Any] = {}
         self._classes: dict[str, Any] = {}
@@ -86,6 +90,9 @@ class ScenarioHandle:
 
     def set_snapshot(self, snapshot: framework.Snapshot) -> None:
         self.snapshot = snapshot
+
+    def namespace_labels(self, name: str) -> Mapping[str, str] | None:
+        return self._namespaces.get(name)
 
     def pvc(self, namespace: str, name: str) -> Any:
         return self._pvcs.get((namespace, name))
@@ -110,8 +117,7 @@ class ScenarioHandle:
 def our_evaluation(
     profile: framework.Profile, registered: Mapping[str, Any], scn: Mapping[str, Any]
 ) -> Any:
-    """The one place that speaks the runtime's API: parse, snapshot, evaluate. (Namespaces
-    reach plugins through the handle once the plugins that read them land.)"""
+    """The one place that speaks the runtime's API: parse, snapshot, evaluate."""
     nodes = [model.parse_node(raw) for raw in scn["nodes"]]
     pods = [model.parse_pod(raw) for raw in scn["pods"]]
     snapshot = framework.build_snapshot(nodes, pods)

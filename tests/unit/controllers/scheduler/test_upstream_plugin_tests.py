@@ -75,6 +75,22 @@ def test_no_reason_is_stale(cases: list[inventory.Case]) -> None:
     assert stale == []
 
 
+def test_the_pending_list_only_shrinks(cases: list[inventory.Case]) -> None:
+    """A pending case that is ported, explained, or no longer a case of an implemented plugin
+    must leave `PENDING`."""
+    explained = inventory.verdicts(
+        cases,
+        inventory.ported_ids(),
+        inventory.registered_plugins(),
+        inventory.declared_reasons(),
+        pending=frozenset(),
+    )
+    still_unexplained = {
+        (v.case.folder, v.case.name) for v in explained if v.reason == inventory.UNEXPLAINED
+    }
+    assert sorted(inventory.PENDING - still_unexplained) == []
+
+
 def test_reasons_are_read_from_the_test_modules(tmp_path: Path) -> None:
     (tmp_path / "test_x.py").write_text(
         'UPSTREAM_NOT_PORTED: dict[str, str] = {"a case": "why", "TestQueueing/*": "hints"}\n'
@@ -92,12 +108,16 @@ def test_a_registered_plugin_without_its_ports_is_reported() -> None:
     case = inventory.Case("nodename", "node_name_test.go", "TestNodeName", "made-up case")
     (before,) = inventory.verdicts([case], ids=set(), registered=set())
     (after,) = inventory.verdicts([case], ids=set(), registered={"NodeName"})
+    (pending,) = inventory.verdicts(
+        [case], ids=set(), registered={"NodeName"}, pending=frozenset({("nodename", case.name)})
+    )
     (ported,) = inventory.verdicts([case], ids={"made-up case"}, registered={"NodeName"})
     (explained,) = inventory.verdicts(
         [case], ids=set(), registered={"NodeName"}, not_ported={"made-up case": "x"}
     )
     assert (before.ported, before.reason) == (False, inventory.NOT_IMPLEMENTED)
     assert (after.ported, after.reason) == (False, inventory.UNEXPLAINED)
+    assert (pending.ported, pending.reason) == (False, inventory.PENDING_REASON)
     assert (ported.ported, ported.reason) == (True, "")
     assert (explained.ported, explained.reason) == (False, "x")
 

@@ -1,18 +1,12 @@
 """Seeded random clusters and a pod to place, as core/v1 and storage/v1 JSON dicts.
 
-For the differential test of the scheduling framework against kube-scheduler (the scheduler
-oracle): each scenario is what the scheduler's informers would hold, shaped as the API server
-stores it, i.e. with the defaults the oracle does not apply itself (container port protocols,
-volume modes, reclaim policies, binding modes, the pod's priority resolved from its class).
-
-Not generated: `matchLabelKeys` / `mismatchLabelKeys` (the API server folds them into the
-label selectors when it creates the pod, which the oracle would not redo), nominated pods,
-CSIStorageCapacity objects and pod-level resources.
-
-The draws are small on purpose (at most 6 nodes, 12 pods) so that collisions happen often:
-pods that repel each other, ports taken twice, a local volume on the one node the pod cannot
-use. Everything comes from one `random.Random(seed)`, so a seed names a scenario for ever (as
-long as this module is unchanged).
+Each scenario is what kube-scheduler's informers would hold, as the API server stores it (with
+the defaults the scheduler oracle does not apply: port protocols, volume and reclaim modes,
+binding modes, the pod's resolved priority). Small on purpose (at most 6 nodes, 12 pods), so
+that collisions are frequent. One `random.Random(seed)` draws everything: a seed names a
+scenario as long as this module is unchanged. Not generated: `matchLabelKeys` /
+`mismatchLabelKeys` (the API server folds them into the selectors at creation, which the oracle
+would not redo), nominated pods, CSIStorageCapacity objects and pod-level resources.
 """
 
 from __future__ import annotations

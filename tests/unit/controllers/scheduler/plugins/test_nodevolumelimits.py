@@ -31,6 +31,15 @@ GCE = "pd.csi.storage.gke.io"
 EXCEEDED = Status(Code.UNSCHEDULABLE, ("node(s) exceed max volume count",))
 OK = Status()
 
+UPSTREAM_NOT_PORTED = {
+    "TestCSILimitsAfterCSINodeUpdatedQHint/*": (
+        "queueing hints (requeue on cluster events): the plugins here have none"
+    ),
+    "gate disabled - skip driver presence check (regardless of CSIDriver presence)": (
+        "VolumeLimitScaling is on in 1.37 and cannot be switched off here"
+    ),
+}
+
 
 def _bound(driver: str, i: int) -> tuple[model.PersistentVolumeClaim, model.PersistentVolume]:
     name = f"csi-{driver}-{i}"
@@ -167,13 +176,39 @@ def test_ephemeral_doesnt_when_node_volume_limit_le_pods_csi_volume() -> None:
     assert _filter(EPHEMERAL, [EBS_TWO], {EBS: 2}, extra=[owned]) == EXCEEDED
 
 
-def test_a_driver_that_must_be_installed_keeps_pods_off_nodes_without_it() -> None:
-    required = [csi_driver(EBS, prevent_if_missing=True)]
-    assert _filter(EBS_ONE, [], {GCE: 4}, drivers=required) == Status(
-        Code.UNSCHEDULABLE, (f"{EBS} CSI driver is not installed on the node",)
-    )
-    assert _filter(EBS_ONE, [], {EBS: 4}, drivers=required) == OK
-    assert _filter(EBS_ONE, [], {GCE: 4}) == OK
+@pytest.mark.parametrize(
+    ("drivers", "limits", "want"),
+    [
+        pytest.param(
+            [csi_driver(EBS, prevent_if_missing=True)],
+            {GCE: 4},
+            Status(Code.UNSCHEDULABLE, (f"{EBS} CSI driver is not installed on the node",)),
+            id="gate enabled - fail when driver not installed and PreventPodSchedulingIfMissing "
+            "is true",
+        ),
+        pytest.param(
+            [csi_driver(EBS)],
+            {GCE: 4},
+            OK,
+            id="gate enabled - allow scheduling when CSIDriver exists but "
+            "PreventPodSchedulingIfMissing is not set",
+        ),
+        pytest.param(
+            [], {GCE: 4}, OK, id="gate enabled - allow scheduling when CSIDriver object missing"
+        ),
+        pytest.param(
+            [csi_driver(EBS, prevent_if_missing=True)],
+            {EBS: 4},
+            OK,
+            id="gate enabled - driver installed within limit",
+        ),
+    ],
+)
+def test_volume_limit_scaling_gate(
+    drivers: list[model.CSIDriver], limits: dict[str, int | None], want: Status
+) -> None:
+    """VolumeLimitScaling is on in 1.37: a driver that opted in must be on the node."""
+    assert _filter(EBS_ONE, [], limits, drivers=drivers) == want
 
 
 @pytest.mark.parametrize(

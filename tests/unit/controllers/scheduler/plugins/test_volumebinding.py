@@ -19,7 +19,7 @@ import pytest
 from dra_operator import errors, model
 from dra_operator.controllers.scheduler.framework import Code, CycleState, Status
 from dra_operator.controllers.scheduler.plugins import PluginArgsError, volumebinding
-from dra_operator.controllers.scheduler.plugins.volumebinding import VolumeBinding
+from dra_operator.controllers.scheduler.plugins.volumebinding import VolumeBinding, _scorer
 
 from .storage_builders import (
     DEFAULT_CLASSES,
@@ -40,6 +40,23 @@ BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
 PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+
+UPSTREAM_NOT_PORTED = {
+    "local volumes with close capacity are preferred (StorageCapacityScoring disabled)": (
+        "StorageCapacityScoring is on in 1.37 and cannot be switched off here"
+    ),
+    "zonal volumes with close capacity are preferred (StorageCapacityScoring disabled)": (
+        "StorageCapacityScoring is on in 1.37 and cannot be switched off here"
+    ),
+    "storage capacity score": "needs CSIStorageCapacity objects, not watched here",
+    "storage capacity score with static binds": "needs CSIStorageCapacity, not watched here",
+    "dynamic provisioning with multiple PVCs of the same StorageClass": (
+        "needs CSIStorageCapacity objects, not watched here"
+    ),
+    "prefer node with least allocatable": "needs CSIStorageCapacity objects, not watched here",
+    "prefer node with maximum allocatable": "needs CSIStorageCapacity objects, not watched here",
+    "Test_PreBindPreFlight/*": "PreBindPreFlight is not an extension point of this framework",
+}
 
 
 @dataclass
@@ -76,24 +93,6 @@ def ok(run: Run, n: int = 1) -> None:
     assert [f.code for f in run.filters] == [Code.SUCCESS] * n
 
 
-def test_pod_has_not_pvcs() -> None:
-    result = run(pod(), [node("node-a")])
-    assert result.prefilter.code is Code.SKIP
-    ok(result)
-
-
-def test_all_bound() -> None:
-    result = run(
-        pod(claims=["pvc-a"]),
-        [node("node-a")],
-        pvcs=[pvc("pvc-a", bound_to="pv-a")],
-        pvs=[pv("pv-a")],
-    )
-    assert result.prefilter.ok
-    ok(result)
-    assert result.scores == [0]
-
-
 @pytest.mark.parametrize(
     ("claims", "pvcs", "message"),
     [
@@ -128,26 +127,6 @@ def test_prefilter_rejects(
     assert result.prefilter.reasons == (message,)
 
 
-def test_unbound_claims_no_matches() -> None:
-    result = run(pod(claims=["pvc-a"]), [node("node-a")], pvcs=[pvc("pvc-a")])
-    assert result.filters == [Status(UNRESOLVABLE, (BIND_CONFLICT,))]
-
-
-def test_bound_and_unbound_unsatisfied() -> None:
-    result = run(
-        pod(claims=["pvc-a", "pvc-b"]),
-        [node("node-a", {"foo": "barbar"})],
-        pvcs=[pvc("pvc-a", bound_to="pv-a"), pvc("pvc-b")],
-        pvs=[pv("pv-a", node_affinity={"foo": ["bar"]})],
-    )
-    assert result.filters == [Status(UNRESOLVABLE, (NODE_CONFLICT, BIND_CONFLICT))]
-
-
-def test_pv_not_found() -> None:
-    result = run(pod(claims=["pvc-a"]), [node("node-a")], pvcs=[pvc("pvc-a", bound_to="pv-a")])
-    assert result.filters == [Status(UNRESOLVABLE, (PV_NOT_EXIST,))]
-
-
 def _local(name: str, on: str, capacity: str, sc: str = WAIT) -> model.PersistentVolume:
     return pv(name, sc, capacity=capacity, node_affinity={HOSTNAME: [on]})
 
@@ -161,27 +140,94 @@ LOCAL_PVS = [
 NODES = [node("node-a"), node("node-b"), node("node-c")]
 
 
-def test_local_volumes_with_close_capacity_are_preferred() -> None:
-    result = run(pod(claims=["pvc-a"]), NODES, pvcs=[pvc("pvc-a", storage="50Gi")], pvs=LOCAL_PVS)
-    assert [f.reasons for f in result.filters] == [(), (), (BIND_CONFLICT,)]
-    assert result.scores == [75, 50, 0]
+HDD_PVS = [
+    _local("pv-a-2", "node-a", "200Gi", WAIT_HDD),
+    _local("pv-a-3", "node-a", "200Gi", WAIT_HDD),
+    _local("pv-b-2", "node-b", "100Gi", WAIT_HDD),
+    _local("pv-b-3", "node-b", "100Gi", WAIT_HDD),
+]
 
 
-def test_local_volumes_with_close_capacity_are_preferred_multiple_pvcs() -> None:
-    hdd = [
-        _local("pv-a-2", "node-a", "200Gi", WAIT_HDD),
-        _local("pv-a-3", "node-a", "200Gi", WAIT_HDD),
-        _local("pv-b-2", "node-b", "100Gi", WAIT_HDD),
-        _local("pv-b-3", "node-b", "100Gi", WAIT_HDD),
-    ]
-    result = run(
-        pod(claims=["pvc-0", "pvc-1"]),
-        NODES,
-        pvcs=[pvc("pvc-0", storage="50Gi"), pvc("pvc-1", WAIT_HDD, storage="100Gi")],
-        pvs=LOCAL_PVS + hdd,
-    )
-    assert [f.reasons for f in result.filters] == [(), (), (BIND_CONFLICT,)]
-    assert result.scores == [63, 25, 0]
+@pytest.mark.parametrize(
+    ("p", "nodes", "pvcs", "pvs", "prefilter", "reasons", "scores"),
+    [
+        pytest.param(pod(), [node("node-a")], [], [], Code.SKIP, [()], [0], id="pod has not pvcs"),
+        pytest.param(
+            pod(claims=["pvc-a"]),
+            [node("node-a")],
+            [pvc("pvc-a", bound_to="pv-a")],
+            [pv("pv-a")],
+            Code.SUCCESS,
+            [()],
+            [0],
+            id="all bound",
+        ),
+        pytest.param(
+            pod(claims=["pvc-a"]),
+            [node("node-a")],
+            [pvc("pvc-a")],
+            [],
+            Code.SUCCESS,
+            [(BIND_CONFLICT,)],
+            [0],
+            id="unbound claims no matches",
+        ),
+        pytest.param(
+            pod(claims=["pvc-a", "pvc-b"]),
+            [node("node-a", {"foo": "barbar"})],
+            [pvc("pvc-a", bound_to="pv-a"), pvc("pvc-b")],
+            [pv("pv-a", node_affinity={"foo": ["bar"]})],
+            Code.SUCCESS,
+            [(NODE_CONFLICT, BIND_CONFLICT)],
+            [0],
+            id="bound and unbound unsatisfied",
+        ),
+        pytest.param(
+            pod(claims=["pvc-a"]),
+            [node("node-a")],
+            [pvc("pvc-a", bound_to="pv-a")],
+            [],
+            Code.SUCCESS,
+            [(PV_NOT_EXIST,)],
+            [0],
+            id="pv not found",
+        ),
+        pytest.param(
+            pod(claims=["pvc-a"]),
+            NODES,
+            [pvc("pvc-a", storage="50Gi")],
+            LOCAL_PVS,
+            Code.SUCCESS,
+            [(), (), (BIND_CONFLICT,)],
+            [75, 50, 0],
+            id="local volumes with close capacity are preferred",
+        ),
+        pytest.param(
+            pod(claims=["pvc-0", "pvc-1"]),
+            NODES,
+            [pvc("pvc-0", storage="50Gi"), pvc("pvc-1", WAIT_HDD, storage="100Gi")],
+            LOCAL_PVS + HDD_PVS,
+            Code.SUCCESS,
+            [(), (), (BIND_CONFLICT,)],
+            [63, 25, 0],
+            id="local volumes with close capacity are preferred (multiple pvcs)",
+        ),
+    ],
+)
+def test_volume_binding(
+    p: model.Pod,
+    nodes: list[model.Node],
+    pvcs: list[model.PersistentVolumeClaim],
+    pvs: list[model.PersistentVolume],
+    prefilter: Code,
+    reasons: list[tuple[str, ...]],
+    scores: list[int],
+) -> None:
+    """Scores as with StorageCapacityScoring on (1.37's default); a rejected node scores 0."""
+    result = run(p, nodes, pvcs=pvcs, pvs=pvs)
+    assert result.prefilter.code is prefilter
+    assert [f.reasons for f in result.filters] == reasons
+    assert [s if f.ok else 0 for s, f in zip(result.scores, result.filters, strict=True)] == scores
 
 
 REGION = "topology.kubernetes.io/region"
@@ -548,3 +594,54 @@ async def test_prebind_times_out_while_the_provisioner_does_not_answer() -> None
 def test_args_the_plugin_refuses(args: dict[str, object]) -> None:
     with pytest.raises(PluginArgsError):
         volumebinding.new(args, StorageHandle())
+
+
+def _classes(*pairs: tuple[int, int]) -> dict[str, _scorer.StorageResource]:
+    return {f"class-{i}": _scorer.StorageResource(r, c) for i, (r, c) in enumerate(pairs)}
+
+
+CUSTOM = (_scorer.ShapePoint(50, 0), _scorer.ShapePoint(80, 30), _scorer.ShapePoint(100, 50))
+
+
+@pytest.mark.parametrize(
+    ("shape", "cases"),
+    [
+        pytest.param(
+            _scorer.DEFAULT_SHAPE,
+            [([(0, 100)], 100), ([(30, 100)], 70), ([(50, 100)], 50), ([(100, 100)], 0)],
+            id="default shape, single class",
+        ),
+        pytest.param(
+            _scorer.DEFAULT_SHAPE,
+            [
+                ([(0, 100), (0, 100)], 100),
+                ([(0, 100), (30, 100)], 85),
+                ([(30, 100), (30, 100)], 70),
+                ([(30, 100), (60, 100)], 55),
+                ([(50, 100), (50, 100)], 50),
+                ([(50, 100), (100, 100)], 25),
+                ([(100, 100), (100, 100)], 0),
+            ],
+            id="default shape, multiple classes",
+        ),
+        pytest.param(
+            CUSTOM,
+            [
+                ([(0, 100), (0, 100)], 0),
+                ([(0, 100), (30, 100)], 0),
+                ([(30, 100), (30, 100)], 0),
+                ([(30, 100), (60, 100)], 5),
+                ([(50, 100), (100, 100)], 25),
+                ([(90, 100), (90, 100)], 40),
+                ([(100, 100), (100, 100)], 50),
+            ],
+            id="custom shape, multiple classes",
+        ),
+    ],
+)
+def test_score(
+    shape: tuple[_scorer.ShapePoint, ...], cases: list[tuple[list[tuple[int, int]], int]]
+) -> None:
+    """scorer_test.go's TestScore: the shape over each class's utilization, averaged."""
+    for pairs, want in cases:
+        assert _scorer.score(shape, _classes(*pairs)) == want, pairs

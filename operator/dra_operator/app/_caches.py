@@ -58,6 +58,7 @@ class Kind(enum.StrEnum):
     SCHEDULING_CONTEXTS = "podschedulingcontexts"
     CLASS_PARAMETERS = "resourceclassparameters"  # 1.30 (v1alpha2)
     CLAIM_PARAMETERS = "resourceclaimparameters"  # 1.30 (v1alpha2)
+    POOL_STATUS_REQUESTS = "resourcepoolstatusrequests"  # 1.36+ (v1alpha3), KEP-5677
     NAMESPACES = "namespaces"
     POLICIES = "allocationpolicies"
 
@@ -166,6 +167,13 @@ class Caches:
                 dra(model.parse_pod_scheduling_context, Kind.SCHEDULING_CONTEXTS),
             )
             self.stores[Kind.SCHEDULING_CONTEXTS] = self.contexts
+        self.pool_status_requests: Store[model.ResourcePoolStatusRequest] | None = None
+        if Kind.POOL_STATUS_REQUESTS in versions:
+            self.pool_status_requests = Store(
+                "ResourcePoolStatusRequest",
+                dra(model.parse_resource_pool_status_request, Kind.POOL_STATUS_REQUESTS),
+            )
+            self.stores[Kind.POOL_STATUS_REQUESTS] = self.pool_status_requests
         self.namespaces: Store[Mapping[str, str]] | None = None
         self.policies: Store[hooks.AllocationPolicy] | None = None
         if policies:

@@ -29,9 +29,11 @@ DRA_KINDS: Final = (
     "podschedulingcontexts",
     "resourceclassparameters",  # 1.30 (v1alpha2) only
     "resourceclaimparameters",  # 1.30 (v1alpha2) only
+    "resourcepoolstatusrequests",  # 1.36+, v1alpha3 with DRAResourcePoolStatus
 )
 REQUIRED_KINDS: Final = frozenset(DRA_KINDS) - {
     "devicetaintrules",
+    "resourcepoolstatusrequests",
     "podschedulingcontexts",
     "resourceclassparameters",
     "resourceclaimparameters",

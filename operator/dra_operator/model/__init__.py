@@ -84,6 +84,12 @@ from dra_operator.model._pod_claims import (
     is_for_pod,
     resolve_claim,
 )
+from dra_operator.model._poolstatus import (
+    POOL_STATUS_COMPLETE,
+    POOL_STATUS_FAILED,
+    ResourcePoolStatusRequest,
+    parse_resource_pool_status_request,
+)
 from dra_operator.model._quantity import (
     Quantity,
     QuantityFormat,
@@ -156,6 +162,8 @@ from dra_operator.model._types import (
 )
 
 __all__ = [
+    "POOL_STATUS_COMPLETE",
+    "POOL_STATUS_FAILED",
     "AllocatedDeviceStatus",
     "AllocationMode",
     "AllocationResult",
@@ -224,6 +232,7 @@ __all__ = [
     "ResourceClaimStatus",
     "ResourceClaimTemplate",
     "ResourcePool",
+    "ResourcePoolStatusRequest",
     "ResourceSlice",
     "Taint",
     "Toleration",
@@ -252,6 +261,7 @@ __all__ = [
     "parse_pod_scheduling_context",
     "parse_resource_claim",
     "parse_resource_claim_template",
+    "parse_resource_pool_status_request",
     "parse_resource_slice",
     "render_allocation_result",
     "render_claim_status",

@@ -218,6 +218,7 @@ def parse_resource_slice(raw: Raw, version: str = "v1") -> ResourceSlice:
         devices=list_of(spec, "devices", "spec", lambda v, p: _device(v, p, driver, version)),
         shared_counters=list_of(spec, "sharedCounters", "spec", counter_set),
         skip_node_operations=str_list(spec, "skipNodeOperations", "spec"),
+        partition_type_attribute=opt_str(spec, "partitionTypeAttribute", "spec"),
     )
 
 

@@ -178,6 +178,9 @@ class ResourceSlice:
     # 1.37, DRAOptionalNodeOperations (alpha): node operations the kubelet may skip for these
     # devices ("NodePrepareResources", "NodeUnprepareResources", "*"); unknown values are kept
     skip_node_operations: tuple[str, ...] = ()
+    # 1.37, DRAPartitionableDevicesType (alpha): the string attribute naming each
+    # counter-consuming device's partition type (read by the pool-status controller)
+    partition_type_attribute: str | None = None
 
 
 # -- classes ---------------------------------------------------------------------------------

@@ -74,6 +74,8 @@ with `spec.controller` go the same way (docs/classic.md).
 
 
 _OTHER_GATES = """\
+The last row is a controller, which answers where the server serves its API (the gate and
+resource.k8s.io/v1alpha3 on), as kube-controller-manager does.
 The release's other DRA gates are not allocator behaviours here. Extended resources
 (DRAExtendedResource), device taint rules (DRADeviceTaintRules: applied when the server serves
 DeviceTaintRules), the scheduler filter timeout and the claim controllers have their own pages.
@@ -104,6 +106,22 @@ def _row(field: str, label: str) -> str:
         gates = tuple(known[name] for name in _GATES[field] if name in known)
         cells.append(_gate_cell(bool(getattr(features, field)), gates))
     return f"| {label} | " + " | ".join(cells) + " |"
+
+
+_SERVED_ROWS = (
+    ("ResourcePoolStatusRequest answers (docs/poolstatus.md)", "DRAResourcePoolStatus"),
+)
+"""Controllers that act when the server serves their API, which its gate switches on."""
+
+
+def _served_row(label: str, gate_name: str) -> str:
+    cells = []
+    for minor in MINORS:
+        gate = next((g for g in release_flags(minor).gates if g.name == gate_name), None)
+        cells.append(
+            "—" if gate is None else _gate_cell(True, (gate,)).replace(" (", " when served (", 1)
+        )
+    return f"| {label} ({gate_name}) | " + " | ".join(cells) + " |"
 
 
 def _rules_cell(minor: int) -> str:
@@ -158,8 +176,10 @@ def render() -> str:
         for m in MINORS
     ]
     lines.append("| resource.k8s.io version used | " + " | ".join(spoken) + " |")
+    lines += [_served_row(label, gate) for label, gate in _SERVED_ROWS]
     lines += ["", _OTHER_GATES, ""]
     used = {name for names in _GATES.values() for name in names}
+    used |= {gate for _, gate in _SERVED_ROWS}
     for minor in MINORS:
         other = [g.name for g in release_flags(minor).gates if g.name not in used]
         lines.append(f"* 1.{minor}: " + ", ".join(f"`{name}`" for name in other))

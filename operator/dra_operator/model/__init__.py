@@ -84,9 +84,11 @@ from dra_operator.model._pod_claims import (
     is_for_pod,
     resolve_claim,
 )
+from dra_operator.model._podgroup import (
+    PodGroup,
+    parse_pod_group,
+)
 from dra_operator.model._poolstatus import (
-    POOL_STATUS_COMPLETE,
-    POOL_STATUS_FAILED,
     ResourcePoolStatusRequest,
     parse_resource_pool_status_request,
 )
@@ -162,8 +164,6 @@ from dra_operator.model._types import (
 )
 
 __all__ = [
-    "POOL_STATUS_COMPLETE",
-    "POOL_STATUS_FAILED",
     "AllocatedDeviceStatus",
     "AllocationMode",
     "AllocationResult",
@@ -217,6 +217,7 @@ __all__ = [
     "Pod",
     "PodCondition",
     "PodExtendedResourceClaimStatus",
+    "PodGroup",
     "PodResourceClaim",
     "PodResourceClaimStatus",
     "PodSchedulingContext",
@@ -258,6 +259,7 @@ __all__ = [
     "parse_node_affinity",
     "parse_object",
     "parse_pod",
+    "parse_pod_group",
     "parse_pod_scheduling_context",
     "parse_resource_claim",
     "parse_resource_claim_template",

@@ -140,6 +140,7 @@ def _pod_spec(spec: Raw) -> PodSpec:
     affinity = opt_object(spec, "affinity", "spec") or {}
     node_affinity = opt_object(affinity, "nodeAffinity", "spec.affinity") or {}
     required, preferred = parse_node_affinity(node_affinity, "spec.affinity.nodeAffinity")
+    group = opt_object(spec, "schedulingGroup", "spec") or {}
     return PodSpec(
         node_name=str_or_empty(spec, "nodeName", "spec"),
         scheduler_name=str_or_empty(spec, "schedulerName", "spec"),
@@ -155,6 +156,7 @@ def _pod_spec(spec: Raw) -> PodSpec:
         preemption_policy=str_or_empty(spec, "preemptionPolicy", "spec"),
         overhead=quantity_map(spec, "overhead", "spec"),
         resource_requests=quantity_map(resources, "requests", "spec.resources"),
+        pod_group_name=opt_str(group, "podGroupName", "spec.schedulingGroup"),
     )
 
 

@@ -102,6 +102,7 @@ class PodSpec:
     preemption_policy: str = ""  # "" means the API default, PreemptLowerPriority
     overhead: FrozenMap[str, Quantity] = field(default_factory=FrozenMap)
     resource_requests: FrozenMap[str, Quantity] = field(default_factory=FrozenMap)  # pod-level
+    pod_group_name: str | None = None  # spec.schedulingGroup.podGroupName (1.36+ workloads)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

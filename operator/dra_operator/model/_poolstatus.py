@@ -28,9 +28,6 @@ from dra_operator.model._types import Condition, ObjectMeta
 LIMIT_DEFAULT: Final = 100
 """`spec.limit` when unset (`ResourcePoolStatusRequestLimitDefault`)."""
 
-POOL_STATUS_COMPLETE: Final = "Complete"
-POOL_STATUS_FAILED: Final = "Failed"
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ResourcePoolStatusRequest:

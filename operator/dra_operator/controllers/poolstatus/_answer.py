@@ -110,7 +110,7 @@ def answer(
         status["pools"] = listed
     status["conditions"] = [
         {
-            "type": model.POOL_STATUS_COMPLETE,
+            "type": "Complete",
             "status": "True",
             "lastTransitionTime": _timestamp(now),
             "reason": "CalculationComplete",

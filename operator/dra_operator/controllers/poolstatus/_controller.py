@@ -20,6 +20,8 @@ from dra_operator.cluster import ObjectKey, Store
 from dra_operator.controllers._queue import Result
 from dra_operator.controllers.poolstatus._answer import answer
 
+CONDITION_COMPLETE: Final = "Complete"
+CONDITION_FAILED: Final = "Failed"
 QUEUE: Final = "resourcepoolstatusrequest"
 """The work queue's name (upstream: ControllerName "resourcepoolstatusrequest-controller")."""
 MAX_RETRIES: Final = 5
@@ -112,7 +114,7 @@ def expired(
 def _since(request: model.ResourcePoolStatusRequest) -> datetime.datetime | None:
     if request.answered:
         for condition in request.conditions:
-            if condition.type in (model.POOL_STATUS_COMPLETE, model.POOL_STATUS_FAILED):
+            if condition.type in (CONDITION_COMPLETE, CONDITION_FAILED):
                 return condition.last_transition_time
     return request.metadata.creation_timestamp
 

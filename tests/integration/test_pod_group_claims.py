@@ -5,25 +5,33 @@ scheduling.k8s.io/v1beta1 with them).
 Covers: the PodGroup's template claim is created once, owned by the PodGroup and annotated
 with the PodGroup claim's name, and recorded in the group's status; every member pod records
 that same claim (none gets its own); once the pods are bound and the claim allocated, it is
-reserved for the PodGroup, not per pod; when the PodGroup is gone (after its pods), the
-reservation goes, the claim is deallocated and deleted.
+reserved for the PodGroup, not per pod, and `verify` finds nothing wrong; when the PodGroup
+is gone (after its pods), the reservation goes, the claim is deallocated and deleted.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from tests.support.dra_objects import REQUEST, claim_spec, claim_template, consumer_pod
-from tests.support.operator import wait_for
+from tests.support.dra_objects import (
+    REQUEST,
+    claim_spec,
+    claim_template,
+    consumer_pod,
+    resource_slice,
+)
+from tests.support.operator import verify_clean, wait_for
 
-from dra_operator import names
+from dra_operator import controlplane, names
 from dra_operator.kube import PODS, Client, Resource, dra
 
 pytestmark = pytest.mark.controlplane
 
 CLAIMS = dra("resourceclaims")
 TEMPLATES = dra("resourceclaimtemplates")
+SLICES = dra("resourceslices")
 POD_GROUPS = Resource("scheduling.k8s.io", "v1beta1", "podgroups", namespaced=True)
 GROUP = "gang"
 
@@ -51,7 +59,11 @@ async def _claims(api: Client, namespace: str) -> list[dict[str, Any]]:
 
 
 async def test_a_pod_group_shares_one_claim_reserved_for_the_group(
-    admin_api: Client, namespace: str, run_operator: Any
+    control_plane: controlplane.ControlPlaneState,
+    admin_api: Client,
+    namespace: str,
+    cluster: Callable[..., Any],
+    run_operator: Any,
 ) -> None:
     if "v1beta1" not in await admin_api.served_versions("scheduling.k8s.io"):
         pytest.skip("scheduling.k8s.io/v1beta1 (GenericWorkload) not served")
@@ -95,7 +107,11 @@ async def test_a_pod_group_shares_one_claim_reserved_for_the_group(
     await wait_for(members_recorded, timeout=30, what="both members to record the group's claim")
     assert len(await _claims(admin_api, namespace)) == 1  # no claim per pod
 
-    result = {"request": REQUEST, "driver": "gang.example.com", "pool": "p", "device": "d0"}
+    pool = f"pool-{namespace}"
+    await cluster(
+        SLICES, resource_slice("node-a", "gang.example.com", [{"name": "d0"}], name=pool, pool=pool)
+    )
+    result = {"request": REQUEST, "driver": "gang.example.com", "pool": pool, "device": "d0"}
     claim["status"] = {"allocation": {"devices": {"results": [result]}}}
     claim["metadata"]["finalizers"] = [names.DELETE_PROTECTION_FINALIZER]
     claim = await admin_api.update(CLAIMS, claim)
@@ -115,6 +131,8 @@ async def test_a_pod_group_shares_one_claim_reserved_for_the_group(
             "uid": group["metadata"]["uid"],
         }
     ]
+
+    await verify_clean(control_plane, namespace)  # the group's reservation serves both pods
 
     # The group goes once its pods are gone: the API server gives every PodGroup the
     # scheduling.k8s.io/podgroup-protection finalizer, which kube-controller-manager's

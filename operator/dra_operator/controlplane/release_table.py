@@ -74,8 +74,9 @@ with `spec.controller` go the same way (docs/classic.md).
 
 
 _OTHER_GATES = """\
-The last row is a controller, which answers where the server serves its API (the gate and
-resource.k8s.io/v1alpha3 on), as kube-controller-manager does.
+The last rows are controllers' work, done where the server serves the API (the gate on, and
+resource.k8s.io/v1alpha3 or scheduling.k8s.io with GenericWorkload), as kube-controller-manager
+does.
 The release's other DRA gates are not allocator behaviours here. Extended resources
 (DRAExtendedResource), device taint rules (DRADeviceTaintRules: applied when the server serves
 DeviceTaintRules), the scheduler filter timeout and the claim controllers have their own pages.
@@ -110,6 +111,7 @@ def _row(field: str, label: str) -> str:
 
 _SERVED_ROWS = (
     ("ResourcePoolStatusRequest answers (docs/poolstatus.md)", "DRAResourcePoolStatus"),
+    ("PodGroup claims (docs/workloads.md)", "DRAWorkloadResourceClaims"),
 )
 """Controllers that act when the server serves their API, which its gate switches on."""
 
@@ -145,9 +147,9 @@ making it again. On every release the scheduler judges a deleted claim as 1.37's
 `pod.status.resourceClaimStatuses` as 1.37 does (the entries already there merged with the new
 ones, sorted by name): 1.36's partial apply makes the status flip between entries for ever once
 a pod's claim is deleted (measured on 1.36.4, docs/design/operator.md).
-**Not implemented**, because the operator has none of what they act on: PodGroups
-(GenericWorkload, DRAWorkloadResourceClaims: PodGroupPostFilter, PodGroup claims and the work
-items 1.37 stops retrying for them; a pod of a PodGroup is handled as a plain pod),
+**Not implemented**: gang scheduling of PodGroups (GenericWorkload: all-or-nothing placement,
+PodGroupPostFilter, pending group allocations; the scheduler places a PodGroup's pods one by
+one, while their shared claims are the claims controller's, docs/workloads.md),
 node-allocatable resources (DRANodeAllocatableResources), pre-queueing hints
 (SchedulerPreQueueingHints), and PostFilter (no preemption, no deallocation after a failed
 attempt: the PostFilter texts 1.37 removed never were in our FailedScheduling message). 1.37's

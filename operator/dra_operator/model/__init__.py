@@ -34,6 +34,19 @@ from dra_operator.model._nodeaffinity import (
     term_is_valid,
     term_matches,
 )
+from dra_operator.model._nodealloc import (
+    NodeAllocatableClaimStatus,
+    NodeAllocatableMapping,
+    NodeAllocatableOverhead,
+    NodeAllocatableOverheadAmount,
+    NodeAllocatableResource,
+)
+from dra_operator.model._nodealloc import claim_requests as node_allocatable_claim_requests
+from dra_operator.model._nodealloc_claims import (
+    has_mapped_device,
+    mapped_claim_conflict,
+    node_allocatable_statuses,
+)
 from dra_operator.model._parse import (
     ModelObject,
     parse_object,
@@ -208,6 +221,11 @@ __all__ = [
     "ModelObject",
     "NetworkDeviceData",
     "Node",
+    "NodeAllocatableClaimStatus",
+    "NodeAllocatableMapping",
+    "NodeAllocatableOverhead",
+    "NodeAllocatableOverheadAmount",
+    "NodeAllocatableResource",
     "NodeSelector",
     "NodeSelectorRequirement",
     "NodeSelectorTerm",
@@ -245,12 +263,16 @@ __all__ = [
     "dra_backed",
     "effective_requests",
     "find_extended_claim",
+    "has_mapped_device",
     "is_dra_extended_resource_name",
     "is_extended_resource_name",
     "is_for_pod",
     "is_label_key",
     "is_special_claim_name",
+    "mapped_claim_conflict",
     "named_devices",
+    "node_allocatable_claim_requests",
+    "node_allocatable_statuses",
     "node_matches",
     "parse_allocation_result",
     "parse_device_class",

@@ -22,6 +22,7 @@ from dra_operator.model._parse_common import (
     str_map,
     str_or_empty,
 )
+from dra_operator.model._parse_nodealloc import node_allocatable_claim_status
 from dra_operator.model._pod import (
     Container,
     ContainerExtendedResourceRequest,
@@ -223,6 +224,12 @@ def parse_pod(
                 "status.extendedResourceClaimStatus",
             ),
             conditions=list_of(status, "conditions", "status", _condition),
+            node_allocatable_resource_claim_statuses=list_of(
+                status,
+                "nodeAllocatableResourceClaimStatuses",
+                "status",
+                node_allocatable_claim_status,
+            ),
         ),
     )
 

@@ -17,6 +17,7 @@ import enum
 from dataclasses import dataclass, field
 
 from dra_operator.model._frozen import FrozenMap
+from dra_operator.model._nodealloc import NodeAllocatableResource
 from dra_operator.model._quantity import Quantity
 
 # -- core/v1 pieces the control plane reads --------------------------------------------------
@@ -155,6 +156,10 @@ class Device:
     binding_conditions: tuple[str, ...] = ()
     binding_failure_conditions: tuple[str, ...] = ()
     allow_multiple_allocations: bool | None = None
+    # DRANodeAllocatableResources (alpha): node-allocatable resources the device stands for
+    node_allocatable_resources: FrozenMap[str, NodeAllocatableResource] = field(
+        default_factory=FrozenMap
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -150,7 +150,11 @@ a pod's claim is deleted (measured on 1.36.4, docs/design/operator.md).
 **Not implemented**: gang scheduling of PodGroups (GenericWorkload: all-or-nothing placement,
 PodGroupPostFilter, pending group allocations; the scheduler places a PodGroup's pods one by
 one, while their shared claims are the claims controller's, docs/workloads.md),
-node-allocatable resources (DRANodeAllocatableResources), pre-queueing hints
+the scheduler's part of node-allocatable resources (DRANodeAllocatableResources: computing and
+writing `pod.status.nodeAllocatableResourceClaimStatuses`, the sharing rule for claims with
+mapped devices; the amounts a pod's status records do count in its requests, as 1.37's
+NodeResourcesFit counts them, and `model.node_allocatable_statuses` computes them as 1.37
+does), pre-queueing hints
 (SchedulerPreQueueingHints), and PostFilter (no preemption, no deallocation after a failed
 attempt: the PostFilter texts 1.37 removed never were in our FailedScheduling message). 1.37's
 in-flight allocation change (kept until PreBind succeeds) has no equivalent: a written claim

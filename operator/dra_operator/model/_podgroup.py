@@ -59,13 +59,13 @@ def _status(value: object, path: str) -> PodResourceClaimStatus:
 
 
 def parse_pod_group(raw: Raw, version: str = "v1beta1") -> PodGroup:
-    """A PodGroup of scheduling.k8s.io `version` (v1beta1 and v1alpha2 share these fields)."""
-    del version  # the fields read here are the same in both
+    """A PodGroup of scheduling.k8s.io `version` (v1beta1 and v1alpha2 share these fields);
+    `version` names it when the object does not (items of a LIST carry no apiVersion)."""
     spec = opt_object(raw, "spec", "") or {}
     status = opt_object(raw, "status", "") or {}
     return PodGroup(
         metadata=metadata(raw),
-        api_version=str(raw.get("apiVersion") or ""),
+        api_version=str(raw.get("apiVersion") or f"{PodGroup.API_GROUP}/{version}"),
         resource_claims=list_of(spec, "resourceClaims", "spec", _entry),
         resource_claim_statuses=list_of(status, "resourceClaimStatuses", "status", _status),
     )

@@ -61,6 +61,7 @@ class Kind(enum.StrEnum):
     SCHEDULING_CONTEXTS = "podschedulingcontexts"
     CLASS_PARAMETERS = "resourceclassparameters"  # 1.30 (v1alpha2)
     CLAIM_PARAMETERS = "resourceclaimparameters"  # 1.30 (v1alpha2)
+    POOL_STATUS_REQUESTS = "resourcepoolstatusrequests"  # 1.36+ (v1alpha3), KEP-5677
     NAMESPACES = "namespaces"
     POLICIES = "allocationpolicies"
     PERSISTENT_VOLUMES = "persistentvolumes"
@@ -68,6 +69,7 @@ class Kind(enum.StrEnum):
     STORAGE_CLASSES = "storageclasses"
     CSI_NODES = "csinodes"
     CSI_DRIVERS = "csidrivers"
+    POD_GROUPS = "podgroups"  # scheduling.k8s.io, 1.36+ with GenericWorkload
 
 
 CORE_KINDS: Final = frozenset({Kind.PODS, Kind.NODES})
@@ -86,6 +88,7 @@ class Caches:
         *,
         consumable_capacity: bool = True,
         policies: bool = False,
+        pod_groups: str = "",
         deterministic_claim_names: bool = False,
         on_invalid: InvalidHook | None = None,
     ) -> None:
@@ -192,6 +195,19 @@ class Caches:
                 dra(model.parse_pod_scheduling_context, Kind.SCHEDULING_CONTEXTS),
             )
             self.stores[Kind.SCHEDULING_CONTEXTS] = self.contexts
+        self.pool_status_requests: Store[model.ResourcePoolStatusRequest] | None = None
+        if Kind.POOL_STATUS_REQUESTS in versions:
+            self.pool_status_requests = Store(
+                "ResourcePoolStatusRequest",
+                dra(model.parse_resource_pool_status_request, Kind.POOL_STATUS_REQUESTS),
+            )
+            self.stores[Kind.POOL_STATUS_REQUESTS] = self.pool_status_requests
+        self.pod_groups: Store[model.PodGroup] | None = None
+        if pod_groups:  # the scheduling.k8s.io version serving them
+            self.pod_groups = Store(
+                "PodGroup", lambda raw: model.parse_pod_group(raw, pod_groups), keep=slim
+            )
+            self.stores[Kind.POD_GROUPS] = self.pod_groups
         self.namespaces: Store[Mapping[str, str]] | None = None
         self.policies: Store[hooks.AllocationPolicy] | None = None
         if policies:

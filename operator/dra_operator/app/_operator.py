@@ -104,6 +104,7 @@ class Operator:
             server.versions,
             consumable_capacity=server.features.consumable_capacity,
             policies=server.policies,
+            pod_groups=server.pod_groups,
             deterministic_claim_names=server.claim_naming is model.ClaimNaming.DETERMINISTIC,
             on_invalid=self._invalid,
         )
@@ -216,6 +217,8 @@ class Operator:
         storage = _STORAGE_RESOURCES.get(kind)
         if storage is not None:
             return storage
+        if kind is Kind.POD_GROUPS and self.server.pod_group_resource is not None:
+            return self.server.pod_group_resource
         return self.server.resource(kind)
 
     # -- watch events -------------------------------------------------------------------------

@@ -12,11 +12,13 @@ from typing import Final
 from dra_operator.app._claims import build_claims
 from dra_operator.app._eviction import build_eviction
 from dra_operator.app._plugin import Builder
+from dra_operator.app._poolstatus import build_pool_status
 from dra_operator.app._scheduler import build_scheduler
-from dra_operator.app._settings import CLAIMS, EVICTION, SCHEDULER
+from dra_operator.app._settings import CLAIMS, EVICTION, POOL_STATUS, SCHEDULER
 
 BUILDERS: Final[dict[str, Builder]] = {
     CLAIMS: build_claims,
     SCHEDULER: build_scheduler,
     EVICTION: build_eviction,
+    POOL_STATUS: build_pool_status,
 }

@@ -52,8 +52,8 @@ def _lease(value: str) -> str:
 @click.option(
     "--controllers",
     default=None,
-    help="Comma-separated: claims,scheduler,eviction [default: all; claims and eviction are "
-    "left to kube-controller-manager when it runs].",
+    help="Comma-separated: claims,scheduler,eviction,poolstatus [default: all; claims, "
+    "eviction and poolstatus are left to kube-controller-manager when it runs].",
 )
 @click.option(
     "--scheduler-name",

@@ -34,7 +34,13 @@ __all__ = [
 RESOURCE_GROUP = "resource.k8s.io"
 
 _CLUSTER_SCOPED_DRA = frozenset(
-    {"deviceclasses", "resourceslices", "devicetaintrules", "resourceclasses"}  # v1alpha2: classes
+    {
+        "deviceclasses",
+        "resourceslices",
+        "devicetaintrules",
+        "resourcepoolstatusrequests",
+        "resourceclasses",  # v1alpha2
+    }
 )
 
 

@@ -34,6 +34,19 @@ from dra_operator.model._nodeaffinity import (
     term_is_valid,
     term_matches,
 )
+from dra_operator.model._nodealloc import (
+    NodeAllocatableClaimStatus,
+    NodeAllocatableMapping,
+    NodeAllocatableOverhead,
+    NodeAllocatableOverheadAmount,
+    NodeAllocatableResource,
+)
+from dra_operator.model._nodealloc import claim_requests as node_allocatable_claim_requests
+from dra_operator.model._nodealloc_claims import (
+    has_mapped_device,
+    mapped_claim_conflict,
+    node_allocatable_statuses,
+)
 from dra_operator.model._parse import (
     ModelObject,
     parse_object,
@@ -105,6 +118,14 @@ from dra_operator.model._pod_scheduling import (
     TopologySpreadConstraint,
     WeightedPodAffinityTerm,
     compile_selector,
+)
+from dra_operator.model._podgroup import (
+    PodGroup,
+    parse_pod_group,
+)
+from dra_operator.model._poolstatus import (
+    ResourcePoolStatusRequest,
+    parse_resource_pool_status_request,
 )
 from dra_operator.model._quantity import (
     Quantity,
@@ -257,6 +278,11 @@ __all__ = [
     "ModelObject",
     "NetworkDeviceData",
     "Node",
+    "NodeAllocatableClaimStatus",
+    "NodeAllocatableMapping",
+    "NodeAllocatableOverhead",
+    "NodeAllocatableOverheadAmount",
+    "NodeAllocatableResource",
     "NodeSelector",
     "NodeSelectorRequirement",
     "NodeSelectorTerm",
@@ -271,6 +297,7 @@ __all__ = [
     "PodAffinityTerm",
     "PodCondition",
     "PodExtendedResourceClaimStatus",
+    "PodGroup",
     "PodResourceClaim",
     "PodResourceClaimStatus",
     "PodSchedulingContext",
@@ -287,6 +314,7 @@ __all__ = [
     "ResourceClaimStatus",
     "ResourceClaimTemplate",
     "ResourcePool",
+    "ResourcePoolStatusRequest",
     "ResourceSlice",
     "Selector",
     "SelectorError",
@@ -311,12 +339,16 @@ __all__ = [
     "dra_backed",
     "effective_requests",
     "find_extended_claim",
+    "has_mapped_device",
     "is_dra_extended_resource_name",
     "is_extended_resource_name",
     "is_for_pod",
     "is_label_key",
     "is_special_claim_name",
+    "mapped_claim_conflict",
     "named_devices",
+    "node_allocatable_claim_requests",
+    "node_allocatable_statuses",
     "node_matches",
     "parse_allocation_result",
     "parse_csi_driver",
@@ -329,9 +361,11 @@ __all__ = [
     "parse_persistent_volume",
     "parse_persistent_volume_claim",
     "parse_pod",
+    "parse_pod_group",
     "parse_pod_scheduling_context",
     "parse_resource_claim",
     "parse_resource_claim_template",
+    "parse_resource_pool_status_request",
     "parse_resource_slice",
     "parse_storage_class",
     "parse_topology_spread_constraint",

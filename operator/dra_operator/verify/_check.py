@@ -19,7 +19,7 @@ def check(state: ClusterState) -> list[Violation]:
     violations = (
         check_devices([c for c in state.claims if not c.resource_class_name], state.slices)
         + check_named(state.named_claims, state.named_slices)
-        + check_consumers(state.claims, state.pods, state.nodes)
+        + check_consumers(state.claims, state.pods, state.nodes, state.pod_groups)
         + check_coexistence(state.schedulers, state.pods)
     )
     # dict.fromkeys: one claim can reach the same sentence twice (two results, one device).

@@ -35,10 +35,12 @@ from dra_operator.model import (
     ClaimNaming,
     DeviceClass,
     DeviceTaintRule,
+    PodGroup,
     parse_device_class,
     parse_device_taint_rule,
     parse_node,
     parse_pod,
+    parse_pod_group,
     parse_resource_claim,
     parse_resource_slice,
     v1alpha2,
@@ -137,7 +139,19 @@ async def read_cluster(
             named_slices = await _list(
                 api, dra("resourceslices", version), v1alpha2.parse_resource_slice
             )
+    pod_groups: tuple[PodGroup, ...] | None = None
+    group_versions = await api.served_versions(PodGroup.API_GROUP)
+    group_version = next((v for v in PodGroup.VERSIONS if v in group_versions), None)
+    if group_version is not None:
+        found_version = group_version
+        pod_groups = await _list(
+            api,
+            Resource(PodGroup.API_GROUP, found_version, PodGroup.PLURAL, namespaced=True),
+            lambda raw: parse_pod_group(raw, found_version),
+            namespace,
+        )
     return ClusterState(
+        pod_groups=pod_groups,
         named_claims=named_claims,
         named_slices=named_slices,
         claims=claims,

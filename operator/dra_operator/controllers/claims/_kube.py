@@ -27,10 +27,16 @@ class KubeClaimsWriter:
     """Implements `ClaimsWriter`; `claims` is the served ResourceClaim resource."""
 
     def __init__(
-        self, api: kube.Client, *, claims: kube.Resource, metrics: APIRecorder | None = None
+        self,
+        api: kube.Client,
+        *,
+        claims: kube.Resource,
+        pod_groups: kube.Resource | None = None,
+        metrics: APIRecorder | None = None,
     ) -> None:
         self._api = api
         self._claims = claims
+        self._pod_groups = pod_groups  # served only with GenericWorkload
         self._metrics = metrics
 
     async def create_claim(self, namespace: str, manifest: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -56,6 +62,22 @@ class KubeClaimsWriter:
         with counting_failures(self._metrics, "Pod"):
             return await self._api.apply(
                 kube.PODS,
+                body,
+                namespace=namespace,
+                subresource="status",
+                field_manager=names.CLAIMS_FIELD_MANAGER,
+                force=True,
+            )
+
+    async def apply_pod_group_status(
+        self, namespace: str, body: Mapping[str, Any]
+    ) -> Mapping[str, Any]:
+        if self._pod_groups is None:  # no PodGroups without the API: no plan writes one
+            raise errors.TerminalError("the server serves no PodGroups")
+        body = {**body, "apiVersion": self._pod_groups.api_version}
+        with counting_failures(self._metrics, "PodGroup"):
+            return await self._api.apply(
+                self._pod_groups,
                 body,
                 namespace=namespace,
                 subresource="status",

@@ -35,7 +35,7 @@ _METRICS: tuple[_Metric, ...] = (
     ("apiserver CPU s", lambda r: r.apiserver_cpu_seconds, "{:.1f}"),
     ("apiserver RSS MiB", lambda r: r.apiserver_peak_rss_mib, "{:.0f}"),
     ("etcd RSS MiB", lambda r: r.etcd_peak_rss_mib, "{:.0f}"),
-    ("etcd DB MiB", lambda r: r.etcd_db_mib, "{:.0f}"),
+    ("etcd DB MiB", lambda r: r.etcd_db_mib, "{:.1f}"),
 )
 HEADERS = ("phase", "system", "bound", *(m[0] for m in _METRICS), "verify")
 

@@ -92,7 +92,7 @@ def summary_rows(results: Sequence[SizedResult]) -> list[tuple[str, ...]]:
             sized.result
         )
     table = []
-    for (phase, nodes), systems in sorted(grouped.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+    for (phase, nodes), systems in sorted(grouped.items(), key=lambda kv: kv[0][1]):
         ours, up, lim = (systems.get(n) for n in ("ours", "upstream", "limit"))
         pods = next(iter(systems.values())).pods
         verify = "/".join(str(r.verify_exit) for r in systems.values())

@@ -277,3 +277,14 @@ def test_summary_and_markdown_report_p50_requests_and_every_process_peak() -> No
     }
     text = markdown([ours, upstream], "cmd", "host")
     assert "ours: dra-operator 250, kube-apiserver 900" in text
+
+
+def test_summary_keeps_phases_in_run_order_within_a_size() -> None:
+    results = [
+        SizedResult(200, _result("ours", phase="s-fill")),
+        SizedResult(200, _result("ours", phase="s-churn")),
+        SizedResult(20, _result("ours", phase="s-fill")),
+        SizedResult(20, _result("ours", phase="s-churn")),
+    ]
+    got = [(row[1], row[0]) for row in summary_rows(results)]
+    assert got == [("20", "s-fill"), ("20", "s-churn"), ("200", "s-fill"), ("200", "s-churn")]

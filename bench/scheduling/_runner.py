@@ -45,7 +45,7 @@ from bench.scheduling.limit import plan as limit_plan
 from dra_operator import controlplane
 from dra_operator.kube import CORE_EVENTS, NAMESPACES, PODS, Client, dra, load_kubeconfig
 
-__all__ = ["PhaseResult", "percentile", "run_workload"]
+__all__ = ["PhaseResult", "exited", "percentile", "run_workload"]
 
 NAMESPACE = BENCH_NAMESPACE
 _CREATORS = 20
@@ -255,6 +255,8 @@ async def _run_phase(
     unbound = sorted(n for n in names if n not in tracker.done)
     if unbound:
         note = f"{len(unbound)} not done, e.g. {unbound[0]}: {await _last_event(api, unbound[0])}"
+    if gone := exited(after):
+        note = f"{', '.join(gone)} exited during the phase; {note}"
     await tracker.wait(tracker.settled, _SETTLE)
     verify_exit, verify_output = await _verify(system)
     stall = math.nan
@@ -289,6 +291,11 @@ async def _run_phase(
         process_peak_rss_mib=tuple((n, s.peak_rss_mib) for n, s in after.items()),
         etcd_db_mib=db_mib,
     )
+
+
+def exited(samples: dict[str, ProcessSample]) -> list[str]:
+    """The processes that were gone when sampled (a component that died mid-phase)."""
+    return sorted(name for name, found in samples.items() if found == ProcessSample(0.0, 0.0))
 
 
 def _count_requests(audit_log: Path, ours: bool, start: float, end: float) -> RequestCount:

@@ -13,9 +13,9 @@ import pytest
 from bench.scheduling import WORKLOADS, PhaseResult, build, parse_collapsed, percentile, rows
 from bench.scheduling._creator import Pacer, creation_rate
 from bench.scheduling._report import markdown, process_peaks
-from bench.scheduling._runner import longest_stall
+from bench.scheduling._runner import exited, longest_stall
 from bench.scheduling._scale import HEADERS, SizedResult, summary_rows, workloads_for
-from bench.scheduling._system import apiserver_args, count_requests, etcd_db_mib
+from bench.scheduling._system import ProcessSample, apiserver_args, count_requests, etcd_db_mib
 from bench.scheduling._tracker import claim_names
 from bench.scheduling.limit import plan
 
@@ -288,3 +288,11 @@ def test_summary_keeps_phases_in_run_order_within_a_size() -> None:
     ]
     got = [(row[1], row[0]) for row in summary_rows(results)]
     assert got == [("20", "s-fill"), ("20", "s-churn"), ("200", "s-fill"), ("200", "s-churn")]
+
+
+def test_a_component_gone_when_sampled_is_named() -> None:
+    samples = {
+        "kube-scheduler": ProcessSample(0.0, 0.0),
+        "kube-controller-manager": ProcessSample(3.0, 155.0),
+    }
+    assert exited(samples) == ["kube-scheduler"]

@@ -1,8 +1,8 @@
-"""The running operator: caches fed by kopf and our reflectors (pods, claims), controllers
-chosen by settings, leader election.
+"""The running operator: caches fed by our reflectors (every kind), controllers chosen by
+settings, leader election.
 
 `cli run` builds `Settings`, discovers the server (`discover`), builds an `Operator` and runs it
-with the kopf watches (`run_operator`). Controllers plug in through `_registry.BUILDERS`
+with its reflectors beside kopf (`serve`). Controllers plug in through `_registry.BUILDERS`
 (one line each; see `Plugin`). Design: docs/design/operator.md.
 """
 

@@ -1,9 +1,7 @@
 """The assembly: caches, controllers and leader election for one `dra-operator run`.
 
 ```
-kopf event handler ─┬▶ Operator.handle(kind, event) ─▶ caches.apply ─▶ change
-Reflector (pods,   ─┘
- claims)
+Reflector (one per kind and scope) ─▶ Operator.handle(kind, event) ─▶ caches.apply ─▶ change
                                  (leader only) └─▶ plugin.on_change(kind, change) ─▶ keys
 LeaseElector.run(lead):  lead() = wait for synced caches → build plugins → resync → run them
 UpstreamWatch.run(set_upstream): KCM's Lease held → its controllers stop; released → start
@@ -25,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections import Counter
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -37,7 +34,6 @@ from dra_operator.app._leader import LeaseElector
 from dra_operator.app._plugin import Builder, Context, Plugin
 from dra_operator.app._reflector import Reflector
 from dra_operator.app._registry import BUILDERS
-from dra_operator.app._retry import until_answered
 from dra_operator.app._settings import CLAIMS, SCHEDULER, Settings
 from dra_operator.app._upstream import Upstream
 from dra_operator.cluster import Change, version_number
@@ -70,11 +66,6 @@ UNSAFE_MESSAGE: Final = (
     "with resource claims to one of them, so a device can be allocated twice. Install "
     "deploy/components/route-claims (or require-scheduler), see docs/coexistence.md."
 )
-REFLECTED: Final = (Kind.PODS, Kind.CLAIMS)
-"""The busy kinds our own `Reflector` watches instead of kopf (docs/architecture.md "Cost per
-pod at scale")."""
-_RELIST_SETTLE = 1.0
-"""Seconds a relist's objects are given to arrive before the stale ones are pruned."""
 
 
 class Operator:
@@ -127,9 +118,7 @@ class Operator:
         self.elector: LeaseElector | None = None
         self.probes: ProbeServer | None = None  # serving /metrics, /healthz, /readyz
         self._invalid_events: list[asyncio.Task[Any]] = []
-        self._listings: Counter[tuple[Kind, str | None]] = Counter()  # per watch: see `listed`
-        self._relisting: set[Kind] = set()
-        self._background: set[asyncio.Task[None]] = set()
+        self.reflectors = self._reflectors()
 
     @property
     def controllers(self) -> list[str]:
@@ -210,10 +199,11 @@ class Operator:
 
     # -- watch events -------------------------------------------------------------------------
 
-    def reflectors(self) -> list[Reflector]:
-        """A `Reflector` per busy kind and scope (each namespace served, or all of them)."""
+    def _reflectors(self) -> list[Reflector]:
+        """A `Reflector` per kind and scope (each namespace served, or all of them): the one
+        way objects reach the caches (docs/architecture.md "One informer path")."""
         found = []
-        for kind in REFLECTED:
+        for kind in self.caches.kinds:
             resource = self.resource(kind)
             scopes: tuple[str | None, ...] = (None,)
             if resource.namespaced and self.settings.namespaces:
@@ -319,39 +309,6 @@ class Operator:
         )
         self._post(regarding, reason=EVENT_FOREIGN_ALLOCATION, message=message)
 
-    def listed(self, kind: Kind, namespace: str | None = None) -> None:
-        """kopf delivered a whole LIST of `kind` in `namespace` (None: cluster-wide; one watch
-        per namespace served, `_listings`). Every one after that watch's first is a relist
-        (410 Gone, a listing that broke off), even one that returned nothing: the cache is
-        then pruned of what the server no longer holds, as client-go's `Replace` does."""
-        self._listings[kind, namespace] += 1
-        if self._listings[kind, namespace] > 1:
-            self._relisted(kind)
-
-    def _relisted(self, kind: Kind) -> None:
-        if kind in self._relisting:
-            return  # its prune is still to come, and will see this listing's objects
-        self._relisting.add(kind)
-        _log.info(LogEvent.WATCH_RELISTED, resource=str(kind))
-        self.metrics.watch_relisted(str(kind))
-        task = asyncio.get_running_loop().create_task(self._after_relist(kind))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-
-    async def _after_relist(self, kind: Kind) -> None:
-        """Prune what the relist no longer holds, from a LIST of our own (kopf does not say
-        when its listing ends or what it lacked)."""
-        await asyncio.sleep(_RELIST_SETTLE)
-        self._relisting.discard(kind)
-        try:
-            items, snapshot = await self.list_snapshot(kind)
-        except errors.APIError as exc:
-            _log.warning("cache.prune_failed", resource=str(kind), error=str(exc))
-            return
-        if snapshot is None:
-            return  # resourceVersions we cannot order: nothing is pruned
-        self._pruned(kind, self.caches.prune(kind, items, snapshot))
-
     def _pruned(self, kind: Kind, changes: list[Change[Any]]) -> None:
         if changes:
             _log.info(
@@ -410,46 +367,10 @@ class Operator:
 
     # -- controllers --------------------------------------------------------------------------
 
-    async def list_kind(self, kind: Kind) -> list[Mapping[str, Any]]:
-        """The objects of one kind in the namespaces we serve (for the synced check)."""
-        items, _ = await self.list_snapshot(kind)
-        return items
-
-    async def list_snapshot(self, kind: Kind) -> tuple[list[Mapping[str, Any]], int | None]:
-        """The objects of one kind in the namespaces we serve, and the oldest resourceVersion
-        of the LISTs (one per namespace) that returned them (None when not an integer)."""
-        items: list[Mapping[str, Any]] = []
-        versions: list[int | None] = []
-        resource = self.resource(kind)
-        scopes: tuple[str | None, ...] = (None,)
-        if resource.namespaced and self.settings.namespaces:
-            scopes = self.settings.namespaces
-        for namespace in scopes:
-            token: str | None = None
-            while True:
-                page = await until_answered(
-                    functools.partial(
-                        self.api.list,
-                        resource,
-                        namespace=namespace,
-                        limit=500,
-                        continue_token=token,
-                    ),
-                    f"list {kind}",
-                )
-                items.extend(page.get("items") or ())
-                metadata = page.get("metadata") or {}
-                if token is None:
-                    versions.append(version_number(metadata.get("resourceVersion")))
-                token = metadata.get("continue") or None
-                if token is None:
-                    break
-        known = [v for v in versions if v is not None]
-        return items, (min(known) if known and len(known) == len(versions) else None)
-
     async def wait_synced(self) -> None:
-        """client-go's WaitForCacheSync: every kind listed once (see `Caches`)."""
-        await self.caches.wait_synced(self.list_kind)
+        """client-go's WaitForCacheSync: every reflector's first LIST is in the caches."""
+        for reflector in self.reflectors:
+            await reflector.synced.wait()
         for kind in self.caches.kinds:
             self.health.set_cache_synced(str(kind))
         sizes = {str(kind): len(store) for kind, store in self.caches.stores.items()}

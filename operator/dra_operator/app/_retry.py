@@ -1,8 +1,8 @@
 """Start-up calls that must survive a busy or restarting API server.
 
-The controllers retry through their work queues and the Lease elector through its retry
-period, but discovery and the cache-sync LISTs run once, before either: a 429 (API Priority
-and Fairness shedding load), a 5xx or a connection that fails there would end the process.
+The controllers retry through their work queues, the reflectors and the Lease elector in their
+own loops, but discovery runs once, before any of them: a 429 (API Priority and Fairness
+shedding load), a 5xx or a connection that fails there would end the process.
 Here they are retried with client-go's exponential backoff; every other error still raises.
 """
 

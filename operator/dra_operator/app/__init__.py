@@ -8,6 +8,7 @@ with its reflectors beside kopf (`serve`). Controllers plug in through `_registr
 
 from dra_operator.app._caches import CORE_KINDS, Caches, Kind
 from dra_operator.app._claims import ClaimsPlugin, build_claims
+from dra_operator.app._coexistence import EVENT_UNSAFE_CONFIGURATION, UNSAFE_TWO_SCHEDULERS
 from dra_operator.app._discovery import (
     CLASSIC_VERSION,
     DRA_KINDS,
@@ -24,11 +25,7 @@ from dra_operator.app._kopf import (
     upstream_watch,
 )
 from dra_operator.app._leader import LeaseElector
-from dra_operator.app._operator import (
-    EVENT_UNSAFE_CONFIGURATION,
-    UNSAFE_TWO_SCHEDULERS,
-    Operator,
-)
+from dra_operator.app._operator import Operator
 from dra_operator.app._plugin import Builder, Context, Plugin
 from dra_operator.app._registry import BUILDERS
 from dra_operator.app._settings import (

@@ -12,7 +12,13 @@ from dra_operator.kube._config import (
     load_incluster_config,
     load_kubeconfig,
 )
-from dra_operator.kube._events import event_manifest, post_event
+from dra_operator.kube._events import (
+    EventSender,
+    event_manifest,
+    event_target,
+    event_target_of,
+    post_event,
+)
 from dra_operator.kube._resources import (
     ALLOCATION_POLICIES,
     CORE_EVENTS,
@@ -42,11 +48,14 @@ __all__ = [
     "VALIDATING_POLICY_BINDINGS",
     "Client",
     "ClusterConfig",
+    "EventSender",
     "JSONObject",
     "PatchType",
     "Resource",
     "dra",
     "event_manifest",
+    "event_target",
+    "event_target_of",
     "load_config",
     "load_incluster_config",
     "load_kubeconfig",

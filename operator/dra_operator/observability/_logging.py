@@ -68,6 +68,18 @@ class LogEvent(enum.StrEnum):
     LEADER_LOST = "leader.lost"
     METRICS_SOURCE_FAILED = "metrics.source_failed"
     PROBES_SERVING = "probes.serving"
+    EVENT_FAILED = "event.failed"
+    # the operator's assembly and what runs beside it
+    HOOKS_LOADED = "hooks.loaded"
+    CONTROLLER_UNAVAILABLE = "controller.unavailable"
+    CONTROLLER_STARTED = "controller.started"
+    CONTROLLER_STOPPED = "controller.stopped"
+    OBJECT_INVALID = "object.invalid"
+    UPSTREAM_CHANGED = "upstream.changed"
+    COEXISTENCE_UNSAFE = "coexistence.unsafe"
+    COEXISTENCE_SAFE = "coexistence.safe"
+    CLAIMS_FOREIGN_CREATOR = "claims.foreign_creator"
+    ALLOCATION_FOREIGN = "allocation.foreign"
 
 
 _SHARED: list[Processor] = [

@@ -23,7 +23,7 @@ import pytest
 from dra_operator import kube
 from dra_operator.allocator import Features
 from dra_operator.app import Caches, Context, Kind, Operator, ServerInfo, Settings, Upstream
-from dra_operator.app._operator import HANDOVER_RECHECK
+from dra_operator.app._coexistence import HANDOVER_RECHECK
 from dra_operator.cluster import Change, ObjectKey
 
 pytestmark = [pytest.mark.asyncio(loop_scope="function"), pytest.mark.looptime]
@@ -161,7 +161,7 @@ async def test_an_unsafe_configuration_is_counted(upstream: Upstream, unsafe: bo
     api = kube.Client(kube.ClusterConfig(server="https://127.0.0.1:1"))  # never called here
     operator = Operator(Settings(), api, SERVER, ["scheduler"])
     operator.set_upstream(upstream)
-    assert operator.unsafe is unsafe
+    assert operator.coexistence.unsafe is unsafe
     page = operator.metrics.render().decode()
     sample = 'dra_operator_unsafe_configuration{reason="kube-scheduler-without-routing"}'
     assert f"{sample} {1.0 if unsafe else 0.0}" in page

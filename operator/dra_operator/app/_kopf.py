@@ -30,6 +30,7 @@ from dra_operator.app._retry import until_answered
 from dra_operator.app._settings import Settings, choose_controllers, yielding_controllers
 from dra_operator.app._upstream import LeaseName, UpstreamWatch
 from dra_operator.observability import (
+    LogEvent,
     ProbeServer,
     get_logger,
     parse_bind_address,
@@ -114,7 +115,7 @@ async def build_operator(
     upstream = upstream or upstream_watch(settings, api)
     operator.set_upstream(await upstream.poll())
     _log.info(
-        "operator.starting",
+        LogEvent.OPERATOR_STARTING,
         server=server.git_version,
         versions=dict(server.versions),
         controllers=operator.wanted(),
@@ -169,7 +170,7 @@ async def serve(
             if probes is not None:
                 operator.probes = await stack.enter_async_context(probes)
             await _watch_and_control(operator, registry, settings, stop, upstream)
-        _log.info("operator.stopped", identity=settings.identity)
+        _log.info(LogEvent.OPERATOR_STOPPED, identity=settings.identity)
 
 
 def probe_server(settings: Settings, operator: Operator) -> ProbeServer | None:

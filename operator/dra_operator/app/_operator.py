@@ -128,16 +128,6 @@ class Operator:
     def handle(self, kind: Kind, event_type: str | None, raw: Mapping[str, Any]) -> None:
         self.informer.handle(kind, event_type, raw)
 
-    def reflected(
-        self,
-        kind: Kind,
-        namespace: str | None,
-        items: list[Mapping[str, Any]],
-        version: str,
-        relisted: bool,
-    ) -> None:
-        self.informer.reflected(kind, namespace, items, version, relisted)
-
     def set_upstream(self, upstream: Upstream) -> None:
         self.coexistence.set_upstream(upstream)
 

@@ -262,10 +262,10 @@ async def test_a_relist_that_finds_nothing_prunes_and_is_counted() -> None:
     """Every kind comes through a Reflector, whose every LIST prunes: a relist that returns no
     object (the server holds no node any more) still forgets the cached ones."""
     operator = operator_of({"recorder": Recorder})
-    operator.reflected(Kind.NODES, None, [node("a", "1")], "5", False)
+    operator.informer.reflected(Kind.NODES, None, [node("a", "1")], "5", False)
     assert "dra_operator_watch_relists_total{" not in operator.metrics.render().decode()
 
-    operator.reflected(Kind.NODES, None, [], "7", True)
+    operator.informer.reflected(Kind.NODES, None, [], "7", True)
 
     assert operator.caches.nodes.get(ObjectKey("", "a")) is None
     relists = 'dra_operator_watch_relists_total{resource="nodes"} 1.0'
@@ -301,13 +301,15 @@ async def test_a_reflector_relist_applies_its_objects_and_prunes_its_namespace()
     scopes = {reflector.scope for reflector in operator.reflectors}
     assert {f"{kind}@{ns}" for kind in ("pods", "resourceclaims") for ns in "ab"} <= scopes
     assert "nodes@*" in scopes  # cluster-scoped: one watch whatever the namespaces
-    operator.reflected(Kind.PODS, "a", [a_pod("a", "p", "5"), a_pod("a", "q", "6")], "10", False)
-    operator.reflected(Kind.PODS, "b", [a_pod("b", "p", "7")], "11", False)
+    operator.informer.reflected(
+        Kind.PODS, "a", [a_pod("a", "p", "5"), a_pod("a", "q", "6")], "10", False
+    )
+    operator.informer.reflected(Kind.PODS, "b", [a_pod("b", "p", "7")], "11", False)
     term = asyncio.create_task(operator.lead())
     await asyncio.wait_for(operator.leading.wait(), 1)
     (plugin,) = Recorder.built
 
-    operator.reflected(Kind.PODS, "a", [a_pod("a", "q", "12")], "20", True)
+    operator.informer.reflected(Kind.PODS, "a", [a_pod("a", "q", "12")], "20", True)
 
     assert sorted(str(entry.key) for entry in operator.caches.pods) == ["a/q", "b/p"]
     assert plugin.changes == [(Kind.PODS, "a/q"), (Kind.PODS, "a/p")]

@@ -1,11 +1,13 @@
 """kopf as the process frame: login and the operator beside our reflectors, through its public API.
 
 Every kind reaches the caches through our `Reflector`s (docs/architecture.md "One informer
-path"): kopf registers no resource handler, so it neither watches nor writes. What it still
-does is what it is built for around them: it logs in through a login handler with the same
-`kube.ClusterConfig` our client uses (and again after a 401, renewing an expired exec token),
-and it runs standalone (no peering objects: leader election is our Lease), with posting of
-handler logs as Events off and the CRD/namespace scanning we have no RBAC for disabled.
+path"): kopf registers no resource handler, so it neither watches nor writes. It is kept,
+through `kopf.spawn_tasks` and its public settings, as the frame that runs beside them: its
+tasks start with the operator and stop it when they end (SIGINT/SIGTERM, which kopf handles
+while it runs), and it logs in through a login handler with the same `kube.ClusterConfig` our
+client uses (kopf asks again after a 401, should any of its own requests get one). It runs
+standalone (no peering objects: leader election is our Lease), with posting of handler logs
+as Events off and the CRD/namespace scanning we have no RBAC for disabled.
 
 `serve` is the whole operator: discovery, the choice of controllers, the reflectors, kopf and
 the operator's leader election / controllers, side by side until `stop` is set. The CEL parser

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tests.support.make import MakeClaim, MakePod
+
 from dra_operator import errors
 from dra_operator.app import Caches, Kind
 from dra_operator.cluster import ObjectKey
@@ -28,37 +30,16 @@ DEVICE = DeviceID("gpu.example.com", "pool", "gpu-0")
 
 
 def claim(rv: str, *, allocated: bool = True, bad: bool = False) -> dict[str, Any]:
-    status: dict[str, Any] = {}
+    made = MakeClaim().version(rv)
     if allocated:
-        status["allocation"] = {
-            "devices": {
-                "results": [
-                    {
-                        "request": "r",
-                        "driver": DEVICE.driver,
-                        "pool": DEVICE.pool,
-                        "device": DEVICE.device,
-                    }
-                ]
-            }
-        }
-    requests: Any = "not-a-list" if bad else [{"name": "r", "exactly": {"deviceClassName": "c"}}]
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"namespace": "ns", "name": "c", "uid": "claim-uid", "resourceVersion": rv},
-        "spec": {"devices": {"requests": requests}},
-        "status": status,
-    }
+        made.allocated(DEVICE.driver, DEVICE.pool, DEVICE.device)
+    if bad:
+        made.requests("not-a-list")
+    return made.obj()
 
 
 def pod(rv: str, ns: str = "ns") -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"namespace": ns, "name": "p", "uid": "pod-uid", "resourceVersion": rv},
-        "spec": {"containers": [{"name": "c", "image": "x"}]},
-    }
+    return MakePod().namespace(ns).version(rv).obj()
 
 
 def test_claim_events_move_the_ledger() -> None:

@@ -19,6 +19,7 @@ import asyncio
 from typing import Any, ClassVar
 
 import pytest
+from tests.support.make import MakeClaim, MakeNode, MakePod
 
 from dra_operator import kube
 from dra_operator.allocator import Features
@@ -68,7 +69,7 @@ class Recorder:
 
 
 def node(name: str, rv: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "resourceVersion": rv}}
+    return MakeNode().name(name).version(rv).obj()
 
 
 @pytest.fixture
@@ -168,19 +169,11 @@ async def test_an_unsafe_configuration_is_counted(upstream: Upstream, unsafe: bo
 
 
 def allocated_claim(rv: str, manager: str | None) -> dict[str, Any]:
-    raw: dict[str, Any] = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": "c", "namespace": "ns", "uid": "u", "resourceVersion": rv},
-        "spec": {"devices": {"requests": []}},
-    }
+    made = MakeClaim().uid("u").version(rv).requests([])
     if manager is not None:
-        result = {"request": "gpu", "driver": "d", "pool": "p", "device": "x"}
-        raw["metadata"]["managedFields"] = [
-            {"manager": manager, "fieldsV1": {"f:status": {"f:allocation": {}}}}
-        ]
-        raw["status"] = {"allocation": {"devices": {"results": [result]}}}
-    return raw
+        made.managed_by(manager, {"f:status": {"f:allocation": {}}})
+        made.allocated("d", "p", "x", request="gpu")
+    return made.obj()
 
 
 async def test_a_claim_another_scheduler_allocates_is_counted() -> None:
@@ -202,25 +195,10 @@ class Claims(Recorder):
 
 
 def generated_claim(rv: str, creator: str) -> dict[str, Any]:
-    annotation = "f:resource.kubernetes.io/pod-claim-name"
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {
-            "name": f"pod-gpu-{rv}",
-            "namespace": "ns",
-            "uid": f"u{rv}",
-            "resourceVersion": rv,
-            "annotations": {"resource.kubernetes.io/pod-claim-name": "gpu"},
-            "managedFields": [
-                {
-                    "manager": creator,
-                    "fieldsV1": {"f:metadata": {"f:annotations": {annotation: {}}}},
-                }
-            ],
-        },
-        "spec": {"devices": {"requests": []}},
-    }
+    annotation = "resource.kubernetes.io/pod-claim-name"
+    owned = {"f:metadata": {"f:annotations": {f"f:{annotation}": {}}}}
+    made = MakeClaim().name(f"pod-gpu-{rv}").uid(f"u{rv}").version(rv).requests([])
+    return made.annotations({annotation: "gpu"}).managed_by(creator, owned).obj()
 
 
 async def test_another_claims_creator_pauses_ours_for_a_minute() -> None:
@@ -289,8 +267,7 @@ async def test_synced_once_every_reflector_has_listed() -> None:
 
 
 def a_pod(namespace: str, name: str, rv: str) -> dict[str, Any]:
-    metadata = {"namespace": namespace, "name": name, "uid": name, "resourceVersion": rv}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": {}}
+    return MakePod().namespace(namespace).name(name).uid(name).version(rv).obj()
 
 
 async def test_a_reflector_relist_applies_its_objects_and_prunes_its_namespace() -> None:

@@ -22,7 +22,7 @@ EDITED_ELSEWHERE = frozenset({"docs/coexistence.md", "docs/install.md", "docs/ki
 they are brought under it once that work lands."""
 
 _OUTSIDE = re.compile(r"\.\./shared|\bshared/(reference|design)/")
-_MACHINE = re.compile(r"(?<![\w.~-])/(work|home|Users|root|tmp|mnt)/")
+_MACHINE = re.compile(r"(?<![\w.~-])/(work|home|Users|root|tmp)/")
 _SESSION = re.compile(r"\bthis branch\b|\bthe lead\b|\bissue #?\d+|\(#\d+\)", re.IGNORECASE)
 _CITED = re.compile(r"`([^`\s]+)`|\]\(([^)\s#]+)(?:#[^)]*)?\)")
 _PLACEHOLDER = re.compile(r"[{}*<>$=|]|\.X\b")

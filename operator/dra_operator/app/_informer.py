@@ -34,6 +34,11 @@ CORE_RESOURCES: Final[Mapping[Kind, kube.Resource]] = {
     Kind.NODES: kube.NODES,
     Kind.NAMESPACES: kube.NAMESPACES,
     Kind.POLICIES: kube.ALLOCATION_POLICIES,
+    Kind.PERSISTENT_VOLUMES: kube.PERSISTENT_VOLUMES,
+    Kind.PERSISTENT_VOLUME_CLAIMS: kube.PERSISTENT_VOLUME_CLAIMS,
+    Kind.STORAGE_CLASSES: kube.STORAGE_CLASSES,
+    Kind.CSI_NODES: kube.CSI_NODES,
+    Kind.CSI_DRIVERS: kube.CSI_DRIVERS,
 }
 """The kinds whose resource does not depend on the server's DRA versions (those come from
 discovery, `ServerInfo.resource`)."""

@@ -45,7 +45,7 @@ oracle:
 	bash tests/oracle/build.sh 1.37
 	bash tests/oracle/scheduler/build.sh
 
-# Issue #19: the chaos suite at full counts (tests/chaos; `make test` runs it lean). Figures
+# The chaos suite at full counts (tests/chaos; `make test` runs it lean). Figures
 # go to chaos-figures.jsonl for docs/reliability.md. About 75 min on a loaded 2-core machine,
 # half of it the soak's 20,000 pods.
 .PHONY: chaos
@@ -56,11 +56,11 @@ chaos: $(STAMP) controlplane
 .PHONY: bench
 bench: $(STAMP) ; $(BIN)/python bench/cel.py
 
-# Issue #4: the allocator against upstream's Go allocator, in alternating rounds (~1.5 min).
+# The allocator against upstream's Go allocator, in alternating rounds (~1.5 min).
 .PHONY: bench-allocator
 bench-allocator: $(STAMP) ; $(BIN)/python -m bench.allocator $(BENCH_ARGS)
 
-# Issue #9: dra-operator against kube-scheduler + kube-controller-manager (~15 min).
+# dra-operator against kube-scheduler + kube-controller-manager (3 min 29 s at bef722a, 2026-11-22).
 .PHONY: bench-e2e
 bench-e2e: $(STAMP) controlplane ; $(BIN)/python -m bench.scheduling $(BENCH_ARGS)
 

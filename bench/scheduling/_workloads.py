@@ -1,4 +1,4 @@
-"""The eight workloads of issue #9, modelled on upstream's scheduler_perf DRA tests.
+"""The eight benchmark workloads, modelled on upstream's scheduler_perf DRA tests.
 
 Every workload is plain API objects (nodes' slices, classes, templates, claims) and pod specs,
 sized from `--scale`: scale 1 is 20 nodes; devices per node follow the upstream test each one

@@ -7,11 +7,11 @@ on one node with ten devices, and checks the result table's invariants, never it
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 from bench.scheduling import ALL_SYSTEMS, rows, run
+from tests.support.skipping import skip_or_fail
 
 from dra_operator import controlplane
 
@@ -23,10 +23,7 @@ def binaries() -> None:
     found = controlplane.find_binaries()
     for name in ("etcd", "kube-apiserver", "kubectl", "kube-scheduler", "kube-controller-manager"):
         if not found.has(name):
-            message = f"{name} missing in {found.directory}: run `make controlplane`"
-            if os.environ.get("CI") == "true":
-                pytest.fail(message, pytrace=False)
-            pytest.skip(message)
+            skip_or_fail(f"{name} missing in {found.directory}: run `make controlplane`")
 
 
 @pytest.mark.timeout(300)

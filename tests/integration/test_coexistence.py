@@ -1,4 +1,4 @@
-"""dra-operator beside kube-scheduler and kube-controller-manager (issue 14, docs/coexistence.md).
+"""dra-operator beside kube-scheduler and kube-controller-manager (docs/coexistence.md).
 
 On a control plane of its own that runs both upstream components leader-elected, as kind does,
 with `dra-operator run` (default flags, deploy/'s RBAC) as a subprocess:

@@ -6,7 +6,8 @@ Aspects covered:
   with the routing policies of deploy/beside-kube-scheduler (docs/coexistence.md);
 * chart values reach the objects (controllers, scheduler names, leader election, replicas,
   policies, monitoring switches) and `helm lint --strict` passes;
-* the Deployment is hardened the way issue 8 asks, in both renderings;
+* the Deployment is hardened (non-root, seccomp RuntimeDefault, read-only root filesystem, no
+  privilege escalation, every capability dropped), in both renderings;
 * the chart, the image tag and the Python package carry one version;
 * every alert and dashboard query parses as PromQL and uses only metrics docs/metrics.md lists;
 * the kind configs switch on exactly the gates and API versions the local control plane

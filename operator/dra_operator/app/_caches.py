@@ -1,4 +1,4 @@
-"""Every store the controllers read, fed by the watch handlers, and whether they are synced.
+"""Every store the controllers read, fed by the reflectors (`_reflector`).
 
 One `Store` per watched kind, the allocated-devices ledger and the deleted-pod UIDs, kept
 together because one event touches several of them (a claim event moves the ledger; a pod
@@ -15,15 +15,10 @@ plugins; every server serves them (core/v1 and storage.k8s.io/v1), so they are a
 
 When the AllocationPolicy CRD is installed (`policies`), its objects and the namespaces' labels
 (which policies select on) are watched too.
-
-"Synced" is client-go's `WaitForCacheSync`: every object a LIST returned at start-up has reached
-its store. Objects deleted between that LIST and the watch's own never arrive, so a kind still
-missing objects after a while is listed again and compared with the fresh list.
 """
 
 from __future__ import annotations
 
-import asyncio
 import enum
 from collections.abc import Callable, Mapping
 from typing import Any, Final
@@ -75,8 +70,6 @@ class Kind(enum.StrEnum):
 CORE_KINDS: Final = frozenset({Kind.PODS, Kind.NODES})
 
 InvalidHook = Callable[[Kind, Mapping[str, Any], errors.InvalidObjectError], None]
-
-_RESYNC_AFTER: Final = 5.0  # seconds before a kind still missing listed objects is re-listed
 
 
 class Caches:
@@ -222,8 +215,6 @@ class Caches:
         # forgotten once the object parses again or is deleted (else it grows with every
         # invalid object ever seen).
         self._reported: dict[tuple[Kind, ObjectKey], str] = {}
-        self._pending: dict[Kind, set[ObjectKey]] = {}
-        self._changed = asyncio.Event()
 
     @property
     def kinds(self) -> list[Kind]:
@@ -234,10 +225,6 @@ class Caches:
     ) -> Change[Any] | None:
         """Record one watch event; None when it changes nothing or does not parse."""
         key = ObjectKey.of(raw)
-        pending = self._pending.get(kind)
-        if pending is not None and key in pending:
-            pending.discard(key)
-            self._changed.set()
         try:
             change = self.stores[kind].apply(event_type, raw)
         except errors.InvalidObjectError as exc:
@@ -266,7 +253,7 @@ class Caches:
     ) -> list[Change[Any]]:
         """Forget the objects a fresh LIST (at resourceVersion `snapshot`) no longer holds.
 
-        client-go's Replace after a relist: a kopf relist only adds and updates, so objects
+        client-go's Replace after a relist: the LIST's events only add and update, so objects
         deleted while the watch was down would otherwise stay in the stores forever (a pod's
         claims never released, a claim's devices never freed). An object seen at or after
         `snapshot` is newer than the LIST and kept; with `namespace`, the LIST covered that
@@ -296,40 +283,6 @@ class Caches:
         self._reported[(kind, key)] = version
         if self._on_invalid is not None:
             self._on_invalid(kind, raw, exc)
-
-    # -- synced -------------------------------------------------------------------------------
-
-    def expect(self, kind: Kind, listed: list[Mapping[str, Any]]) -> None:
-        """Objects a LIST returned: the kind is synced once each has reached its store."""
-        store = self.stores[kind]
-        keys = {ObjectKey.of(raw) for raw in listed}
-        self._pending[kind] = {key for key in keys if store.get(key) is None}
-        self._changed.set()
-
-    def missing(self, kind: Kind) -> int:
-        """How many listed objects have not arrived yet (0 once synced)."""
-        pending = self._pending.get(kind)
-        if pending is None:
-            return -1
-        # An object whose parse failed is not in the store but has arrived: count it synced.
-        return len(pending)
-
-    def synced(self) -> bool:
-        return all(self.missing(kind) == 0 for kind in self.stores)
-
-    async def wait_synced(self, lister: Callable[[Kind], Any]) -> None:
-        """List every kind (`await lister(kind)` → its items), then wait until all arrived."""
-        for kind in self.stores:
-            self.expect(kind, await lister(kind))
-        while not self.synced():
-            self._changed.clear()
-            try:
-                async with asyncio.timeout(_RESYNC_AFTER):  # 3.11's wait_for may eat a cancel
-                    await self._changed.wait()
-            except TimeoutError:
-                for kind in self.stores:
-                    if self.missing(kind) != 0:
-                        self.expect(kind, await lister(kind))
 
 
 def namespace_labels(raw: Mapping[str, Any]) -> Mapping[str, str]:

@@ -20,7 +20,7 @@ from dra_operator.controllers.poolstatus import (
     KubePoolStatusWriter,
     PoolStatusReconciler,
 )
-from dra_operator.observability import get_logger
+from dra_operator.observability import LogEvent, get_logger
 
 _log = get_logger(__name__)
 
@@ -73,10 +73,10 @@ class PoolStatusPlugin:
             try:
                 deleted = await reconciler.clean_up()
             except errors.APIError as exc:  # the next round tries again
-                _log.warning("poolstatus.cleanup_failed", error=str(exc))
+                _log.warning(LogEvent.POOL_STATUS_CLEANUP_FAILED, error=str(exc))
             else:
                 if deleted:
-                    _log.info("poolstatus.cleanup", deleted=deleted)
+                    _log.info(LogEvent.POOL_STATUS_CLEANUP, deleted=deleted)
             await asyncio.sleep(CLEANUP_PERIOD)
 
     def shut_down(self) -> None:

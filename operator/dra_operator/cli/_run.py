@@ -1,4 +1,4 @@
-"""`dra-operator run`: the operator itself (kopf standalone, our controllers, leader election).
+"""`dra-operator run`: the operator itself (reflectors, our controllers, leader election).
 
 Flags mirror kube-scheduler's and kube-controller-manager's where those have one
 (`--leader-elect`, `--leader-elect-lease-duration`, ...). Without `--controllers`, the claims

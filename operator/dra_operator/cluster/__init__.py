@@ -1,6 +1,6 @@
 """Caches of the objects the controllers read, their indexes, and the allocated-devices ledger.
 
-Fed by watch events (kopf event handlers call `Store.apply`); read by the controllers. Never
+Fed by watch events (the operator's reflectors call `Store.apply`); read by the controllers. Never
 talks to the API server itself and never imports `kube`: the controllers wire the two.
 """
 

@@ -55,7 +55,7 @@ slices and classes in: the newest the server serves (1.27–1.30 serve only v1al
 v1alpha3, 1.32 adds v1beta1, 1.33 v1beta2, 1.34 v1; the older versions must be enabled with
 `--runtime-config`, which `dra-operator controlplane up` does). None of the gated behaviours
 exists before 1.31: 1.27–1.29 have classic DRA only (a driver allocates, see
-../shared/reference/classic-dra.md), 1.30 adds structured parameters with named resources
+docs/classic.md), 1.30 adds structured parameters with named resources
 (one instance per request, selected by CEL over typed attribute maps), which
 `allocator.allocate_named` allocates and `model.v1alpha2` reads and writes. On a server that
 serves only v1alpha2 the operator runs classic DRA: claims of a ResourceClass that is not

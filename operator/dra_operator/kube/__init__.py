@@ -12,7 +12,14 @@ from dra_operator.kube._config import (
     load_incluster_config,
     load_kubeconfig,
 )
-from dra_operator.kube._events import event_manifest, post_event
+from dra_operator.kube._events import (
+    EventSender,
+    event_manifest,
+    event_target,
+    event_target_of,
+    post_event,
+)
+from dra_operator.kube._paging import PAGE_SIZE, Backoff, Listing, list_all
 from dra_operator.kube._resources import (
     ALLOCATION_POLICIES,
     CORE_EVENTS,
@@ -44,19 +51,26 @@ __all__ = [
     "MUTATING_POLICY_BINDINGS",
     "NAMESPACES",
     "NODES",
+    "PAGE_SIZE",
     "PERSISTENT_VOLUMES",
     "PERSISTENT_VOLUME_CLAIMS",
     "PODS",
     "RESOURCE_GROUP",
     "STORAGE_CLASSES",
     "VALIDATING_POLICY_BINDINGS",
+    "Backoff",
     "Client",
     "ClusterConfig",
+    "EventSender",
     "JSONObject",
+    "Listing",
     "PatchType",
     "Resource",
     "dra",
     "event_manifest",
+    "event_target",
+    "event_target_of",
+    "list_all",
     "load_config",
     "load_incluster_config",
     "load_kubeconfig",

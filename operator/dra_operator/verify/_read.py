@@ -29,6 +29,7 @@ from dra_operator.kube import (
     JSONObject,
     Resource,
     dra,
+    list_all,
     release_minor,
 )
 from dra_operator.model import (
@@ -51,7 +52,6 @@ __all__ = ["newest_version", "read_cluster"]
 
 T = TypeVar("T")
 
-_PAGE = 500
 _MODEL_VERSIONS = frozenset({"v1", "v1beta2", "v1beta1", "v1alpha3"})
 _CLASSIC = "v1alpha2"  # claims and classes read through the model's translation
 _VERSION = re.compile(r"v(\d+)(?:(alpha|beta)(\d+))?")
@@ -229,16 +229,11 @@ async def _list(
     namespace: str | None = None,
 ) -> tuple[T, ...]:
     items: list[T] = []
-    token: str | None = None
-    while True:
-        page = await api.list(resource, namespace=namespace, limit=_PAGE, continue_token=token)
-        for raw in page.get("items") or ():
-            meta = raw.get("metadata") or {}
-            where = "/".join(part for part in (meta.get("namespace"), meta.get("name")) if part)
-            try:
-                items.append(parse(raw))
-            except InvalidObjectError as exc:
-                raise exc.at(f"{resource.plural} {where}") from exc
-        token = (page.get("metadata") or {}).get("continue") or None
-        if token is None:
-            return tuple(items)
+    for raw in (await list_all(api, resource, namespace=namespace)).items:
+        meta = raw.get("metadata") or {}
+        where = "/".join(part for part in (meta.get("namespace"), meta.get("name")) if part)
+        try:
+            items.append(parse(raw))
+        except InvalidObjectError as exc:
+            raise exc.at(f"{resource.plural} {where}") from exc
+    return tuple(items)

@@ -1,8 +1,8 @@
 """Watch events to work keys for the claims controller (upstream's `enqueuePod`,
 `enqueueResourceClaim`, `enqueueResourceClaimTemplate`).
 
-Pure mappers: they read the caches through small Protocols and return keys; the kopf wiring
-adds them to the queue. Run them on both the old and the new object of a change. The wiring
+Pure mappers: they read the caches through small Protocols and return keys; the operator's
+wiring adds them to the queue. Run them on both the old and the new object of a change. The wiring
 also records the UIDs of deleted pods (`cluster.RecentlyDeleted`) before mapping.
 """
 

@@ -1,0 +1,99 @@
+"""NodeInfos built from nodes and pods: a one-off `Snapshot`, and the `PodInfo` of one pod.
+
+`build_snapshot` is for callers that hold plain lists (the differential test, `explain` on a
+dump); the live scheduler keeps its NodeInfos incrementally (`NodeInfoCache`) instead of
+building them again for every pod.
+
+Only pods that are bound (`spec.nodeName`) and not terminal count on a node: kube-scheduler's
+cache leaves Succeeded and Failed pods out. Pods naming a node the snapshot does not have are
+ignored, as upstream keeps them on a placeholder NodeInfo that no cycle lists.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+
+from dra_operator.controllers.scheduler.framework._nodeinfo import (
+    CPU,
+    DEFAULT_MEMORY_REQUEST,
+    DEFAULT_MILLI_CPU_REQUEST,
+    MEMORY,
+    PODS,
+    NodeInfo,
+    PodInfo,
+    Snapshot,
+)
+from dra_operator.model import Container, FrozenMap, Node, Pod, Quantity, effective_requests
+
+_TERMINAL = ("Succeeded", "Failed")
+_EPHEMERAL_STORAGE = "ephemeral-storage"
+_NATIVE = frozenset({CPU, MEMORY, _EPHEMERAL_STORAGE})
+_SCALAR_PREFIXES = ("hugepages-", "attachable-volumes-")
+_DEFAULT_CPU = Quantity.parse(f"{DEFAULT_MILLI_CPU_REQUEST}m")
+_DEFAULT_MEMORY = Quantity(DEFAULT_MEMORY_REQUEST)
+
+
+def counts_on_node(pod: Pod) -> bool:
+    """Whether `pod` occupies room on its node: bound and not finished."""
+    return bool(pod.spec.node_name) and pod.status.phase not in _TERMINAL
+
+
+def to_units(amounts: Mapping[str, Quantity]) -> dict[str, int]:
+    """Quantities in framework units (cpu in millicores, the rest whole units rounded up),
+    keeping only what upstream's `framework.Resource` tracks: cpu, memory, ephemeral-storage
+    and the scalar resources (`domain/name`, `hugepages-*`, `attachable-volumes-*`)."""
+    units: dict[str, int] = {}
+    for name, quantity in amounts.items():
+        if name == CPU:
+            units[name] = quantity.milli_value()
+        elif name in _NATIVE or name.startswith(_SCALAR_PREFIXES) or "/" in name:
+            units[name] = quantity.int_value()
+    return units
+
+
+def pod_info(pod: Pod) -> PodInfo:
+    """The pod with its requests (`resource.PodRequests`) and its non-zero requests (the same,
+    with 100m cpu and 200 MiB memory for each container that names neither), in units."""
+    requests = to_units(pod.effective_requests)
+    spec = pod.spec
+    defaulted = dataclasses.replace(
+        spec,
+        containers=tuple(_non_zero(c) for c in spec.containers),
+        init_containers=tuple(_non_zero(c) for c in spec.init_containers),
+    )
+    non_zero = to_units(effective_requests(defaulted))
+    return PodInfo(
+        pod=pod,
+        requests=requests,
+        non_zero_requests={CPU: non_zero.get(CPU, 0), MEMORY: non_zero.get(MEMORY, 0)},
+    )
+
+
+def _non_zero(container: Container) -> Container:
+    requests = container.requests
+    if CPU in requests and MEMORY in requests:
+        return container
+    filled = dict(requests)
+    filled.setdefault(CPU, _DEFAULT_CPU)
+    filled.setdefault(MEMORY, _DEFAULT_MEMORY)
+    return dataclasses.replace(container, requests=FrozenMap(filled))
+
+
+def node_info(node: Node) -> NodeInfo:
+    """A NodeInfo without pods: the node's allocatable in units, with its pod capacity."""
+    allocatable = to_units(node.allocatable)
+    pods = node.allocatable.get(PODS)
+    if pods is not None:
+        allocatable[PODS] = pods.int_value()
+    return NodeInfo(node=node, allocatable=allocatable)
+
+
+def build_snapshot(nodes: Iterable[Node], pods: Iterable[Pod]) -> Snapshot:
+    """Every node with the pods bound to it; see the module docstring."""
+    infos = {node.name: node_info(node) for node in nodes}
+    for pod in pods:
+        target = infos.get(pod.spec.node_name) if counts_on_node(pod) else None
+        if target is not None:
+            target.add_pod(pod_info(pod))
+    return Snapshot(list(infos.values()))

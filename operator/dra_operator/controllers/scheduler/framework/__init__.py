@@ -5,9 +5,10 @@ writers they were built with; Permit's waiting pods use the event loop's timers)
 in `controllers.scheduler.plugins`, one module per upstream plugin, and implement the Protocols
 of the points they serve. `Framework` builds a profile's plugins from a registry and runs each
 point; `schedule_pod` is one pod's algorithm on a `Snapshot`, `evaluate` every plugin's verdict
-on every node.
+on every node; `NodeInfoCache` keeps the live scheduler's NodeInfos between cycles.
 """
 
+from dra_operator.controllers.scheduler.framework._cache import NodeInfoCache
 from dra_operator.controllers.scheduler.framework._diagnosis import (
     NO_NODES,
     Diagnosis,
@@ -112,6 +113,7 @@ __all__ = [
     "HostPort",
     "ImageState",
     "NodeInfo",
+    "NodeInfoCache",
     "NodePluginScores",
     "NodeScore",
     "NodeToStatus",

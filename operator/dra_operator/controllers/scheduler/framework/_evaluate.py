@@ -36,10 +36,12 @@ class Evaluation:
         return [name for name, status in self.filter.items() if status.ok]
 
 
-def evaluate(framework: Framework, pod: Pod, snapshot: Snapshot) -> Evaluation:
-    """See the module docstring."""
+def evaluate(
+    framework: Framework, pod: Pod, snapshot: Snapshot, *, state: CycleState | None = None
+) -> Evaluation:
+    """See the module docstring; `state` may carry what the caller knows before PreFilter."""
     framework.start_cycle(snapshot)
-    state = CycleState()
+    state = state if state is not None else CycleState()
     nodes = snapshot.node_infos
     result, status, narrowing = framework.run_pre_filter(state, pod, nodes)
     evaluation = Evaluation(prefilter=status)

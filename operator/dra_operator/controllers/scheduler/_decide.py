@@ -75,9 +75,8 @@ from dra_operator.controllers.scheduler._named import (
     named_claims,
     place_named,
 )
-from dra_operator.controllers.scheduler._nodes import node_problems
+from dra_operator.controllers.scheduler._profile import default_framework
 from dra_operator.controllers.scheduler._taints import TaintedSlices
-from dra_operator.controllers.scheduler._usage import NodeUsage
 from dra_operator.controllers.scheduler._verdicts import (
     Fits,
     Rejected,
@@ -85,6 +84,14 @@ from dra_operator.controllers.scheduler._verdicts import (
     Verdicts,
     shape_of,
 )
+from dra_operator.controllers.scheduler.framework import (
+    CycleState,
+    Framework,
+    NodeInfoCache,
+    Snapshot,
+    node_info,
+)
+from dra_operator.controllers.scheduler.plugins.transitionalnodechecks import delegate_to_dra
 from dra_operator.hooks import HookPolicy
 from dra_operator.model import (
     AllocationResult,
@@ -95,7 +102,6 @@ from dra_operator.model import (
     NodeSelector,
     Pod,
     PodSchedulingContext,
-    Quantity,
     ResourceClaim,
     ResourceClaimConsumerReference,
     ResourceSlice,
@@ -151,12 +157,13 @@ class State:
     slices: Store[ResourceSlice]
     nodes: Store[Node]
     ledger: DeviceLedger
-    usage: NodeUsage
+    node_infos: NodeInfoCache
     contexts: Store[PodSchedulingContext] | None = None  # served only with classic DRA (1.31)
     named: NamedInventory | None = None  # 1.30's slices and parameters (v1alpha2)
     tainted: TaintedSlices = field(default_factory=TaintedSlices)
     verdicts: Verdicts | None = None  # None: ask the allocator on every node, every time
     score_start: int = 0  # where the next scored decision starts looking (upstream's rotation)
+    framework: Framework = field(default_factory=default_framework)  # PreFilter, Filter
 
     def nodes_by_name(self) -> list[Node]:
         """Every node, sorted by name (kept sorted between node changes with `verdicts`)."""
@@ -258,7 +265,7 @@ class _Claims:
 
 def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
     """Where `pod` goes and what to write for it; see the module docstring."""
-    if state.usage.node_of(pod.metadata.uid) is not None and not pod.spec.node_name:
+    if state.node_infos.node_of(pod.metadata.uid) is not None and not pod.spec.node_name:
         return None  # bound by us; the watch has not shown it yet
     node_count = len(state.nodes)
     found = _resolve_claims(pod, state, settings.features)
@@ -279,14 +286,15 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
     need: Need | None = None
     if not pod.spec.node_name and settings.extended_resources:
         need = need_of(pod, requests, state.classes, state.claims)
+    node_checks: Callable[[Node], list[str]] | None = None
+    if not pod.spec.node_name:
+        checks = _framework_filter(pod, state, need)
+        if isinstance(checks, str):
+            return Unschedulable(prefilter_error(node_count, checks))
+        node_checks = checks
 
     def node_filter(node: Node) -> list[str]:
-        problems = []
-        node_requests: Mapping[str, Quantity] = requests
-        if need is not None:
-            node_requests = need.on_node(node, requests)[0]
-        if not pod.spec.node_name:
-            problems = node_problems(node, pod, node_requests, state.usage.on_node(node.name))
+        problems = node_checks(node) if node_checks is not None else []
         if any(not node_matches(node.name, node.labels, s) for s in found.selectors) or (
             found.skips_node_operations and OPTIONAL_NODE_OPERATIONS not in node.declared_features
         ):
@@ -335,6 +343,34 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
     ]
     writes += [_reservation(claim) for claim in found.allocated]
     return _placement(pod, node_name, writes, special)
+
+
+def _framework_filter(
+    pod: Pod, state: State, need: Need | None
+) -> Callable[[Node], list[str]] | str:
+    """The framework's PreFilter for an unbound pod, then its Filter as a node's reasons; the
+    PreFilter message when it rejects the pod. Extended resources a DeviceClass serves are
+    left to the allocation (`delegate_to_dra`)."""
+    framework = state.framework
+    snapshot: Snapshot = state.node_infos.snapshot()
+    framework.start_cycle(snapshot)
+    cycle = CycleState()
+    if need is not None:
+        delegate_to_dra(cycle, need.backed)
+    result, status, narrowing = framework.run_pre_filter(cycle, pod, snapshot.node_infos)
+    if not status.ok:
+        return ", ".join(status.reasons)
+    wanted = result.node_names if result is not None else None
+    outside = [f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]"]
+
+    def problems(node: Node) -> list[str]:
+        if wanted is not None and node.name not in wanted:
+            return list(outside)
+        info = snapshot.get(node.name)
+        verdict = framework.run_filter(cycle, pod, info if info is not None else node_info(node))
+        return [] if verdict.ok else list(verdict.reasons)
+
+    return problems
 
 
 def _placement(

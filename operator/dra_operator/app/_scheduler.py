@@ -39,6 +39,7 @@ from dra_operator.controllers.scheduler import (
     Verdicts,
     WorkKey,
     cel_stats,
+    default_framework,
     handles,
     waiting_texts,
 )
@@ -70,6 +71,7 @@ class SchedulerPlugin:
                 selectorless_matches_all=not features.since_137,
             ),
             verdicts=Verdicts(),
+            framework=default_framework(hooks=ctx.hooks),  # hooks serving framework points too
         )
         selectors = CELSelectors(features)
         settings = Settings(

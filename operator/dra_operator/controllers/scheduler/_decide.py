@@ -1,10 +1,12 @@
 """One scheduling decision, sans I/O: kube-scheduler's cycle from PreFilter to Reserve.
 
 `decide_pod` resolves the pod's claims (upstream-dra.md §3.3, §3.5), filters the nodes (§3.6 plus
-`_nodes`), runs the allocator for the claims still unallocated on the nodes left (`_place`: for
-FirstFit until the first node by name that fits, for a scored policy on up to
+the scheduling framework's PreFilter and Filter plugins, `_profile`, on the NodeInfo cache), runs
+the allocator for the claims still unallocated on the nodes left (`_place`: for FirstFit
+without framework scores until the first node by name that fits, else on up to
 `nodes_to_score` fitting nodes; nodes whose `Verdicts` are known are not asked again), and picks
-the node with the policy's best score, ties to the smallest name. `decide_claim` does the same
+the node with the best sum of the policy's score and the framework's weighted Score total,
+ties to the smallest name. `decide_claim` does the same
 for a standalone claim asking for immediate allocation. Both read the caches through `State`
 and return a `Placement` (what to write), a `Wait` (nothing to say yet: a generated claim does
 not exist, or another decision's allocation of a shared claim is still being written) or an
@@ -89,6 +91,7 @@ from dra_operator.controllers.scheduler.framework import (
     Framework,
     NodeInfoCache,
     Snapshot,
+    Status,
     node_info,
 )
 from dra_operator.controllers.scheduler.plugins.transitionalnodechecks import delegate_to_dra
@@ -287,11 +290,12 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
     if not pod.spec.node_name and settings.extended_resources:
         need = need_of(pod, requests, state.classes, state.claims)
     node_checks: Callable[[Node], list[str]] | None = None
+    scorer: Scorer | None = None
     if not pod.spec.node_name:
         checks = _framework_filter(pod, state, need)
         if isinstance(checks, str):
             return Unschedulable(prefilter_error(node_count, checks))
-        node_checks = checks
+        node_checks, scorer = checks
 
     def node_filter(node: Node) -> list[str]:
         problems = node_checks(node) if node_checks is not None else []
@@ -316,6 +320,7 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
         every_node=not pod.spec.node_name,
         who=_ref(pod),
         extended_for=(lambda node: need.on_node(node, requests)[1]) if need is not None else None,
+        scorer=scorer,
     )
     if isinstance(placed, errors.AllocationInputError):
         return Unschedulable(prefilter_error(node_count, str(placed)))
@@ -345,12 +350,17 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
     return _placement(pod, node_name, writes, special)
 
 
+Scorer = Callable[[Sequence[str]], Mapping[str, int]]
+"""The framework's weighted Score totals of the nodes named (PreScore, Score, NormalizeScore)."""
+
+
 def _framework_filter(
     pod: Pod, state: State, need: Need | None
-) -> Callable[[Node], list[str]] | str:
-    """The framework's PreFilter for an unbound pod, then its Filter as a node's reasons; the
-    PreFilter message when it rejects the pod. Extended resources a DeviceClass serves are
-    left to the allocation (`delegate_to_dra`)."""
+) -> tuple[Callable[[Node], list[str]], Scorer | None] | str:
+    """The framework's PreFilter for an unbound pod, then its Filter as a node's reasons and
+    its Score plugins as a `Scorer` (None without any); the PreFilter message when it rejects
+    the pod. Extended resources a DeviceClass serves are left to the allocation
+    (`delegate_to_dra`)."""
     framework = state.framework
     snapshot: Snapshot = state.node_infos.snapshot()
     framework.start_cycle(snapshot)
@@ -370,7 +380,14 @@ def _framework_filter(
         verdict = framework.run_filter(cycle, pod, info if info is not None else node_info(node))
         return [] if verdict.ok else list(verdict.reasons)
 
-    return problems
+    def scores(names: Sequence[str]) -> Mapping[str, int]:
+        infos = [info for name in names if (info := snapshot.get(name)) is not None]
+        if not framework.run_pre_score(cycle, pod, infos).ok:
+            return {}
+        found = framework.run_score(cycle, pod, infos)
+        return {} if isinstance(found, Status) else {n.name: n.total for n in found}
+
+    return problems, (scores if framework.score_plugins else None)
 
 
 def _placement(
@@ -677,6 +694,7 @@ def _place(
     every_node: bool,
     who: str,
     extended_for: Callable[[Node], ExtendedClaim | None] | None = None,
+    scorer: Scorer | None = None,
 ) -> (
     tuple[str, tuple[AllocationResult, ...], ExtendedClaim | None]
     | list[list[str]]
@@ -688,7 +706,8 @@ def _place(
 
     `extended_for` builds a node's special claim for DRA-backed extended resources (None where
     the node serves them natively); its claims differ per node, so no verdict is reused then.
-    `who` names the pod or claim in the per-node debug lines (`--log-level debug`).
+    `who` names the pod or claim in the per-node debug lines (`--log-level debug`). `scorer`
+    adds the framework's Score totals of the fitting nodes to the policy's scores.
 
     Nodes are tried in name order. When every node scores alike (FirstFit, or nothing to
     allocate) the first that fits wins, so the search stops there; a scored policy looks at
@@ -712,7 +731,7 @@ def _place(
         )
         shape = shape_of(claims, policy, settings.budget)
     names = tuple(claim.metadata.name for claim in claims)
-    alike = not claims or isinstance(policy, FirstFit)
+    alike = (not claims or isinstance(policy, FirstFit)) and scorer is None
     wanted = 1 if alike else nodes_to_score(len(candidates), settings.percentage_to_score)
     walk: Iterable[Node] = candidates
     skips_misses = memo is not None and shape is not None and every_node
@@ -783,6 +802,9 @@ def _place(
                 problems = [why]
             rejected.append(problems)
         return rejected
+    if scorer is not None:
+        totals = scorer([f[1] for f in fitting])
+        fitting = [(score + totals.get(n, 0), n, kept, extra) for score, n, kept, extra in fitting]
     _, name, kept, extra = min(fitting, key=lambda f: (-f[0], f[1]))
     if kept is not None:
         return name, kept, extra

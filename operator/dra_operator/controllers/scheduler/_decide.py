@@ -291,11 +291,12 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
         need = need_of(pod, requests, state.classes, state.claims)
     node_checks: Callable[[Node], list[str]] | None = None
     scorer: Scorer | None = None
+    permit: Callable[[str], str | None] | None = None
     if not pod.spec.node_name:
         checks = _framework_filter(pod, state, need)
         if isinstance(checks, str):
             return Unschedulable(prefilter_error(node_count, checks))
-        node_checks, scorer = checks
+        node_checks, scorer, permit = checks
 
     def node_filter(node: Node) -> list[str]:
         problems = node_checks(node) if node_checks is not None else []
@@ -331,6 +332,9 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
             return Unschedulable(f"{message} {DEALLOCATION_DONE}", classic=handback)
         return Unschedulable(message, stale=need.stale if need is not None else None)
     node_name, results, extended = placed
+    refused = permit(node_name) if permit is not None else None
+    if refused is not None:
+        return Unschedulable(refused)
     special: ExtendedWrite | None = None
     if extended is not None:
         special = ExtendedWrite(
@@ -356,11 +360,12 @@ Scorer = Callable[[Sequence[str]], Mapping[str, int]]
 
 def _framework_filter(
     pod: Pod, state: State, need: Need | None
-) -> tuple[Callable[[Node], list[str]], Scorer | None] | str:
-    """The framework's PreFilter for an unbound pod, then its Filter as a node's reasons and
-    its Score plugins as a `Scorer` (None without any); the PreFilter message when it rejects
-    the pod. Extended resources a DeviceClass serves are left to the allocation
-    (`delegate_to_dra`)."""
+) -> tuple[Callable[[Node], list[str]], Scorer | None, Callable[[str], str | None]] | str:
+    """The framework's PreFilter for an unbound pod, then, on the same CycleState, its Filter
+    as a node's reasons, its Score plugins as a `Scorer` (None without any) and its Permit as
+    the rejection message for the node chosen (None: permitted); the PreFilter message when it
+    rejects the pod. Extended resources a DeviceClass serves are left to the allocation
+    (`delegate_to_dra`). No plugin of the live profile answers Permit with Wait."""
     framework = state.framework
     snapshot: Snapshot = state.node_infos.snapshot()
     framework.start_cycle(snapshot)
@@ -387,7 +392,11 @@ def _framework_filter(
         found = framework.run_score(cycle, pod, infos)
         return {} if isinstance(found, Status) else {n.name: n.total for n in found}
 
-    return problems, (scores if framework.score_plugins else None)
+    def permit(node: str) -> str | None:
+        status, _ = framework.run_permit(cycle, pod, node)
+        return None if status.ok else ", ".join(status.reasons)
+
+    return problems, (scores if framework.score_plugins else None), permit
 
 
 def _placement(

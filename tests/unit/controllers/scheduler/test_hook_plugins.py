@@ -169,3 +169,12 @@ def test_a_permit_hook_rejects_with_its_reason() -> None:
     assert status.code is Code.UNSCHEDULABLE and status.reasons == ("quota exceeded",)
     assert framework.run_permit(CycleState(), _pod(), "a")[0].ok
     assert framework.score_plugins == []  # a weight alone does not make it a Score plugin
+
+    state = new_state()
+    change = state.nodes.apply("ADDED", node("b"))
+    assert change is not None and change.new is not None
+    state.node_infos.node_changed(change.new.obj)
+    state.framework = framework
+    refused = decide_pod(_pod(), state, settings())
+    assert isinstance(refused, Unschedulable) and refused.message == "quota exceeded"
+    assert state.node_infos.node_of(_pod().metadata.uid) is None  # nothing reserved

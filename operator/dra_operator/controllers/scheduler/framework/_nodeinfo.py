@@ -146,6 +146,19 @@ class Snapshot:
             n for n in self.node_infos if n.pods_with_required_anti_affinity
         )
 
+    @classmethod
+    def presorted(cls, node_infos: tuple[NodeInfo, ...], names: Sequence[str]) -> Snapshot:
+        """A snapshot of NodeInfos already in name order, `names` theirs in the same order:
+        what a cache that keeps both builds without sorting again."""
+        snapshot = cls.__new__(cls)
+        snapshot.node_infos = node_infos
+        snapshot._by_name = dict(zip(names, node_infos, strict=True))
+        snapshot._with_affinity = tuple(n for n in node_infos if n.pods_with_affinity)
+        snapshot._with_anti_affinity = tuple(
+            n for n in node_infos if n.pods_with_required_anti_affinity
+        )
+        return snapshot
+
     def get(self, name: str) -> NodeInfo | None:
         return self._by_name.get(name)
 

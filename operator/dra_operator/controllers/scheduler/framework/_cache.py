@@ -16,6 +16,7 @@ of pods may deliver before the watch of nodes). Used from the event loop only.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 from dra_operator.controllers.scheduler.framework._nodeinfo import (
@@ -53,6 +54,7 @@ class NodeInfoCache:
         self._placed: dict[str, _Placed] = {}  # by pod uid
         self._by_node: dict[str, dict[str, PodInfo]] = {}  # node -> uid -> pod, known or not
         self._copies: dict[str, NodeInfo] = {}  # the last snapshot's NodeInfos
+        self._names: list[str] = []  # of the copies, sorted
         self._changed: set[str] = set()  # nodes whose copy is stale or gone
         self._snapshot = Snapshot(())
 
@@ -143,14 +145,19 @@ class NodeInfoCache:
         """The NodeInfos as they are now, copying only those changed since the last call."""
         if not self._changed:
             return self._snapshot
+        names = self._names
         for name in self._changed:
             live = self._nodes.get(name)
+            copy = self._copies.get(name)
             if live is None:
-                self._copies.pop(name, None)
-            else:
-                copy = self._copies.get(name)
-                if copy is None or copy.generation != live.generation:
-                    self._copies[name] = live.clone()
+                if copy is not None:
+                    del self._copies[name]
+                    del names[bisect.bisect_left(names, name)]
+            elif copy is None or copy.generation != live.generation:
+                if copy is None:
+                    bisect.insort(names, name)
+                self._copies[name] = live.clone()
         self._changed.clear()
-        self._snapshot = Snapshot(list(self._copies.values()))
+        copies = self._copies
+        self._snapshot = Snapshot.presorted(tuple(copies[n] for n in names), names)
         return self._snapshot

@@ -89,6 +89,13 @@ class NodeInfoCache:
             if not pod.spec.node_name and current is not None and current.assumed:
                 return  # ours, bound by us; the watch has not shown the binding yet
             self.forget(uid)
+        elif current is not None and current.assumed and current.node == pod.spec.node_name:
+            info = current.info  # the binding we assumed: its amounts stand
+            if _differs(info.pod, pod):
+                info = pod_info(pod)
+            else:
+                info = PodInfo(pod, info.requests, info.non_zero_requests)
+            self._place(_Placed(current.node, info, assumed=False))
         elif current is None or current.assumed or current.node != pod.spec.node_name:
             self._place(_Placed(pod.spec.node_name, pod_info(pod), assumed=False))
         elif _differs(current.info.pod, pod):

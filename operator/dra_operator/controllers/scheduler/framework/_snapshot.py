@@ -32,6 +32,7 @@ _NATIVE = frozenset({CPU, MEMORY, _EPHEMERAL_STORAGE})
 _SCALAR_PREFIXES = ("hugepages-", "attachable-volumes-")
 _DEFAULT_CPU = Quantity.parse(f"{DEFAULT_MILLI_CPU_REQUEST}m")
 _DEFAULT_MEMORY = Quantity(DEFAULT_MEMORY_REQUEST)
+_ZERO = Quantity(0)
 
 
 def counts_on_node(pod: Pod) -> bool:
@@ -57,17 +58,26 @@ def pod_info(pod: Pod) -> PodInfo:
     with 100m cpu and 200 MiB memory for each container that names neither), in units."""
     requests = to_units(pod.effective_requests)
     spec = pod.spec
-    defaulted = dataclasses.replace(
-        spec,
-        containers=tuple(_non_zero(c) for c in spec.containers),
-        init_containers=tuple(_non_zero(c) for c in spec.init_containers),
-    )
-    non_zero = to_units(effective_requests(defaulted))
-    return PodInfo(
-        pod=pod,
-        requests=requests,
-        non_zero_requests={CPU: non_zero.get(CPU, 0), MEMORY: non_zero.get(MEMORY, 0)},
-    )
+    if spec.init_containers or spec.resource_requests:
+        defaulted = dataclasses.replace(
+            spec,
+            containers=tuple(_non_zero(c) for c in spec.containers),
+            init_containers=tuple(_non_zero(c) for c in spec.init_containers),
+        )
+        non_zero = to_units(effective_requests(defaulted))
+        cpu, memory = non_zero.get(CPU, 0), non_zero.get(MEMORY, 0)
+    else:  # the sum of the containers, each defaulted, plus the overhead: no need to replace
+        cpu = sum(_milli(c.requests.get(CPU), _DEFAULT_CPU) for c in spec.containers)
+        total = spec.overhead.get(MEMORY, _ZERO)
+        for c in spec.containers:
+            total = total + c.requests.get(MEMORY, _DEFAULT_MEMORY)
+        cpu += _milli(spec.overhead.get(CPU), _ZERO)
+        memory = total.int_value()
+    return PodInfo(pod=pod, requests=requests, non_zero_requests={CPU: cpu, MEMORY: memory})
+
+
+def _milli(quantity: Quantity | None, default: Quantity) -> int:
+    return (quantity if quantity is not None else default).milli_value()
 
 
 def _non_zero(container: Container) -> Container:

@@ -1,8 +1,9 @@
 """The scheduler controller: kube-scheduler's DynamicResources cycle for pods naming our scheduler.
 
 Sans-I/O core: `decide_pod` / `decide_claim` (claims, node filtering, allocation, choice by
-score) over `State`, the FailedScheduling text (`fit_error`), node usage (`NodeUsage`), the
-event mappers, the write bodies and the metric labels of an attempt (`blocking_reason`).
+score) over `State`, the FailedScheduling text (`fit_error`), the framework that runs the node
+plugins on the NodeInfos kept from events (`default_framework`, `framework/`), the event
+mappers, the write bodies and the metric labels of an attempt (`blocking_reason`).
 `Scheduler` drives it: serial decisions against the ledger, concurrent writes through
 `SchedulerWriter` (`KubeSchedulerWriter` over `kube.Client`).
 DeviceTaintRules add their taints to the slices a decision reads (`TaintedSlices`).
@@ -65,8 +66,8 @@ from dra_operator.controllers.scheduler._metrics import (
     input_error_reason,
 )
 from dra_operator.controllers.scheduler._named import NamedInventory, NamedWrite
-from dra_operator.controllers.scheduler._nodes import node_problems
 from dra_operator.controllers.scheduler._policies import Choice, Governor
+from dra_operator.controllers.scheduler._profile import REGISTRY, default_framework, default_profile
 from dra_operator.controllers.scheduler._scheduler import (
     ContextWriter,
     Scheduler,
@@ -74,7 +75,6 @@ from dra_operator.controllers.scheduler._scheduler import (
 )
 from dra_operator.controllers.scheduler._selectors import CELSelectors, cel_stats
 from dra_operator.controllers.scheduler._taints import TaintedSlices
-from dra_operator.controllers.scheduler._usage import NodeRequests, NodeUsage
 from dra_operator.controllers.scheduler._verdicts import Fits, Rejected, Verdicts, shape_of
 from dra_operator.controllers.scheduler._writes import (
     Event,
@@ -90,6 +90,7 @@ __all__ = [
     "NOT_AVAILABLE_ON_NODE",
     "NO_NODES",
     "PROVIDE_INFORMATION",
+    "REGISTRY",
     "STALE_CLAIM",
     "UNSUITABLE",
     "WAITING_FOR_DRIVER",
@@ -107,8 +108,6 @@ __all__ = [
     "KubeSchedulerWriter",
     "NamedInventory",
     "NamedWrite",
-    "NodeRequests",
-    "NodeUsage",
     "Placement",
     "PublishContext",
     "Rejected",
@@ -132,6 +131,8 @@ __all__ = [
     "create_body",
     "decide_claim",
     "decide_pod",
+    "default_framework",
+    "default_profile",
     "finalizer_body",
     "fit_error",
     "frees_room",
@@ -140,7 +141,6 @@ __all__ = [
     "input_error_reason",
     "keys_for_claim",
     "keys_for_pod",
-    "node_problems",
     "nodes_to_score",
     "pod_status_patch",
     "prefilter_error",

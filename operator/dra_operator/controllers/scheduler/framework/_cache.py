@@ -19,6 +19,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
+from dra_operator.controllers.scheduler.framework._images import node_image_states
 from dra_operator.controllers.scheduler.framework._nodeinfo import (
     NodeInfo,
     PodInfo,
@@ -64,6 +65,7 @@ class NodeInfoCache:
         """A node was added or updated."""
         fresh = node_info(node)
         current = self._nodes.get(node.name)
+        images_moved = current is None or current.node.images != node.images
         if current is None:
             for info in self._by_node.get(node.name, {}).values():
                 fresh.add_pod(info)
@@ -73,11 +75,25 @@ class NodeInfoCache:
             current.allocatable = fresh.allocatable
             current.generation = next_generation()
         self._changed.add(node.name)
+        if images_moved:
+            self._refresh_images()
 
     def node_deleted(self, name: str) -> None:
         """The node is gone; its pods stay aside in case it comes back."""
         if self._nodes.pop(name, None) is not None:
             self._changed.add(name)
+            self._refresh_images()
+
+    def _refresh_images(self) -> None:
+        """Every node's images with how many nodes have each (a node's images, or the set of
+        nodes, changed): only nodes whose image states moved change generation."""
+        states = node_image_states(info.node for info in self._nodes.values())
+        for name, info in self._nodes.items():
+            images = states.get(name, {})
+            if images != info.images:
+                info.images = images
+                info.generation = next_generation()
+                self._changed.add(name)
 
     # -- pods --------------------------------------------------------------------------------
 

@@ -12,8 +12,9 @@ ignored, as upstream keeps them on a placeholder NodeInfo that no cycle lists.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
+from dra_operator.controllers.scheduler.framework._images import node_image_states
 from dra_operator.controllers.scheduler.framework._nodeinfo import (
     CPU,
     DEFAULT_MEMORY_REQUEST,
@@ -86,7 +87,11 @@ def node_info(node: Node) -> NodeInfo:
 
 def build_snapshot(nodes: Iterable[Node], pods: Iterable[Pod]) -> Snapshot:
     """Every node with the pods bound to it; see the module docstring."""
+    nodes = list(nodes)
+    images = node_image_states(nodes)
     infos = {node.name: node_info(node) for node in nodes}
+    for name, info in infos.items():
+        info.images = images.get(name, {})
     for pod in pods:
         target = infos.get(pod.spec.node_name) if counts_on_node(pod) else None
         if target is not None:

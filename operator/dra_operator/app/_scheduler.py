@@ -1,7 +1,8 @@
 """The scheduler controller as a plugin: its state over the caches, the writer over the API.
 
-The node usage (requests of placed pods per node) lives with the plugin, so each leadership
-term starts it from the pod cache in `resync` and keeps it from pod changes afterwards. So do
+The NodeInfos (each node with the pods placed on it) live with the plugin, so each leadership
+term starts them from the node and pod caches in `resync` and keeps them from changes
+afterwards. So do
 the CEL evaluator and its counters, which the operator's metrics read when scraped.
 DeviceTaintRules reach the decisions through `TaintedSlices` when the server has them in effect
 (`ServerInfo.taint_rules_in_effect`). When the AllocationPolicy CRD is served, the plugin also
@@ -31,7 +32,7 @@ from dra_operator.controllers.scheduler import (
     Governor,
     KubeContextWriter,
     KubeSchedulerWriter,
-    NodeUsage,
+    LiveHandle,
     Scheduler,
     Settings,
     State,
@@ -39,9 +40,11 @@ from dra_operator.controllers.scheduler import (
     Verdicts,
     WorkKey,
     cel_stats,
+    default_framework,
     handles,
     waiting_texts,
 )
+from dra_operator.controllers.scheduler.framework import NodeInfoCache
 
 _POLICY_INPUTS = frozenset({Kind.POLICIES, Kind.NAMESPACES, Kind.CLAIMS})
 _NAMED_KINDS = frozenset({Kind.SLICES, Kind.CLASS_PARAMETERS, Kind.CLAIM_PARAMETERS})  # 1.30
@@ -61,7 +64,7 @@ class SchedulerPlugin:
             slices=caches.slices,
             nodes=caches.nodes,
             ledger=caches.ledger,
-            usage=NodeUsage(),
+            node_infos=NodeInfoCache(),
             contexts=caches.contexts,
             named=caches.named,
             tainted=TaintedSlices(
@@ -69,6 +72,20 @@ class SchedulerPlugin:
                 selectorless_matches_all=not features.since_137,
             ),
             verdicts=Verdicts(),
+            framework=default_framework(  # hooks serving framework points too
+                hooks=ctx.hooks,
+                handle=LiveHandle(
+                    pvcs=caches.persistent_volume_claims,
+                    pvs=caches.persistent_volumes,
+                    storage_classes=caches.storage_classes,
+                    csi_nodes=caches.csi_nodes,
+                    csi_drivers=caches.csi_drivers,
+                    classes=caches.classes,
+                    namespaces=caches.namespaces,
+                    client=ctx.api,
+                    metrics=ctx.metrics,
+                ),
+            ),
         )
         selectors = CELSelectors(features)
         settings = Settings(
@@ -136,8 +153,10 @@ class SchedulerPlugin:
 
     def resync(self) -> None:
         names_ = self.scheduler.scheduler_names
+        for node in self.state.nodes:
+            self.state.node_infos.node_changed(node.obj)
         for entry in self.state.pods:
-            self.state.usage.pod_changed(entry.obj)
+            self.state.node_infos.pod_changed(entry.obj)
         for entry in self.state.pods:
             if handles(entry.obj, names_):
                 self.scheduler.controller.enqueue(

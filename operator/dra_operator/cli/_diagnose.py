@@ -14,8 +14,9 @@ As the scheduler would: the devices carry the taints of the DeviceTaintRules tha
 of the AllocationPolicy that governs them (`Policies`; the scheduler's `Governor` choice).
 Hooks are not loaded here, so a policy's hooks neither run nor make it invalid; the diagnosis
 names them. An unbound pod's candidate nodes first pass the scheduler's node filters (ready,
-unschedulable, node taints, node affinity, resources): a node that fails one is reported with
-the scheduler's own reason text (the one its FailedScheduling event counts) and not tried.
+unschedulable, node taints, node affinity, resources), run by the scheduler's own framework
+(`default_framework`): a node that fails one is reported with the rejecting plugin and its
+reason text (the one the FailedScheduling event counts) and not tried.
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ from dra_operator.allocator import (
     RequestExplanation,
     allocate,
 )
-from dra_operator.controllers.scheduler import NodeUsage, node_problems
+from dra_operator.controllers.scheduler import default_framework
+from dra_operator.controllers.scheduler.framework import CycleState, build_snapshot, evaluate
+from dra_operator.controllers.scheduler.plugins.transitionalnodechecks import delegate_to_dra
 from dra_operator.errors import AllocationInputError
 from dra_operator.hooks import AllocationPolicy, allocator_policy, decision_policy
 from dra_operator.model import (
@@ -99,6 +102,7 @@ class NodeVerdict:
     requests: tuple[RequestFunnel, ...] = ()
     pools: tuple[str, ...] = ()
     node_problems: tuple[str, ...] = ()  # the scheduler's node filters that reject it
+    plugin: str = ""  # the framework plugin whose Filter rejects it
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -231,22 +235,26 @@ def _verdict(node: str, explanation: Explanation) -> NodeVerdict:
     )
 
 
-def _blocked_nodes(state: ClusterState, pod: Pod | None) -> dict[str, list[str]]:
-    """The scheduler's node filter verdicts for an unbound pod: node -> reasons."""
+def _blocked_nodes(state: ClusterState, pod: Pod | None) -> dict[str, tuple[str, list[str]]]:
+    """The verdicts of the scheduler's framework (PreFilter, then Filter on every node) for an
+    unbound pod: node -> (the rejecting plugin, its reasons)."""
     if pod is None or pod.spec.node_name:
         return {}
-    usage = NodeUsage()
-    for placed in state.pods:  # the pod itself is unbound: it counts nowhere
-        usage.pod_changed(placed)
-    requests = pod.effective_requests
-    backed = dra_backed(requests, ExtendedResourceClasses.of(state.classes))
-    found: dict[str, list[str]] = {}
-    for node in state.nodes:
-        # What a node serves through DRA is the special claim's to fit, not NodeResourcesFit's.
-        served = served_by_dra(backed, node.allocatable)
-        fit = {name: q for name, q in requests.items() if name not in served}
-        found[node.name] = node_problems(node, pod, fit, usage.on_node(node.name))
-    return {name: problems for name, problems in found.items() if problems}
+    cycle = CycleState()
+    # What a node serves through DRA is the special claim's to fit, not the node checks'.
+    delegate_to_dra(
+        cycle, dra_backed(pod.effective_requests, ExtendedResourceClasses.of(state.classes))
+    )
+    snapshot = build_snapshot(state.nodes, state.pods)  # the pod is unbound: it counts nowhere
+    found = evaluate(default_framework(), pod, snapshot, state=cycle)
+    if not found.prefilter.ok:
+        reasons = list(found.prefilter.reasons)
+        return {node.name: (found.prefilter.plugin, reasons) for node in state.nodes}
+    return {
+        name: (status.plugin, list(status.reasons))
+        for name, status in found.filter.items()
+        if not status.ok
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,10 +291,17 @@ def _try_nodes(
     blocked = _blocked_nodes(state, pod)
     for node in _candidate_nodes(state, pod):
         if node.name in blocked:
-            problems = tuple(blocked[node.name])
+            plugin, reasons = blocked[node.name]
+            problems = tuple(reasons)
             summary = "; ".join(problems)
             verdicts.append(
-                NodeVerdict(node=node.name, fits=False, summary=summary, node_problems=problems)
+                NodeVerdict(
+                    node=node.name,
+                    fits=False,
+                    summary=summary,
+                    node_problems=problems,
+                    plugin=plugin,
+                )
             )
             continue
         extra = special(node.name) if special is not None else None

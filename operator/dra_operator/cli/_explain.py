@@ -112,6 +112,8 @@ def _table(found: Diagnosis, *, wide: bool = False, groups: Mapping[str, str] | 
             lines.append(f"  node {verdict.node}: {verdict.summary}")
             continue
         lines.append(f"  node {verdict.node}: {verdict.summary}")
+        if verdict.plugin:
+            lines.append(f"    rejected by the {verdict.plugin} Filter")
         for request in verdict.requests:
             need = f"{request.needed} needed" if request.needed else "all needed"
             steps = " → ".join(f"{s.name} {s.remaining}" for s in request.stages)

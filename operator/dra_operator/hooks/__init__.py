@@ -4,7 +4,9 @@ Hooks are loaded from entry points of group `dra_operator.hooks` or `--hook modu
 `HookPolicy` implements the allocator's `Policy` Protocol (filter_device, score_device,
 score_node: hooks can only veto or reorder devices, the allocator still checks each one);
 `HookPoints` are the async points the scheduler and eviction controller await
-(before_allocate, after_allocate, before_evict). Every call goes through a `Guard`: counted,
+(before_allocate, after_allocate, before_evict). Hooks with `SCHEDULER_POINTS` methods also
+serve as scheduling-framework plugins (`controllers.scheduler`). Every call goes through a
+`Guard`: counted,
 timed, and contained per the hook's failure mode. `governing_policy` maps AllocationPolicy
 objects to the allocator policy that governs a claim.
 """
@@ -21,8 +23,10 @@ from dra_operator.hooks._governing import (
 from dra_operator.hooks._guard import Failed, Guard
 from dra_operator.hooks._load import (
     DEFAULT_TIMEOUT,
+    DEFAULT_WEIGHT,
     ENTRY_POINT_GROUP,
     POINTS,
+    SCHEDULER_POINTS,
     FailureMode,
     LoadedHook,
     load_hooks,
@@ -34,9 +38,11 @@ from dra_operator.hooks._set import HookSet
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "DEFAULT_WEIGHT",
     "ENTRY_POINT_GROUP",
     "EVICTION_RETRY",
     "POINTS",
+    "SCHEDULER_POINTS",
     "AllocationPolicy",
     "DeviceInfo",
     "Failed",

@@ -2,7 +2,9 @@
 
 A hook is any object with some of the hook methods (docs/hooks.md); a class is instantiated
 without arguments. It may declare `failure_mode` ("ignore" or "refuse") and `timeout`
-(seconds) as attributes; the defaults keep a broken hook from changing anything.
+(seconds) as attributes; the defaults keep a broken hook from changing anything. A hook with
+scheduler plugin methods (`SCHEDULER_POINTS`: Filter, Score, Permit) may also declare its Score
+`weight` (a positive integer, 1 by default).
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ from dra_operator.errors import HookLoadError
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "DEFAULT_WEIGHT",
     "ENTRY_POINT_GROUP",
     "POINTS",
+    "SCHEDULER_POINTS",
     "FailureMode",
     "LoadedHook",
     "load_hooks",
@@ -35,6 +39,9 @@ POINTS = (
     "after_allocate",
     "before_evict",
 )
+SCHEDULER_POINTS = ("filter", "score", "permit")
+"""The scheduling framework's points a hook may serve as a plugin named in the profile."""
+DEFAULT_WEIGHT = 1
 
 
 class FailureMode(enum.StrEnum):
@@ -57,6 +64,7 @@ class LoadedHook:
     target: object
     failure_mode: FailureMode = FailureMode.IGNORE
     timeout: float = DEFAULT_TIMEOUT
+    weight: int = DEFAULT_WEIGHT  # of its Score, when it serves as a scheduler plugin
 
     def has(self, point: str) -> bool:
         return callable(getattr(self.target, point, None))
@@ -68,8 +76,9 @@ def _declared(name: str, target: object) -> LoadedHook:
             target = target()
         except Exception as exc:
             raise HookLoadError(f"hook {name}: cannot instantiate: {exc}") from exc
-    if not any(callable(getattr(target, point, None)) for point in POINTS):
-        raise HookLoadError(f"hook {name}: has none of the methods {', '.join(POINTS)}")
+    if not any(callable(getattr(target, point, None)) for point in POINTS + SCHEDULER_POINTS):
+        every = ", ".join(POINTS + SCHEDULER_POINTS)
+        raise HookLoadError(f"hook {name}: has none of the methods {every}")
     raw_mode = getattr(target, "failure_mode", FailureMode.IGNORE)
     try:
         mode = FailureMode(str(raw_mode))
@@ -85,7 +94,12 @@ def _declared(name: str, target: object) -> LoadedHook:
         or timeout <= 0
     ):
         raise HookLoadError(f"hook {name}: timeout {timeout!r}: expected positive seconds")
-    return LoadedHook(name=name, target=target, failure_mode=mode, timeout=float(timeout))
+    weight = getattr(target, "weight", DEFAULT_WEIGHT)
+    if isinstance(weight, bool) or not isinstance(weight, int) or weight <= 0:
+        raise HookLoadError(f"hook {name}: weight {weight!r}: expected a positive integer")
+    return LoadedHook(
+        name=name, target=target, failure_mode=mode, timeout=float(timeout), weight=weight
+    )
 
 
 def _import(spec: str) -> LoadedHook:

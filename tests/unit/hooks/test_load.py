@@ -34,6 +34,8 @@ def module() -> Iterator[types.ModuleType]:
     mod.nothing = object()  # type: ignore[attr-defined]
     mod.BadMode = type("BadMode", (_Plain,), {"failure_mode": "sometimes"})  # type: ignore[attr-defined]
     mod.BadTimeout = type("BadTimeout", (_Plain,), {"timeout": -1})  # type: ignore[attr-defined]
+    mod.Scorer = type("Scorer", (), {"weight": 3, "score": lambda self, pod, node: 1})  # type: ignore[attr-defined]
+    mod.BadWeight = type("BadWeight", (mod.Scorer,), {"weight": 0.5})  # type: ignore[attr-defined]
     sys.modules[mod.__name__] = mod
     yield mod
     del sys.modules[mod.__name__]
@@ -49,6 +51,12 @@ def test_module_attr_hooks_load_with_their_declarations() -> None:
 
 
 @pytest.mark.usefixtures("module")
+def test_a_hook_with_only_scheduler_points_loads_with_its_weight() -> None:
+    (scorer,) = load_hooks(["hooktest_mod:Scorer"], use_entry_points=False)
+    assert scorer.weight == 3 and scorer.has("score") and not scorer.has("score_device")
+
+
+@pytest.mark.usefixtures("module")
 @pytest.mark.parametrize(
     ("specs", "message"),
     [
@@ -58,6 +66,7 @@ def test_module_attr_hooks_load_with_their_declarations() -> None:
         pytest.param(["hooktest_mod:nothing"], "has none of the methods", id="no-methods"),
         pytest.param(["hooktest_mod:BadMode"], "expected ignore or refuse", id="bad-mode"),
         pytest.param(["hooktest_mod:BadTimeout"], "expected positive seconds", id="bad-timeout"),
+        pytest.param(["hooktest_mod:BadWeight"], "expected a positive integer", id="bad-weight"),
         pytest.param(
             ["hooktest_mod:plain"] * 2, "hook hooktest_mod:plain: loaded twice", id="twice"
         ),

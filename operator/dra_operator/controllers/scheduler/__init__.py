@@ -1,8 +1,9 @@
 """The scheduler controller: kube-scheduler's DynamicResources cycle for pods naming our scheduler.
 
 Sans-I/O core: `decide_pod` / `decide_claim` (claims, node filtering, allocation, choice by
-score) over `State`, the FailedScheduling text (`fit_error`), node usage (`NodeUsage`), the
-event mappers, the write bodies and the metric labels of an attempt (`blocking_reason`).
+score) over `State`, the FailedScheduling text (`fit_error`), the framework that runs the node
+plugins on the NodeInfos kept from events (`default_framework`, `framework/`), the event
+mappers, the write bodies and the metric labels of an attempt (`blocking_reason`).
 `Scheduler` drives it: serial decisions against the ledger, concurrent writes through
 `SchedulerWriter` (`KubeSchedulerWriter` over `kube.Client`).
 DeviceTaintRules add their taints to the slices a decision reads (`TaintedSlices`).
@@ -59,14 +60,15 @@ from dra_operator.controllers.scheduler._extended import (
     pod_status_patch,
 )
 from dra_operator.controllers.scheduler._kube import KubeContextWriter, KubeSchedulerWriter
+from dra_operator.controllers.scheduler._live_handle import KubePodBinder, LiveHandle
 from dra_operator.controllers.scheduler._metrics import (
     SchedulerMetrics,
     blocking_reason,
     input_error_reason,
 )
 from dra_operator.controllers.scheduler._named import NamedInventory, NamedWrite
-from dra_operator.controllers.scheduler._nodes import node_problems
 from dra_operator.controllers.scheduler._policies import Choice, Governor
+from dra_operator.controllers.scheduler._profile import REGISTRY, default_framework, default_profile
 from dra_operator.controllers.scheduler._scheduler import (
     ContextWriter,
     Scheduler,
@@ -74,7 +76,6 @@ from dra_operator.controllers.scheduler._scheduler import (
 )
 from dra_operator.controllers.scheduler._selectors import CELSelectors, cel_stats
 from dra_operator.controllers.scheduler._taints import TaintedSlices
-from dra_operator.controllers.scheduler._usage import NodeRequests, NodeUsage
 from dra_operator.controllers.scheduler._verdicts import Fits, Rejected, Verdicts, shape_of
 from dra_operator.controllers.scheduler._writes import (
     Event,
@@ -90,6 +91,7 @@ __all__ = [
     "NOT_AVAILABLE_ON_NODE",
     "NO_NODES",
     "PROVIDE_INFORMATION",
+    "REGISTRY",
     "STALE_CLAIM",
     "UNSUITABLE",
     "WAITING_FOR_DRIVER",
@@ -104,11 +106,11 @@ __all__ = [
     "Fits",
     "Governor",
     "KubeContextWriter",
+    "KubePodBinder",
     "KubeSchedulerWriter",
+    "LiveHandle",
     "NamedInventory",
     "NamedWrite",
-    "NodeRequests",
-    "NodeUsage",
     "Placement",
     "PublishContext",
     "Rejected",
@@ -132,6 +134,8 @@ __all__ = [
     "create_body",
     "decide_claim",
     "decide_pod",
+    "default_framework",
+    "default_profile",
     "finalizer_body",
     "fit_error",
     "frees_room",
@@ -140,7 +144,6 @@ __all__ = [
     "input_error_reason",
     "keys_for_claim",
     "keys_for_pod",
-    "node_problems",
     "nodes_to_score",
     "pod_status_patch",
     "prefilter_error",

@@ -1,10 +1,12 @@
 """One scheduling decision, sans I/O: kube-scheduler's cycle from PreFilter to Reserve.
 
 `decide_pod` resolves the pod's claims (upstream-dra.md §3.3, §3.5), filters the nodes (§3.6 plus
-`_nodes`), runs the allocator for the claims still unallocated on the nodes left (`_place`: for
-FirstFit until the first node by name that fits, for a scored policy on up to
+the scheduling framework's PreFilter and Filter plugins, `_profile`, on the NodeInfo cache), runs
+the allocator for the claims still unallocated on the nodes left (`_place`: for FirstFit
+without framework scores until the first node by name that fits, else on up to
 `nodes_to_score` fitting nodes; nodes whose `Verdicts` are known are not asked again), and picks
-the node with the policy's best score, ties to the smallest name. `decide_claim` does the same
+the node with the best sum of the policy's score and the framework's weighted Score total,
+ties to the smallest name. `decide_claim` does the same
 for a standalone claim asking for immediate allocation. Both read the caches through `State`
 and return a `Placement` (what to write), a `Wait` (nothing to say yet: a generated claim does
 not exist, or another decision's allocation of a shared claim is still being written) or an
@@ -75,9 +77,8 @@ from dra_operator.controllers.scheduler._named import (
     named_claims,
     place_named,
 )
-from dra_operator.controllers.scheduler._nodes import node_problems
+from dra_operator.controllers.scheduler._profile import default_framework
 from dra_operator.controllers.scheduler._taints import TaintedSlices
-from dra_operator.controllers.scheduler._usage import NodeUsage
 from dra_operator.controllers.scheduler._verdicts import (
     Fits,
     Rejected,
@@ -85,6 +86,15 @@ from dra_operator.controllers.scheduler._verdicts import (
     Verdicts,
     shape_of,
 )
+from dra_operator.controllers.scheduler.framework import (
+    CycleState,
+    Framework,
+    NodeInfoCache,
+    Snapshot,
+    Status,
+    node_info,
+)
+from dra_operator.controllers.scheduler.plugins.transitionalnodechecks import delegate_to_dra
 from dra_operator.hooks import HookPolicy
 from dra_operator.model import (
     AllocationResult,
@@ -95,7 +105,6 @@ from dra_operator.model import (
     NodeSelector,
     Pod,
     PodSchedulingContext,
-    Quantity,
     ResourceClaim,
     ResourceClaimConsumerReference,
     ResourceSlice,
@@ -151,12 +160,13 @@ class State:
     slices: Store[ResourceSlice]
     nodes: Store[Node]
     ledger: DeviceLedger
-    usage: NodeUsage
+    node_infos: NodeInfoCache
     contexts: Store[PodSchedulingContext] | None = None  # served only with classic DRA (1.31)
     named: NamedInventory | None = None  # 1.30's slices and parameters (v1alpha2)
     tainted: TaintedSlices = field(default_factory=TaintedSlices)
     verdicts: Verdicts | None = None  # None: ask the allocator on every node, every time
     score_start: int = 0  # where the next scored decision starts looking (upstream's rotation)
+    framework: Framework = field(default_factory=default_framework)  # PreFilter, Filter
 
     def nodes_by_name(self) -> list[Node]:
         """Every node, sorted by name (kept sorted between node changes with `verdicts`)."""
@@ -258,7 +268,7 @@ class _Claims:
 
 def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
     """Where `pod` goes and what to write for it; see the module docstring."""
-    if state.usage.node_of(pod.metadata.uid) is not None and not pod.spec.node_name:
+    if state.node_infos.node_of(pod.metadata.uid) is not None and not pod.spec.node_name:
         return None  # bound by us; the watch has not shown it yet
     node_count = len(state.nodes)
     found = _resolve_claims(pod, state, settings.features)
@@ -279,14 +289,17 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
     need: Need | None = None
     if not pod.spec.node_name and settings.extended_resources:
         need = need_of(pod, requests, state.classes, state.claims)
+    node_checks: Callable[[Node], list[str]] | None = None
+    scorer: Scorer | None = None
+    permit: Callable[[str], str | None] | None = None
+    if not pod.spec.node_name:
+        checks = _framework_filter(pod, state, need)
+        if isinstance(checks, str):
+            return Unschedulable(prefilter_error(node_count, checks))
+        node_checks, scorer, permit = checks
 
     def node_filter(node: Node) -> list[str]:
-        problems = []
-        node_requests: Mapping[str, Quantity] = requests
-        if need is not None:
-            node_requests = need.on_node(node, requests)[0]
-        if not pod.spec.node_name:
-            problems = node_problems(node, pod, node_requests, state.usage.on_node(node.name))
+        problems = node_checks(node) if node_checks is not None else []
         if any(not node_matches(node.name, node.labels, s) for s in found.selectors) or (
             found.skips_node_operations and OPTIONAL_NODE_OPERATIONS not in node.declared_features
         ):
@@ -308,6 +321,7 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
         every_node=not pod.spec.node_name,
         who=_ref(pod),
         extended_for=(lambda node: need.on_node(node, requests)[1]) if need is not None else None,
+        scorer=scorer,
     )
     if isinstance(placed, errors.AllocationInputError):
         return Unschedulable(prefilter_error(node_count, str(placed)))
@@ -318,6 +332,9 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
             return Unschedulable(f"{message} {DEALLOCATION_DONE}", classic=handback)
         return Unschedulable(message, stale=need.stale if need is not None else None)
     node_name, results, extended = placed
+    refused = permit(node_name) if permit is not None else None
+    if refused is not None:
+        return Unschedulable(refused)
     special: ExtendedWrite | None = None
     if extended is not None:
         special = ExtendedWrite(
@@ -335,6 +352,51 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
     ]
     writes += [_reservation(claim) for claim in found.allocated]
     return _placement(pod, node_name, writes, special)
+
+
+Scorer = Callable[[Sequence[str]], Mapping[str, int]]
+"""The framework's weighted Score totals of the nodes named (PreScore, Score, NormalizeScore)."""
+
+
+def _framework_filter(
+    pod: Pod, state: State, need: Need | None
+) -> tuple[Callable[[Node], list[str]], Scorer | None, Callable[[str], str | None]] | str:
+    """The framework's PreFilter for an unbound pod, then, on the same CycleState, its Filter
+    as a node's reasons, its Score plugins as a `Scorer` (None without any) and its Permit as
+    the rejection message for the node chosen (None: permitted); the PreFilter message when it
+    rejects the pod. Extended resources a DeviceClass serves are left to the allocation
+    (`delegate_to_dra`). No plugin of the live profile answers Permit with Wait."""
+    framework = state.framework
+    snapshot: Snapshot = state.node_infos.snapshot()
+    framework.start_cycle(snapshot)
+    cycle = CycleState()
+    if need is not None:
+        delegate_to_dra(cycle, need.backed)
+    result, status, narrowing = framework.run_pre_filter(cycle, pod, snapshot.node_infos)
+    if not status.ok:
+        return ", ".join(status.reasons)
+    wanted = result.node_names if result is not None else None
+    outside = [f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]"]
+
+    def problems(node: Node) -> list[str]:
+        if wanted is not None and node.name not in wanted:
+            return list(outside)
+        info = snapshot.get(node.name)
+        verdict = framework.run_filter(cycle, pod, info if info is not None else node_info(node))
+        return [] if verdict.ok else list(verdict.reasons)
+
+    def scores(names: Sequence[str]) -> Mapping[str, int]:
+        infos = [info for name in names if (info := snapshot.get(name)) is not None]
+        if not framework.run_pre_score(cycle, pod, infos).ok:
+            return {}
+        found = framework.run_score(cycle, pod, infos)
+        return {} if isinstance(found, Status) else {n.name: n.total for n in found}
+
+    def permit(node: str) -> str | None:
+        status, _ = framework.run_permit(cycle, pod, node)
+        return None if status.ok else ", ".join(status.reasons)
+
+    return problems, (scores if framework.score_plugins else None), permit
 
 
 def _placement(
@@ -641,6 +703,7 @@ def _place(
     every_node: bool,
     who: str,
     extended_for: Callable[[Node], ExtendedClaim | None] | None = None,
+    scorer: Scorer | None = None,
 ) -> (
     tuple[str, tuple[AllocationResult, ...], ExtendedClaim | None]
     | list[list[str]]
@@ -652,7 +715,8 @@ def _place(
 
     `extended_for` builds a node's special claim for DRA-backed extended resources (None where
     the node serves them natively); its claims differ per node, so no verdict is reused then.
-    `who` names the pod or claim in the per-node debug lines (`--log-level debug`).
+    `who` names the pod or claim in the per-node debug lines (`--log-level debug`). `scorer`
+    adds the framework's Score totals of the fitting nodes to the policy's scores.
 
     Nodes are tried in name order. When every node scores alike (FirstFit, or nothing to
     allocate) the first that fits wins, so the search stops there; a scored policy looks at
@@ -676,7 +740,7 @@ def _place(
         )
         shape = shape_of(claims, policy, settings.budget)
     names = tuple(claim.metadata.name for claim in claims)
-    alike = not claims or isinstance(policy, FirstFit)
+    alike = (not claims or isinstance(policy, FirstFit)) and scorer is None
     wanted = 1 if alike else nodes_to_score(len(candidates), settings.percentage_to_score)
     walk: Iterable[Node] = candidates
     skips_misses = memo is not None and shape is not None and every_node
@@ -747,6 +811,9 @@ def _place(
                 problems = [why]
             rejected.append(problems)
         return rejected
+    if scorer is not None:
+        totals = scorer([f[1] for f in fitting])
+        fitting = [(score + totals.get(n, 0), n, kept, extra) for score, n, kept, extra in fitting]
     _, name, kept, extra = min(fitting, key=lambda f: (-f[0], f[1]))
     if kept is not None:
         return name, kept, extra

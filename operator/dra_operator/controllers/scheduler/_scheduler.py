@@ -2,7 +2,7 @@
 
 One worker takes keys from the queue and decides, one decision at a time, against the ledger
 with every in-flight allocation in it; a placement is reserved in the ledger (and the pod in the
-node usage) before the next decision starts, so two decisions never see the same free device or
+node infos) before the next decision starts, so two decisions never see the same free device or
 the same free CPU. Its writes then run as a task of their own, concurrently with later decisions:
 
 1. per claim to allocate: add the finalizer (Update, conditional on the version decided on), then
@@ -198,9 +198,9 @@ class Scheduler:
 
     def pod_changed(self, change: Change[Pod]) -> None:
         if change.new is not None:
-            self.state.usage.pod_changed(change.new.obj)
+            self.state.node_infos.pod_changed(change.new.obj)
         elif change.old is not None:
-            self.state.usage.forget(change.old.obj.metadata.uid)
+            self.state.node_infos.forget(change.old.obj.metadata.uid)
             self.unschedulable.discard(pod_key(change.old.obj))
             self._forget_context(change.old.obj)
         for key in keys_for_pod(change, self.scheduler_names, self.state.claims):
@@ -261,6 +261,10 @@ class Scheduler:
         self._wake_unschedulable()
 
     def node_changed(self, change: Change[Node]) -> None:
+        if change.new is not None:
+            self.state.node_infos.node_changed(change.new.obj)
+        elif change.old is not None:
+            self.state.node_infos.node_deleted(change.old.obj.name)
         self._wake_unschedulable()
 
     def policy_changed(self) -> None:
@@ -371,7 +375,7 @@ class Scheduler:
         if placement.bind and placement.pod is not None:
             pod = self.state.pods.get(placement.pod)
             if pod is not None:
-                self.state.usage.assume(pod.obj, placement.node)
+                self.state.node_infos.assume(pod.obj, placement.node)
 
     def _spawn(self, work: Any) -> None:
         task: asyncio.Task[None] = asyncio.get_running_loop().create_task(work)
@@ -430,7 +434,7 @@ class Scheduler:
             for uid in pending:
                 self.state.ledger.rollback(uid)
             if retry and placement.pod_uid:
-                self.state.usage.forget(placement.pod_uid)
+                self.state.node_infos.forget(placement.pod_uid)
             self._writing.discard(key)
             self._after_writes(key, placement, retry, rolled_back=bool(pending))
         for claim_key, allocation in written:  # observers only: a slow one delays nothing else

@@ -27,12 +27,12 @@ from dra_operator.cluster import (
 from dra_operator.controllers.scheduler import (
     CELSelectors,
     Event,
-    NodeUsage,
     Scheduler,
     Settings,
     State,
     create_body,
 )
+from dra_operator.controllers.scheduler.framework import NodeInfoCache
 from dra_operator.model import (
     ResourceClaim,
     parse_device_class,
@@ -191,7 +191,7 @@ def new_state() -> State:
         ),
         nodes=Store("nodes", parse_node, journal=JOURNAL_LENGTH),
         ledger=DeviceLedger(),
-        usage=NodeUsage(),
+        node_infos=NodeInfoCache(),
     )
 
 

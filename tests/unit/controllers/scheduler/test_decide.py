@@ -50,7 +50,9 @@ def _state(*objects: tuple[str, dict[str, Any]]) -> State:
         if kind == "claim" and change is not None:
             state.ledger.observe(change)
         if kind == "pod" and change is not None and change.new is not None:
-            state.usage.pod_changed(change.new.obj)
+            state.node_infos.pod_changed(change.new.obj)
+        if kind == "node" and change is not None and change.new is not None:
+            state.node_infos.node_changed(change.new.obj)
     return state
 
 

@@ -238,7 +238,10 @@ async def test_a_binding_that_fails_for_now_keeps_the_claim_and_retries() -> Non
     async with running(world) as scheduler:
         await eventually(lambda: _failed(world, "p") != [])
         assert _failed(world, "p")[0] == "binding rejected: etcd is unhappy"
-        assert scheduler.state.usage.node_of(world.get("pods", NS, "p")["metadata"]["uid"]) is None
+        assert (
+            scheduler.state.node_infos.node_of(world.get("pods", NS, "p")["metadata"]["uid"])
+            is None
+        )
         world.fail_bind = None
         await eventually(lambda: _node_of(world, "p") == "n1")
     # The claim kept its allocation and reservation: the retry only bound the pod.

@@ -1,4 +1,4 @@
-"""Node filtering: each kube-scheduler Filter plugin's reason, from raw nodes and pods."""
+"""TransitionalNodeChecks: each kube-scheduler Filter plugin's reason, from raw nodes and pods."""
 
 from __future__ import annotations
 
@@ -6,12 +6,22 @@ from typing import Any
 
 import pytest
 
-from dra_operator.controllers.scheduler import NodeRequests, node_problems
+from dra_operator.controllers.scheduler import default_framework
+from dra_operator.controllers.scheduler.framework import (
+    Code,
+    CycleState,
+    build_snapshot,
+    evaluate,
+)
+from dra_operator.controllers.scheduler.plugins.transitionalnodechecks import (
+    NAME,
+    delegate_to_dra,
+)
 from dra_operator.model import FrozenMap, Quantity, parse_node, parse_pod
 
-from .builders import node, pod
+from ..builders import node, pod
 
-NOTHING_PLACED = NodeRequests(FrozenMap(), 0)
+NOTHING_PLACED: tuple[str | None, ...] = ()  # the cpu requests of the pods already on the node
 
 
 def _affinity(key: str, *values: str) -> dict[str, Any]:
@@ -117,14 +127,14 @@ def _with(raw: dict[str, Any], **spec: Any) -> dict[str, Any]:
         pytest.param(
             node("n"),
             pod("p", cpu="2"),
-            NodeRequests(FrozenMap({"cpu": Quantity.parse("3")}), 1),
+            ("3",),
             ["Insufficient cpu"],
             id="cpu-used-by-placed-pods",
         ),
         pytest.param(
             node("n", allocatable={"cpu": "4", "pods": "1"}),
             pod("p"),
-            NodeRequests(FrozenMap(), 1),
+            (None,),
             ["Too many pods"],
             id="pods",
         ),
@@ -148,8 +158,39 @@ def _with(raw: dict[str, Any], **spec: Any) -> dict[str, Any]:
     ],
 )
 def test_node_problems(
-    node_raw: dict[str, Any], pod_raw: dict[str, Any], placed: NodeRequests, expected: list[str]
+    node_raw: dict[str, Any],
+    pod_raw: dict[str, Any],
+    placed: tuple[str | None, ...],
+    expected: list[str],
 ) -> None:
     the_pod = parse_pod(pod_raw)
-    got = node_problems(parse_node(node_raw), the_pod, the_pod.effective_requests, placed)
-    assert got == expected
+    on_node = [
+        parse_pod(pod(f"placed-{i}", cpu=cpu, node_name="n")) for i, cpu in enumerate(placed)
+    ]
+    snapshot = build_snapshot([parse_node(node_raw)], on_node)
+    verdict = evaluate(default_framework(), the_pod, snapshot).filter["n"]
+    assert list(verdict.reasons) == expected
+    if expected:
+        assert verdict.plugin == NAME
+        resolvable = all(r == "Too many pods" or r.startswith("Insufficient") for r in expected)
+        assert verdict.code is (
+            Code.UNSCHEDULABLE if resolvable else Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        )
+
+
+def test_extended_resources_delegated_to_dra_are_not_checked_where_the_node_lacks_them() -> None:
+    the_pod = parse_pod(
+        _with(
+            pod("p"),
+            containers=[{"name": "c", "resources": {"requests": {"example.com/gpu": "1"}}}],
+        )
+    )
+    plain = parse_node(node("plain"))
+    native = parse_node(node("native", allocatable={"cpu": "4", "example.com/gpu": "0"}))
+    snapshot = build_snapshot([plain, native], [])
+    state = CycleState()
+    delegate_to_dra(state, FrozenMap({"example.com/gpu": Quantity(1)}))
+    found = evaluate(default_framework(), the_pod, snapshot, state=state)
+    assert found.filter["plain"].ok and found.filter["native"].ok
+    without = evaluate(default_framework(), the_pod, snapshot)
+    assert without.filter["plain"].reasons == ("Insufficient example.com/gpu",)

@@ -1,0 +1,186 @@
+"""The live scheduler's NodeInfos, kept from node and pod events and from the pods it assumed.
+
+kube-scheduler's cache (pkg/scheduler/backend/cache): building every NodeInfo again for each
+pod would read every pod of the cluster per decision, so the NodeInfos are updated as events
+arrive, and a pod counts on its node from the moment the scheduler decides it (assumed) until
+the watch shows it bound; a failed binding forgets it again. Terminal pods do not count.
+
+`snapshot()` is taken at the start of a cycle. It copies only the NodeInfos that changed since
+the previous snapshot (their generation moved) and returns the previous snapshot itself when
+nothing did, so a cycle after one binding costs one NodeInfo copy, not one per node. A snapshot
+never changes afterwards: the cache's own NodeInfos are the ones updated.
+
+Pods bound to a node not known yet are kept aside and counted when the node appears (the watch
+of pods may deliver before the watch of nodes). Used from the event loop only.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+from dra_operator.controllers.scheduler.framework._images import node_image_states
+from dra_operator.controllers.scheduler.framework._nodeinfo import (
+    NodeInfo,
+    PodInfo,
+    Snapshot,
+    next_generation,
+)
+from dra_operator.controllers.scheduler.framework._snapshot import (
+    counts_on_node,
+    node_info,
+    pod_info,
+)
+from dra_operator.model import Node, Pod
+
+
+@dataclass(frozen=True, slots=True)
+class _Placed:
+    node: str
+    info: PodInfo
+    assumed: bool
+
+
+def _differs(old: Pod, new: Pod) -> bool:
+    """Whether an update changes what plugins read of a placed pod (its spec, its labels);
+    status updates, the most frequent by far, leave the NodeInfo as it is."""
+    return old.spec != new.spec or old.metadata.labels != new.metadata.labels
+
+
+class NodeInfoCache:
+    """See the module docstring."""
+
+    def __init__(self) -> None:
+        self._nodes: dict[str, NodeInfo] = {}  # the live NodeInfos, updated in place
+        self._placed: dict[str, _Placed] = {}  # by pod uid
+        self._by_node: dict[str, dict[str, PodInfo]] = {}  # node -> uid -> pod, known or not
+        self._copies: dict[str, NodeInfo] = {}  # the last snapshot's NodeInfos
+        self._names: list[str] = []  # of the copies, sorted
+        self._changed: set[str] = set()  # nodes whose copy is stale or gone
+        self._snapshot = Snapshot(())
+
+    # -- nodes -------------------------------------------------------------------------------
+
+    def node_changed(self, node: Node) -> None:
+        """A node was added or updated."""
+        fresh = node_info(node)
+        current = self._nodes.get(node.name)
+        images_moved = current is None or current.node.images != node.images
+        if current is None:
+            for info in self._by_node.get(node.name, {}).values():
+                fresh.add_pod(info)
+            self._nodes[node.name] = fresh
+        else:
+            current.node = fresh.node
+            current.allocatable = fresh.allocatable
+            current.generation = next_generation()
+        self._changed.add(node.name)
+        if images_moved:
+            self._refresh_images()
+
+    def node_deleted(self, name: str) -> None:
+        """The node is gone; its pods stay aside in case it comes back."""
+        if self._nodes.pop(name, None) is not None:
+            self._changed.add(name)
+            self._refresh_images()
+
+    def _refresh_images(self) -> None:
+        """Every node's images with how many nodes have each (a node's images, or the set of
+        nodes, changed): only nodes whose image states moved change generation."""
+        states = node_image_states(info.node for info in self._nodes.values())
+        for name, info in self._nodes.items():
+            images = states.get(name, {})
+            if images != info.images:
+                info.images = images
+                info.generation = next_generation()
+                self._changed.add(name)
+
+    # -- pods --------------------------------------------------------------------------------
+
+    def pod_changed(self, pod: Pod) -> None:
+        """A pod was added or updated in the watch."""
+        uid = pod.metadata.uid
+        current = self._placed.get(uid)
+        if not counts_on_node(pod):
+            if not pod.spec.node_name and current is not None and current.assumed:
+                return  # ours, bound by us; the watch has not shown the binding yet
+            self.forget(uid)
+        elif current is not None and current.assumed and current.node == pod.spec.node_name:
+            info = current.info  # the binding we assumed: its amounts stand
+            if _differs(info.pod, pod):
+                info = pod_info(pod)
+            else:
+                info = PodInfo(pod, info.requests, info.non_zero_requests)
+            self._place(_Placed(current.node, info, assumed=False))
+        elif current is None or current.assumed or current.node != pod.spec.node_name:
+            self._place(_Placed(pod.spec.node_name, pod_info(pod), assumed=False))
+        elif _differs(current.info.pod, pod):
+            self._place(_Placed(current.node, pod_info(pod), assumed=False))
+
+    def assume(self, pod: Pod, node: str) -> None:
+        """The scheduler decided to bind `pod` to `node`: count it there from now on."""
+        self._place(_Placed(node, pod_info(pod), assumed=True))
+
+    def forget(self, uid: str) -> None:
+        """The pod is gone, finished, or our binding of it failed."""
+        placed = self._placed.pop(uid, None)
+        if placed is None:
+            return
+        on_node = self._by_node.get(placed.node)
+        if on_node is not None:
+            on_node.pop(uid, None)
+            if not on_node:
+                del self._by_node[placed.node]
+        info = self._nodes.get(placed.node)
+        if info is not None:
+            info.remove_pod(uid)
+            self._changed.add(placed.node)
+
+    def node_of(self, uid: str) -> str | None:
+        """The node a pod is placed on (by the watch or by our decision), if any."""
+        placed = self._placed.get(uid)
+        return placed.node if placed is not None else None
+
+    def is_assumed(self, uid: str) -> bool:
+        placed = self._placed.get(uid)
+        return placed is not None and placed.assumed
+
+    def _place(self, placed: _Placed) -> None:
+        uid = placed.info.pod.metadata.uid
+        self.forget(uid)
+        self._placed[uid] = placed
+        self._by_node.setdefault(placed.node, {})[uid] = placed.info
+        info = self._nodes.get(placed.node)
+        if info is not None:
+            info.add_pod(placed.info)
+            self._changed.add(placed.node)
+
+    # -- snapshots ---------------------------------------------------------------------------
+
+    def get(self, name: str) -> NodeInfo | None:
+        """The live NodeInfo of `name` (changes with events; a cycle reads its snapshot)."""
+        return self._nodes.get(name)
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def snapshot(self) -> Snapshot:
+        """The NodeInfos as they are now, copying only those changed since the last call."""
+        if not self._changed:
+            return self._snapshot
+        names = self._names
+        for name in self._changed:
+            live = self._nodes.get(name)
+            copy = self._copies.get(name)
+            if live is None:
+                if copy is not None:
+                    del self._copies[name]
+                    del names[bisect.bisect_left(names, name)]
+            elif copy is None or copy.generation != live.generation:
+                if copy is None:
+                    bisect.insort(names, name)
+                self._copies[name] = live.clone()
+        self._changed.clear()
+        copies = self._copies
+        self._snapshot = Snapshot.presorted(tuple(copies[n] for n in names), names)
+        return self._snapshot

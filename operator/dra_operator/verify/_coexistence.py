@@ -39,7 +39,11 @@ def check_coexistence(
                 f"kube-scheduler holds this Lease and {ours} pod(s) with resource claims name "
                 "dra-operator, but no routing policy (deploy/components/route-claims or "
                 "require-scheduler) keeps pods with claims away from kube-scheduler: both "
-                "allocate the same devices and a device can be allocated twice"
+                "allocate the same devices and a device can be allocated twice. Fix: "
+                "`kubectl apply --server-side -k deploy/` (Kubernetes 1.36+; "
+                "deploy/release-1.34 or deploy/require-scheduler-only before) or "
+                "`helm upgrade dra-operator deploy/helm/dra-operator --reuse-values "
+                "--set routing.mode=auto`"
             ),
         )
     ]

@@ -22,7 +22,7 @@ while any such pod remains. A bound pod whose node advertises the name in its al
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, Final
 
 from dra_operator import errors, kube, names
@@ -31,6 +31,7 @@ from dra_operator.app._plugin import Builder, Context, Plugin
 from dra_operator.cluster import Change, ObjectKey
 from dra_operator.model import DeviceClass, ExtendedResourceClasses, Pod
 from dra_operator.observability import Metrics, get_logger
+from dra_operator.verify import unrouted_names
 
 __all__ = [
     "CONFIG_MAPS",
@@ -40,7 +41,6 @@ __all__ = [
     "RoutingParamsPlugin",
     "mapped_names",
     "names_text",
-    "unrouted_names",
     "with_routing_params",
 ]
 
@@ -56,7 +56,6 @@ PARAMS_BINDINGS: Final = (
     (kube.MUTATING_POLICY_BINDINGS, names.ROUTE_EXTENDED_RESOURCES_POLICY),
     (kube.VALIDATING_POLICY_BINDINGS, names.REQUIRE_SCHEDULER_EXTENDED_RESOURCES_POLICY),
 )
-_FINISHED: Final = frozenset({"Succeeded", "Failed"})
 
 
 def mapped_names(classes: Iterable[DeviceClass]) -> list[str]:
@@ -67,31 +66,6 @@ def mapped_names(classes: Iterable[DeviceClass]) -> list[str]:
 def names_text(mapped: Iterable[str]) -> str:
     """`data.names` as the policies split it: the names separated by single spaces."""
     return " ".join(mapped)
-
-
-def unrouted_names(
-    pod: Pod,
-    classes: ExtendedResourceClasses,
-    ours: frozenset[str],
-    allocatable: Mapping[str, Any] | None = None,
-) -> list[str]:
-    """The DRA-backed extended resources `pod` asks for while another scheduler places it.
-
-    Empty for our pods, finished pods, and names the pod's node advertises (`allocatable`,
-    the node's `status.allocatable` when the pod is bound): a device plugin serves those.
-    """
-    if pod.spec.scheduler_name in ours or pod.status.phase in _FINISHED:
-        return []
-    asked: set[str] = set()
-    for container in (*pod.spec.containers, *pod.spec.init_containers):
-        for amounts in (container.requests, container.limits):
-            asked.update(n for n, q in amounts.items() if q.sign > 0)
-    advertised = allocatable or {}
-    return sorted(
-        n
-        for n in asked
-        if classes.class_for(n) is not None and (n not in advertised or advertised[n].sign <= 0)
-    )
 
 
 class RoutingParamsPlugin:

@@ -17,9 +17,10 @@ import pytest
 
 from dra_operator import model
 from dra_operator.app._registry import BUILDERS
-from dra_operator.app._routing import mapped_names, names_text, unrouted_names
+from dra_operator.app._routing import mapped_names, names_text
 from dra_operator.app._settings import SCHEDULER
 from dra_operator.model import ExtendedResourceClasses
+from dra_operator.verify import unrouted_names
 
 OURS = frozenset({"dra-operator"})
 

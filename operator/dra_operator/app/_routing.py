@@ -83,6 +83,7 @@ class RoutingParamsPlugin:
         self._dirty = asyncio.Event()
         self._stopped = asyncio.Event()
         self._written: tuple[str, str, str] | None = None  # namespace, name, names text
+        self._logged: str | None = None
         self._unrouted: dict[ObjectKey, list[str]] = {}
         self._events: set[asyncio.Task[Any]] = set()
 
@@ -103,7 +104,7 @@ class RoutingParamsPlugin:
                 async with asyncio.timeout(self._resync):
                     await self._dirty.wait()
             except TimeoutError:
-                self._written = None  # look again: the ConfigMap may have been changed
+                self._written = None  # apply again: the ConfigMap may have been deleted or edited
             self._dirty.clear()
             if self._stopped.is_set():
                 break
@@ -159,7 +160,9 @@ class RoutingParamsPlugin:
         await self._api.apply(
             CONFIG_MAPS, body, field_manager=names.OPERATOR_FIELD_MANAGER, force=True
         )
-        _log.info("routing.params_written", configmap=f"{namespace}/{name}", names=text)
+        if text != self._logged:  # the periodic re-apply of the same names is not news
+            self._logged = text
+            _log.info("routing.params_written", configmap=f"{namespace}/{name}", names=text)
 
     def _check_pod(self, key: ObjectKey, pod: Pod | None) -> None:
         found: list[str] = []

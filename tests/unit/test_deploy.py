@@ -201,6 +201,9 @@ def test_each_layout_is_exactly_the_operator_and_its_routing(
     rendered = parse(kustomize(kubectl, DEPLOY / overlay))
 
     assert {identity(m) for m in rendered} == expected
+    kinds = [m["kind"] for m in rendered]
+    routing = [i for i, kind in enumerate(kinds) if "AdmissionPolicy" in kind]
+    assert all(i < kinds.index("Deployment") for i in routing), "routing after the operator"
     versions = {m["apiVersion"] for m in rendered if m["kind"].startswith("Mutating")}
     wanted = {f"admissionregistration.k8s.io/{mutating_version}"} if mutating_version else set()
     assert versions == wanted

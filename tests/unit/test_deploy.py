@@ -223,7 +223,7 @@ def test_each_layout_is_exactly_the_operator_and_its_routing(
     [
         pytest.param(("--kube-version", "1.37.0"), "v1", True, id="1.37"),
         pytest.param(("--kube-version", "1.36.0"), "v1", True, id="1.36"),
-        pytest.param(("--kube-version", "1.36+"), "v1", True, id="1.36-provider-suffix"),
+        pytest.param(("--kube-version", "v1.36.1-eks.5"), "v1", True, id="1.36-provider-build"),
         pytest.param(("--kube-version", "1.35.0", *BETA_POLICIES), "v1beta1", True, id="1.35-beta"),
         pytest.param(("--kube-version", "1.35.0"), None, True, id="1.35"),
         pytest.param(("--kube-version", "1.30.0"), None, True, id="1.30"),

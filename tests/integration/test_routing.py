@@ -17,11 +17,15 @@ choice) and `dra-operator run` (default flags, deploy/'s RBAC) as a subprocess:
   install: 1.34 and 1.35 with the refusing policies alone (pods naming kube-scheduler are
   refused) and with MutatingAdmissionPolicy v1beta1 switched on (deploy/release-1.34), 1.36
   and 1.37 with deploy/.
+
+With ROUTING_FIGURES naming a file, each race appends one JSON line there (release, layout,
+the `Race`'s counts) for docs/coexistence.md's table.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import socket
@@ -90,9 +94,16 @@ class Plane:
     """A control plane with kube-scheduler and KCM, the routing of one layout installed and
     the operator running beside them."""
 
-    def __init__(self, state: controlplane.ControlPlaneState, layout: str, directory: Path) -> None:
+    def __init__(
+        self,
+        state: controlplane.ControlPlaneState,
+        layout: str,
+        directory: Path,
+        beta_policies: bool,
+    ) -> None:
         self.state = state
         self.layout = layout
+        self.beta_policies = beta_policies
         self.log = directory / "operator.log"
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
@@ -173,7 +184,8 @@ def routed_plane(
         with_upstream=True,
         apiserver_args=apiserver_args,
     )
-    plane = Plane(state, layout_for(_minor(state), beta_policies=bool(apiserver_args)), directory)
+    beta = bool(apiserver_args)
+    plane = Plane(state, layout_for(_minor(state), beta_policies=beta), directory, beta)
     try:
         bind_operator_rbac(state, binaries)
         install(state, plane.layout)
@@ -212,13 +224,28 @@ async def _leading(api: Client, plane: Plane) -> None:
     await wait_for(holds, timeout=120, what="the operator to lead")
 
 
-async def _races(api: Client, runs: int) -> list[Race]:
+async def _races(api: Client, plane: Plane, runs: int) -> list[Race]:
     results = []
     for run in range(runs):
         result = await race(api, run)
+        _record(plane, result)
         results.append(result)
         assert result.safe, result
     return results
+
+
+def _record(plane: Plane, result: Race) -> None:
+    """With ROUTING_FIGURES, one JSON line per race: what docs/coexistence.md tabulates."""
+    target = os.environ.get("ROUTING_FIGURES")
+    if target:
+        line = {
+            "release": plane.state.version,
+            "layout": plane.layout or "deploy",
+            "beta_policies": plane.beta_policies,
+            **dataclasses.asdict(result),
+        }
+        with Path(target).open("a") as out:
+            out.write(json.dumps(line) + "\n")
 
 
 @pytest.mark.timeout(1800)
@@ -226,7 +253,7 @@ async def test_every_pod_that_needs_a_device_is_routed_beside_kube_scheduler(
     default_plane: Plane, api: Client
 ) -> None:
     assert default_plane.layout == "", "the session release should take deploy/ itself"
-    results = await _races(api, RACES)
+    results = await _races(api, default_plane, RACES)
 
     assert all(r.used == DEVICES and r.refused == 0 for r in results), results
     kinds = set(results[0].kinds)
@@ -304,7 +331,7 @@ async def test_the_install_of_each_release_routes_or_refuses(
         assert plane.layout == layout
         async with Client.from_kubeconfig(plane.state.admin_kubeconfig) as api:
             await _leading(api, plane)
-            results = await _races(api, RACES)
+            results = await _races(api, plane, RACES)
 
     routed = layout != "require-scheduler-only"
     for result in results:

@@ -43,6 +43,7 @@ node-packages:
 oracle:
 	bash tests/oracle/build.sh 1.36
 	bash tests/oracle/build.sh 1.37
+	bash tests/oracle/scheduler/build.sh
 
 # Issue #27: the routing races at full counts (20 per install) and on every supported release
 # with its install (tests/integration/test_routing.py; `make test` runs 3 races, one release).

@@ -10,6 +10,9 @@ once per resourceVersion through `on_invalid`; the operator never stops over it.
 On a 1.30 server (resource.k8s.io/v1alpha2 only), `named` holds its ResourceSlices and parameter
 objects as they are (`model.v1alpha2`): the scheduler allocates named resources from them.
 
+The storage kinds (PVs, PVCs, StorageClasses, CSINodes, CSIDrivers) feed the scheduler's volume
+plugins; every server serves them (core/v1 and storage.k8s.io/v1), so they are always watched.
+
 When the AllocationPolicy CRD is installed (`policies`), its objects and the namespaces' labels
 (which policies select on) are watched too.
 
@@ -60,6 +63,11 @@ class Kind(enum.StrEnum):
     CLAIM_PARAMETERS = "resourceclaimparameters"  # 1.30 (v1alpha2)
     NAMESPACES = "namespaces"
     POLICIES = "allocationpolicies"
+    PERSISTENT_VOLUMES = "persistentvolumes"
+    PERSISTENT_VOLUME_CLAIMS = "persistentvolumeclaims"
+    STORAGE_CLASSES = "storageclasses"
+    CSI_NODES = "csinodes"
+    CSI_DRIVERS = "csidrivers"
 
 
 CORE_KINDS: Final = frozenset({Kind.PODS, Kind.NODES})
@@ -124,12 +132,30 @@ class Caches:
             journal=JOURNAL_LENGTH,  # the scheduler's verdicts read what changed
             keep=slim,
         )
+        self.persistent_volumes: Store[model.PersistentVolume] = Store(
+            "PersistentVolume", model.parse_persistent_volume, keep=slim
+        )
+        self.persistent_volume_claims: Store[model.PersistentVolumeClaim] = Store(
+            "PersistentVolumeClaim", model.parse_persistent_volume_claim, keep=slim
+        )
+        self.storage_classes: Store[model.StorageClass] = Store(
+            "StorageClass", model.parse_storage_class, keep=slim
+        )
+        self.csi_nodes: Store[model.CSINode] = Store("CSINode", model.parse_csi_node, keep=slim)
+        self.csi_drivers: Store[model.CSIDriver] = Store(
+            "CSIDriver", model.parse_csi_driver, keep=slim
+        )
         self.stores: dict[Kind, Store[Any]] = {
             Kind.PODS: self.pods,
             Kind.NODES: self.nodes,
             Kind.CLAIMS: self.claims,
             Kind.TEMPLATES: self.templates,
             Kind.CLASSES: self.classes,
+            Kind.PERSISTENT_VOLUMES: self.persistent_volumes,
+            Kind.PERSISTENT_VOLUME_CLAIMS: self.persistent_volume_claims,
+            Kind.STORAGE_CLASSES: self.storage_classes,
+            Kind.CSI_NODES: self.csi_nodes,
+            Kind.CSI_DRIVERS: self.csi_drivers,
         }
         self.named: NamedInventory | None = None
         if versions.get(Kind.SLICES) == model.v1alpha2.VERSION:  # 1.30: read as they are

@@ -74,6 +74,13 @@ UNSAFE_MESSAGE: Final = (
     "deploy/helm/dra-operator --reuse-values --set routing.mode=auto`; see docs/coexistence.md."
 )
 REFLECTED: Final = (Kind.PODS, Kind.CLAIMS)
+_STORAGE_RESOURCES: Final = {
+    Kind.PERSISTENT_VOLUMES: kube.PERSISTENT_VOLUMES,
+    Kind.PERSISTENT_VOLUME_CLAIMS: kube.PERSISTENT_VOLUME_CLAIMS,
+    Kind.STORAGE_CLASSES: kube.STORAGE_CLASSES,
+    Kind.CSI_NODES: kube.CSI_NODES,
+    Kind.CSI_DRIVERS: kube.CSI_DRIVERS,
+}
 """The busy kinds our own `Reflector` watches instead of kopf (docs/architecture.md "Cost per
 pod at scale")."""
 _RELIST_SETTLE = 1.0
@@ -209,6 +216,9 @@ class Operator:
             return kube.NAMESPACES
         if kind is Kind.POLICIES:
             return kube.ALLOCATION_POLICIES
+        storage = _STORAGE_RESOURCES.get(kind)
+        if storage is not None:
+            return storage
         return self.server.resource(kind)
 
     # -- watch events -------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 Covers: a claim event moves the ledger (allocation in, deletion out); a pod deletion is
 remembered by UID; an object that does not parse is reported once per resourceVersion and
 changes nothing; DeviceTaintRules have a store only when served, AllocationPolicies and namespace
-labels only when the CRD is; the synced check waits for every listed object and re-lists a kind
+labels only when the CRD is; the storage kinds the volume plugins read are always watched; the
+synced check waits for every listed object and re-lists a kind
 that still misses objects (one deleted meanwhile); a relist's prune forgets what the fresh
 LIST lacks unless seen after it, in the LIST's namespace only when it covered one; a pod or claim
 event that leaves the spec as it was reuses its parsed spec.
@@ -124,6 +125,27 @@ def test_taint_rules_are_watched_only_when_served() -> None:
     assert Kind.TAINT_RULES not in Caches(VERSIONS).kinds
     served = Caches({**VERSIONS, "devicetaintrules": "v1beta2"})
     assert served.taint_rules is not None and Kind.TAINT_RULES in served.kinds
+
+
+def test_storage_kinds_are_always_watched() -> None:
+    caches = Caches(VERSIONS)
+    storage = {
+        Kind.PERSISTENT_VOLUMES,
+        Kind.PERSISTENT_VOLUME_CLAIMS,
+        Kind.STORAGE_CLASSES,
+        Kind.CSI_NODES,
+        Kind.CSI_DRIVERS,
+    }
+    assert storage <= set(caches.kinds)
+    pvc = {
+        "metadata": {"name": "data", "namespace": "ns", "resourceVersion": "1"},
+        "spec": {"storageClassName": "local", "resources": {"requests": {"storage": "1Gi"}}},
+    }
+    caches.apply(Kind.PERSISTENT_VOLUME_CLAIMS, "ADDED", pvc)
+    stored = caches.persistent_volume_claims.get(ObjectKey("ns", "data"))
+    assert stored is not None and stored.obj.storage_class == "local"
+    caches.apply(Kind.CSI_NODES, "ADDED", {"metadata": {"name": "n", "resourceVersion": "1"}})
+    assert caches.csi_nodes.get(ObjectKey("", "n")) is not None
 
 
 def test_policies_and_namespace_labels_are_watched_only_when_the_crd_is_served() -> None:

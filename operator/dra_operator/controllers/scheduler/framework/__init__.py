@@ -40,6 +40,13 @@ from dra_operator.controllers.scheduler.framework._plugins import (
     ScorePlugin,
 )
 from dra_operator.controllers.scheduler.framework._profile import EXTENSION_POINTS, Profile
+from dra_operator.controllers.scheduler.framework._requests import (
+    EPHEMERAL_STORAGE,
+    is_scalar_resource,
+    non_zero_requests,
+    pod_requests,
+    to_units,
+)
 from dra_operator.controllers.scheduler.framework._state import CycleState
 from dra_operator.controllers.scheduler.framework._status import (
     SKIP,
@@ -55,6 +62,7 @@ __all__ = [
     "CPU",
     "DEFAULT_MEMORY_REQUEST",
     "DEFAULT_MILLI_CPU_REQUEST",
+    "EPHEMERAL_STORAGE",
     "EXTENSION_POINTS",
     "MAX_NODE_SCORE",
     "MEMORY",
@@ -91,6 +99,10 @@ __all__ = [
     "Snapshot",
     "Status",
     "error",
+    "is_scalar_resource",
+    "non_zero_requests",
+    "pod_requests",
+    "to_units",
     "unresolvable",
     "unschedulable",
 ]

@@ -38,8 +38,11 @@ have reached our watch yet. Outside that window the cache (with our own creation
 it) is the whole picture, and a LIST per creation would only slow a large namespace down."""
 UNSAFE_MESSAGE: Final = (
     "kube-scheduler and dra-operator both allocate devices and no admission policy sends pods "
-    "with resource claims to one of them, so a device can be allocated twice. Install "
-    "deploy/components/route-claims (or require-scheduler), see docs/coexistence.md."
+    "that need devices to one of them, so a device can be allocated twice. Install the "
+    "routing policies (deploy/components/route-claims, require-scheduler): "
+    "`kubectl apply --server-side -k deploy/` (Kubernetes 1.36+; deploy/release-1.34 or "
+    "deploy/require-scheduler-only before), or `helm upgrade dra-operator "
+    "deploy/helm/dra-operator --reuse-values --set routing.mode=auto`; see docs/coexistence.md."
 )
 
 

@@ -55,6 +55,11 @@ class LogEvent(enum.StrEnum):
     EVICTION_SCHEDULED = "eviction.scheduled"
     EVICTION_CANCELLED = "eviction.cancelled"
     POD_EVICTED = "pod.evicted"
+    # routing parameters (admission policies beside kube-scheduler)
+    ROUTING_PARAMS_WRITTEN = "routing.params_written"
+    ROUTING_PARAMS_FAILED = "routing.params_failed"
+    ROUTING_BINDING_UNREADABLE = "routing.binding_unreadable"
+    ROUTING_UNROUTED_POD = "routing.unrouted_pod"
     # pool status controller
     POOL_STATUS_CLEANUP = "poolstatus.cleanup"
     POOL_STATUS_CLEANUP_FAILED = "poolstatus.cleanup_failed"

@@ -84,6 +84,7 @@ class SchedulerPlugin:
                     namespaces=caches.namespaces,
                     client=ctx.api,
                     metrics=ctx.metrics,
+                    extended_resources=ctx.server.extended_resources_in_effect,
                 ),
             ),
         )

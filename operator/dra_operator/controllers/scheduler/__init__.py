@@ -12,6 +12,7 @@ AllocationPolicies and hooks steer each decision through `Governor` (docs/polici
 See docs/scheduler.md.
 """
 
+from dra_operator.controllers.scheduler._classes_handle import ClassesHandle
 from dra_operator.controllers.scheduler._classic import (
     DEALLOCATION_DONE,
     PROVIDE_INFORMATION,
@@ -99,6 +100,7 @@ __all__ = [
     "CELSelectors",
     "Choice",
     "ClaimWrite",
+    "ClassesHandle",
     "ContextWriter",
     "Decision",
     "Event",

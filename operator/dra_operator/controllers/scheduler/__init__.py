@@ -69,7 +69,12 @@ from dra_operator.controllers.scheduler._metrics import (
 )
 from dra_operator.controllers.scheduler._named import NamedInventory, NamedWrite
 from dra_operator.controllers.scheduler._policies import Choice, Governor
-from dra_operator.controllers.scheduler._profile import REGISTRY, default_framework, default_profile
+from dra_operator.controllers.scheduler._profile import (
+    REGISTRY,
+    check_configured,
+    default_framework,
+    default_profile,
+)
 from dra_operator.controllers.scheduler._scheduler import (
     ContextWriter,
     Scheduler,
@@ -130,6 +135,7 @@ __all__ = [
     "binding_body",
     "blocking_reason",
     "cel_stats",
+    "check_configured",
     "claim_failure",
     "claims_to_allocate",
     "consumer_of",

@@ -7,7 +7,7 @@ not plugins here: DynamicResources is the operator's own decision in `_decide`, 
 framework's PreFilter, Filter and Score (docs/scheduler.md, "The framework"); DefaultPreemption
 and NodeDeclaredFeatures are left out until they are registered (`REGISTRY` gains them then).
 A KubeSchedulerConfiguration file (`scheduler_config.load`) gives profiles of its own instead;
-`live_profile` drops the same names from them, and refuses a file that disables
+`live_profile` drops the same names from them; `check_configured` refuses one that disables
 DynamicResources, which cannot be turned off.
 """
 
@@ -37,15 +37,23 @@ REGISTRY: Mapping[str, PluginFactory] = IN_TREE
 """Every plugin a profile may name, besides the hooks' plugins."""
 
 
+def check_configured(profile: Profile) -> None:
+    """Refuse a configured profile (`scheduler_config.load`) the live scheduler cannot run as
+    written: one that disables DynamicResources."""
+    off = any(
+        DYNAMIC_RESOURCES in profile.disabled.get(point, frozenset())
+        for point in ("*", *EXTENSION_POINTS)
+    )
+    if off or DYNAMIC_RESOURCES not in profile.multi_point:
+        raise SchedulerConfigError(
+            f"profile {profile.scheduler_name!r}: {DYNAMIC_RESOURCES} cannot be disabled"
+            " (it is the operator's own allocation)"
+        )
+
+
 def live_profile(profile: Profile, hooks: HookSet | None = None) -> Profile:
     """`profile` as the live scheduler runs it: without the names `REGISTRY` lacks (see the
     module docstring), with the hooks' plugins and weights appended."""
-    for point in ("*", *EXTENSION_POINTS):
-        if DYNAMIC_RESOURCES in profile.disabled.get(point, frozenset()):
-            raise SchedulerConfigError(
-                f"profile {profile.scheduler_name!r}: {DYNAMIC_RESOURCES} cannot be disabled"
-                " (the operator's own allocation)"
-            )
     extra = hook_plugins(hooks) if hooks is not None else {}
     kept = tuple(n for n in profile.multi_point if n in REGISTRY or n in extra)
     weights = {n: w for n, w in profile.weights.items() if n in kept}

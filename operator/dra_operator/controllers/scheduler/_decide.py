@@ -12,9 +12,10 @@ and return a `Placement` (what to write), a `Wait` (nothing to say yet: a genera
 not exist, or another decision's allocation of a shared claim is still being written) or an
 `Unschedulable` with the FailedScheduling message. Nothing here writes or awaits, and the only
 state changed is the decision's memory in `State` (verdicts, where scored policies start):
-the caller reserves the placement in the ledger before the next decision (rule 8). Each
-allocator call is reported to `Settings.metrics` (an observation, not a change of state).
-On a 1.30 server, v1alpha2 claims of a structured ResourceClass are placed by `_named`.
+the caller reserves the placement in the ledger before the next decision (rule 8), and runs
+the framework's Reserve, Permit, PreBind and Unreserve on the `Cycle` a pod's placement
+carries. Each allocator call is reported to `Settings.metrics` (an observation, not a change
+of state). On a 1.30 server, v1alpha2 claims of a structured ResourceClass are placed by `_named`.
 """
 
 from __future__ import annotations

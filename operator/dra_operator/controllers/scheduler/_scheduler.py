@@ -5,6 +5,8 @@ with every in-flight allocation in it; a placement is reserved in the ledger (an
 node infos) before the next decision starts, so two decisions never see the same free device or
 the same free CPU. Its writes then run as a task of their own, concurrently with later decisions:
 
+0. the framework's PreBind (VolumeBinding's PV and PVC writes), after its Reserve and Permit
+   ran with the decision; a failure of any step below runs its Unreserve;
 1. per claim to allocate: add the finalizer (Update, conditional on the version decided on), then
    `status.allocation` + `reservedFor` (UpdateStatus, on the version the first write returned);
    per allocated claim: `reservedFor` only;

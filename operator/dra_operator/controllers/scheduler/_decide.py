@@ -743,8 +743,9 @@ def _place(
     `extended_for` builds a node's special claim for DRA-backed extended resources (None where
     the node serves them natively); its claims differ per node, so no verdict is reused then.
     `who` names the pod or claim in the per-node debug lines (`--log-level debug`). `scorer`
-    adds the framework's Score totals of the fitting nodes to the policy's scores; the
-    profile's `percentage` of nodes to score wins over the settings' when given.
+    gives the framework's Score totals of the fitting nodes, added to the policy's scores
+    rescaled as a Score plugin's of weight 2 (`_as_node_score`); the profile's `percentage`
+    of nodes to score wins over the settings' when given.
 
     Nodes are tried in name order. When every node scores alike (FirstFit, or nothing to
     allocate) the first that fits wins, so the search stops there; a scored policy looks at
@@ -842,7 +843,12 @@ def _place(
         return rejected
     if scorer is not None:
         totals = scorer([f[1] for f in fitting])
-        fitting = [(score + totals.get(n, 0), n, kept, extra) for score, n, kept, extra in fitting]
+        low = min(f[0] for f in fitting)
+        span = max(f[0] for f in fitting) - low
+        fitting = [
+            (_as_node_score(score, low, span) + totals.get(n, 0), n, kept, extra)
+            for score, n, kept, extra in fitting
+        ]
     _, name, kept, extra = min(fitting, key=lambda f: (-f[0], f[1]))
     if kept is not None:
         return name, kept, extra
@@ -855,6 +861,18 @@ def _place(
     if isinstance(outcome, Explanation):  # cannot happen while the verdict is current
         raise errors.TerminalError(f"node {name}: a reused verdict no longer holds")
     return name, outcome[0], None
+
+
+DYNAMIC_RESOURCES_WEIGHT = 2
+"""DynamicResources' Score weight in kube-scheduler's default profile."""
+
+
+def _as_node_score(score: float, low: float, span: float) -> float:
+    """The policy's score of a node beside the framework's: rescaled over the fitting nodes to
+    [0, 100] (lowest 0, highest 100; all alike: 0), then weighted as DynamicResources is."""
+    if span <= 0:
+        return 0.0
+    return (score - low) * 100 / span * DYNAMIC_RESOURCES_WEIGHT
 
 
 def _miss_reason(

@@ -83,6 +83,7 @@ from dra_operator.controllers.scheduler._writes import (
     unreserve_body,
     without_finalizer_body,
 )
+from dra_operator.controllers.scheduler.gang import Gangs
 from dra_operator.hooks import HookPoints
 from dra_operator.model import (
     AllocationResult,
@@ -172,8 +173,10 @@ class Scheduler:
         observe: Observer[WorkKey] | None = None,
         governor: Governor | None = None,
         contexts: ContextWriter | None = None,
+        gangs: Gangs | None = None,
     ) -> None:
         self.state = state
+        self.gangs = gangs  # PodGroups served: their gangs are placed whole (gang/)
         self._contexts = contexts
         self.settings = settings
         self.governor = governor if governor is not None else Governor()
@@ -305,6 +308,9 @@ class Scheduler:
                 self.unschedulable.discard(key)
                 return Result()
             pod = pod_entry.obj
+            if self.gangs is not None and self.gangs.takes(pod):
+                await self.gangs.schedule(self, key, pod)  # the group's cycle, all or none
+                return Result()
             subject: tuple[str, str] = ("Pod", pod.metadata.uid)
             pending = claims_to_allocate(pod, self.state, self.settings.features)
         else:

@@ -70,6 +70,7 @@ from dra_operator.controllers.scheduler._extended import (
     owner_of_deleted,
     pod_status_patch,
 )
+from dra_operator.controllers.scheduler._nodealloc_fit import status_patch
 from dra_operator.controllers.scheduler._policies import Choice, Governor
 from dra_operator.controllers.scheduler._writes import (
     Event,
@@ -412,6 +413,9 @@ class Scheduler:
             if placement.extended is not None:
                 await self._write_special(placement, placement.extended, created)
                 pending.remove(placement.extended.uid)
+            if placement.node_allocatable and placement.pod is not None:  # PreBind
+                patch = status_patch(placement.node_allocatable)
+                await self._writer.patch_pod_status(placement.pod, patch)
             if placement.bind and placement.pod is not None:
                 body = binding_body(placement.pod, placement.pod_uid, placement.node)
                 await self._writer.bind(body)

@@ -3,7 +3,7 @@
 The cycle (`run_cycle`) decides every pending member against the caches, each placement
 reserved in the ledger and the NodeInfos before the next member is decided, and the claims the
 members share seen as allocated by the member that allocated them (`PendingClaims`). Only when
-the whole gang fits are the placements written, member after member, in one task; otherwise
+the whole gang fits are the placements written, in one task (`_write_all`); otherwise
 every reservation is rolled back before anything else runs (the cycle has no await), so no
 device or node room is ever held for part of a gang, and each member gets a FailedScheduling
 event with the group's text. Members whose cycle ran are not decided again on their own
@@ -17,6 +17,7 @@ placed one by one). Groups in a CompositePodGroup and groups with topology const
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime
 from collections.abc import Mapping
@@ -34,7 +35,7 @@ from dra_operator.controllers.scheduler._events import WorkKey, pod_key
 from dra_operator.controllers.scheduler._writes import Event
 from dra_operator.controllers.scheduler.gang._cycle import NOT_ENOUGH_PODS, Outcome, no_group
 from dra_operator.controllers.scheduler.gang._decide_gang import decide_gang
-from dra_operator.controllers.scheduler.gang._members import Gang, gang_of
+from dra_operator.controllers.scheduler.gang._members import Gang, claims_created, gang_of
 from dra_operator.controllers.scheduler.gang._status import condition_patch
 from dra_operator.hooks import HookPoints
 from dra_operator.model import Pod, PodGroup
@@ -131,6 +132,12 @@ class Gangs:
             for member in gang.pending:
                 scheduler.unschedulable.add(pod_key(member))
             _log.info("gang.waiting", pod=str(key), reason=NOT_ENOUGH_PODS)
+            return
+        missing = next((p for p in gang.pending if not claims_created(p, state.claims)), None)
+        if missing is not None:  # the claim's creation queues that member again
+            for member in gang.pending:
+                scheduler.unschedulable.add(pod_key(member))
+            _log.info("gang.waiting", pod=str(key), claims_of=missing.metadata.name)
             return
         refusals = await _refusals(scheduler, gang)
         outcome, points = decide_gang(
@@ -232,12 +239,24 @@ def _seen(scheduler: Scheduler, groups: Store[PodGroup]) -> tuple[int, ...]:
 async def _write_all(
     scheduler: Scheduler, placements: list[tuple[WorkKey, Pod, Placement, HookPoints]]
 ) -> None:
-    """The gang's writes, member after member: a shared claim is written allocated by the
-    first, so the others reserve it on the version that write returned."""
-    for key, member, placement, points in placements:
+    """The gang's writes: first, concurrently, the members that reserve no claim another
+    member allocates; then, one after the other, those that do, each on the claim's version
+    the allocating write returned (a shared claim is written allocated once)."""
+    allocated = {w.key for _, _, p, _ in placements for w in p.claims if w.allocation is not None}
+
+    def later(placement: Placement) -> bool:
+        return any(w.allocation is None and w.key in allocated for w in placement.claims)
+
+    async def carry_out(entry: tuple[WorkKey, Pod, Placement, HookPoints]) -> None:
+        key, member, placement, points = entry
         fresh = tuple(_current(scheduler, write) for write in placement.claims)
         placement = dataclasses.replace(placement, claims=fresh)
         await scheduler._carry_out(key, ("Pod", member.metadata.uid), placement, points)
+
+    await asyncio.gather(*(carry_out(e) for e in placements if not later(e[2])))
+    for entry in placements:
+        if later(entry[2]):
+            await carry_out(entry)
 
 
 def _current(scheduler: Scheduler, write: ClaimWrite) -> ClaimWrite:

@@ -14,7 +14,8 @@ import datetime
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from dra_operator.model import Pod, PodGroup
+from dra_operator.cluster import ObjectKey, Store
+from dra_operator.model import Pod, PodGroup, ResourceClaim, UnresolvedClaim, resolve_claim
 
 _EPOCH = datetime.datetime.min.replace(tzinfo=datetime.UTC)
 
@@ -64,3 +65,18 @@ def gang_of(
         scheduled=scheduled,
         total=len(live),
     )
+
+
+def claims_created(pod: Pod, claims: Store[ResourceClaim]) -> bool:
+    """Whether every claim `pod` names is in the cache: until then the gang waits (the claims
+    controller is making them), without a cycle that could only fail."""
+    for entry in pod.spec.resource_claims:
+        resolved = resolve_claim(pod, entry)
+        if isinstance(resolved, UnresolvedClaim):
+            if resolved.not_created:
+                return False
+            continue  # an error the member's decision reports
+        name = resolved.name
+        if name is not None and claims.get(ObjectKey(pod.metadata.namespace, name)) is None:
+            return False
+    return True

@@ -164,3 +164,21 @@ async def test_a_composite_group_is_reported_as_not_supported() -> None:
         "PodGroup default/g belongs to CompositePodGroup top: composite pod groups are not "
         "supported by dra-operator"
     )
+
+
+async def test_a_gang_waits_silently_until_its_members_claims_exist() -> None:
+    world = _gang_world(1, devices=2)
+    late = pod("late", templates={"gpu": None})  # its claim is not generated yet
+    late["spec"]["schedulingGroup"] = {"podGroupName": "g"}
+    late = world.put("pods", late)
+    async with running(world, _group(2)) as scheduler:
+        await scheduler.wait_for_writes()
+        await asyncio.sleep(1)
+        assert _bound(world) == [] and world.events == [] and world.patches == []
+        world.put("claims", claim("late-gpu", owner=late))
+        recorded = copy.deepcopy(world.get("pods", NS, "late"))
+        recorded["status"] = {
+            "resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "late-gpu"}]
+        }
+        world.put("pods", recorded)
+        await eventually(lambda: _bound(world) == ["late", "p0"])

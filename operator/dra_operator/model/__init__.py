@@ -120,7 +120,6 @@ from dra_operator.model._pod_scheduling import (
     compile_selector,
 )
 from dra_operator.model._podgroup import (
-    INITIALLY_SCHEDULED,
     PodGroup,
     parse_pod_group,
 )
@@ -225,7 +224,6 @@ from dra_operator.model._types import (
 )
 
 __all__ = [
-    "INITIALLY_SCHEDULED",
     "AWSElasticBlockStore",
     "AllocatedDeviceStatus",
     "AllocationMode",

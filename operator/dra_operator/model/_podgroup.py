@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dra_operator import names
 from dra_operator.model._parse_common import (
     Raw,
     as_object,
@@ -28,9 +29,6 @@ from dra_operator.model._parse_common import (
 )
 from dra_operator.model._pod import PodResourceClaim, PodResourceClaimStatus
 from dra_operator.model._types import ObjectMeta
-
-INITIALLY_SCHEDULED = "PodGroupInitiallyScheduled"
-"""The PodGroup condition kube-scheduler sets after each group cycle (scheduling/v1beta1)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,7 +80,8 @@ def parse_pod_group(raw: Raw, version: str = "v1beta1") -> PodGroup:
         (
             str(c.get("status"))
             for c in (conditions if isinstance(conditions, list) else ())
-            if isinstance(c, dict) and c.get("type") == INITIALLY_SCHEDULED
+            if isinstance(c, dict)
+            and c.get("type") == names.CONDITION_POD_GROUP_INITIALLY_SCHEDULED
         ),
         None,
     )

@@ -12,7 +12,7 @@ import datetime
 from collections.abc import Mapping
 from typing import Any
 
-from dra_operator.model import INITIALLY_SCHEDULED
+from dra_operator import names
 
 SCHEDULED = "Scheduled"
 UNSCHEDULABLE = "Unschedulable"
@@ -24,13 +24,16 @@ def condition_patch(
     """A merge patch of `status.conditions` for the PodGroup `raw`, or None to send nothing."""
     status = raw.get("status") or {}
     conditions = [c for c in status.get("conditions") or () if isinstance(c, dict)]
-    existing = next((c for c in conditions if c.get("type") == INITIALLY_SCHEDULED), None)
+    existing = next(
+        (c for c in conditions if c.get("type") == names.CONDITION_POD_GROUP_INITIALLY_SCHEDULED),
+        None,
+    )
     wanted = "True" if ok else "False"
     if existing is not None and existing.get("status") == "True" and not ok:
         return None
     generation = (raw.get("metadata") or {}).get("generation")
     condition: dict[str, Any] = {
-        "type": INITIALLY_SCHEDULED,
+        "type": names.CONDITION_POD_GROUP_INITIALLY_SCHEDULED,
         "status": wanted,
         "reason": SCHEDULED if ok else UNSCHEDULABLE,
         "message": message,
@@ -43,7 +46,9 @@ def condition_patch(
             return None
         if existing.get("status") == wanted and existing.get("lastTransitionTime"):
             condition["lastTransitionTime"] = existing["lastTransitionTime"]
-    others = [c for c in conditions if c.get("type") != INITIALLY_SCHEDULED]
+    others = [
+        c for c in conditions if c.get("type") != names.CONDITION_POD_GROUP_INITIALLY_SCHEDULED
+    ]
     return {"status": {"conditions": [*others, condition]}}
 
 

@@ -1,8 +1,9 @@
 """A gang cycle over the caches: each member decided as a lone pod would be, after the members
 before it took their devices and node room; all of it rolled back when the gang fails.
 
-A placement is reserved as the live scheduler reserves one (the ledger counts its allocations
-in flight, the NodeInfos count the pod on its node) before the next member is decided, and a
+A placement is reserved as the live scheduler reserves one (the profile's Reserve and Permit,
+the ledger counting its allocations in flight, the NodeInfos the pod on its node) before the
+next member is decided, and a
 claim a member allocated reads as allocated to the members after it (`PendingClaims`), so a
 shared claim is allocated once and its devices counted once. Nothing here awaits: no other
 decision sees a gang half placed.
@@ -52,6 +53,9 @@ def decide_gang(
         points[uid] = choice.points
         decision = decide_pod(member, view, choice.settings)
         if isinstance(decision, Placement):
+            rejected = _framework_reserve(decision)
+            if rejected is not None:
+                return Unschedulable(rejected)
             reserve(state, member, decision)
             for write in decision.claims:
                 if write.allocation is not None:
@@ -77,8 +81,26 @@ def reserve(state: State, pod: Pod, placement: Placement) -> None:
         state.node_infos.assume(pod, placement.node)
 
 
+def _framework_reserve(placement: Placement) -> str | None:
+    """The profile's Reserve, then Permit, on the member's node, as the live scheduler runs
+    them for a lone pod; on a refusal, Unreserve and the FailedScheduling text."""
+    cycle = placement.cycle
+    if cycle is None:
+        return None
+    status = cycle.framework.run_reserve(cycle.state, cycle.pod, placement.node)
+    if status.ok:
+        status, _ = cycle.framework.run_permit(cycle.state, cycle.pod, placement.node)
+        if status.ok:
+            return None
+    cycle.framework.run_unreserve(cycle.state, cycle.pod, placement.node)
+    return ", ".join(status.reasons)
+
+
 def revert(state: State, placement: Placement) -> None:
-    """Undo `reserve`."""
+    """Undo `reserve` (and the profile's Reserve)."""
+    cycle = placement.cycle
+    if cycle is not None:
+        cycle.framework.run_unreserve(cycle.state, cycle.pod, placement.node)
     for write in placement.claims:
         if write.allocation is not None:
             state.ledger.rollback(write.uid)

@@ -114,7 +114,7 @@ class Gangs:
             placed=lambda p: (
                 bool(p.spec.node_name) or state.node_infos.node_of(p.metadata.uid) is not None
             ),
-            ours=lambda p: handles(p, scheduler.scheduler_names),
+            ours=lambda p: handles(p, scheduler.scheduler_names) and not p.spec.scheduling_gates,
         )
         uid = pod.metadata.uid
         if all(p.metadata.uid != uid for p in gang.pending):

@@ -59,6 +59,7 @@ from dra_operator.controllers.scheduler.framework._plugins import (
     ReservePlugin,
     ScoreExtensions,
     ScorePlugin,
+    SignedPlugin,
 )
 from dra_operator.controllers.scheduler.framework._profile import EXTENSION_POINTS, Profile
 from dra_operator.controllers.scheduler.framework._requests import (
@@ -68,6 +69,7 @@ from dra_operator.controllers.scheduler.framework._requests import (
     pod_requests,
     to_units,
 )
+from dra_operator.controllers.scheduler.framework._reuse import ShapeMemo
 from dra_operator.controllers.scheduler.framework._runtime import (
     MAX_PERMIT_TIMEOUT,
     Framework,
@@ -152,6 +154,8 @@ __all__ = [
     "Scheduled",
     "ScoreExtensions",
     "ScorePlugin",
+    "ShapeMemo",
+    "SignedPlugin",
     "Snapshot",
     "Status",
     "WaitingPod",

@@ -305,73 +305,92 @@ class Framework:
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> dict[str, list[NodeScore]] | Status:
         """Each Score plugin not skipped: its normalized score per node, in `nodes`' order,
-        before weights; or the error. The signed plugins' raw scores are reused for a pod of
-        the same shape on an unchanged node (`_reuse`); normalization runs every time."""
+        before weights; or the error."""
+        columns = self._score_columns(state, pod, nodes)
+        if isinstance(columns, Status):
+            return columns
+        names = [node.name for node in nodes]
+        return {
+            plugin: [NodeScore(n, score) for n, score in zip(names, column, strict=True)]
+            for plugin, column in columns.items()
+        }
+
+    def _score_columns(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> dict[str, list[int]] | Status:
+        """`normalized_scores` as one column of scores per plugin, in profile order. The signed
+        plugins' raw scores are reused for a pod of the same shape on an unchanged node
+        (`_reuse`); normalization and the range check run every time."""
         plan = state.score_plan
         if plan is None:
             plan = state.score_plan = score_plan(
                 self.score_plugins, self.signers, state.skip_score, pod, self._score_memo
             )
-        plugins = plan.plugins
-        by_plugin: dict[str, list[NodeScore]] = {p.name: [] for p in plugins}
+        raw: dict[str, list[int]] = {}
         memo = plan.memo
         if memo is not None:
-            columns = [by_plugin[p.name] for p in plan.signed]
+            rows: list[tuple[int, ...]] = []
             for node in nodes:
                 name, generation = node.name, node.generation
                 kept = memo.get(name) if generation else None
                 if kept is not None and kept[0] == generation:
-                    values = kept[1]
-                else:
-                    found = _scores(plan.signed, state, pod, node)
-                    if isinstance(found, Status):
-                        return found
-                    values = found
-                    if generation:
-                        memo[name] = (generation, values)
-                for column, value in zip(columns, values, strict=True):
-                    column.append(NodeScore(name, value))
+                    rows.append(kept[1])
+                    continue
+                found = _scores(plan.signed, state, pod, node)
+                if isinstance(found, Status):
+                    return found
+                if generation:
+                    memo[name] = (generation, found)
+                rows.append(found)
+            by_signed = zip(*rows, strict=True) if rows else ((),) * len(plan.signed)
+            for plugin, values in zip(plan.signed, by_signed, strict=True):
+                raw[plugin.name] = list(values)
         for plugin in plan.others:
-            column = by_plugin[plugin.name]
+            scores: list[int] = []
             for node in nodes:
                 score, status = plugin.score(state, pod, node)
                 if status.code is not Code.SUCCESS:
                     return _score_failed(plugin.name, status)
-                column.append(NodeScore(node.name, score))
-        for plugin in plugins:
+                scores.append(score)
+            raw[plugin.name] = scores
+        columns: dict[str, list[int]] = {}
+        for plugin in plan.plugins:
+            column = raw[plugin.name]
             extensions = plugin.score_extensions()
-            if extensions is None:
-                continue
-            status = extensions.normalize_score(state, pod, by_plugin[plugin.name])
-            if not status.ok:
-                failed = _failed("plugin", plugin.name, status)
-                return Status(
-                    Code.ERROR, (f"running Normalize on Score plugins: {message(failed)}",)
-                )
-        for name, scores in by_plugin.items():
-            for entry in scores:
-                if not MIN_NODE_SCORE <= entry.score <= MAX_NODE_SCORE:
+            if extensions is not None:
+                entries = [NodeScore(n.name, v) for n, v in zip(nodes, column, strict=True)]
+                status = extensions.normalize_score(state, pod, entries)
+                if not status.ok:
+                    failed = _failed("plugin", plugin.name, status)
                     return Status(
-                        Code.ERROR,
-                        (
-                            f'applying score defaultWeights on Score plugins: plugin "{name}" '
-                            f"returns an invalid score {entry.score}, it should in the range of "
-                            f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
-                        ),
+                        Code.ERROR, (f"running Normalize on Score plugins: {message(failed)}",)
                     )
-        return by_plugin
+                column = [entry.score for entry in entries]
+            columns[plugin.name] = column
+        for name, column in columns.items():
+            if column and (min(column) < MIN_NODE_SCORE or max(column) > MAX_NODE_SCORE):
+                bad = next(s for s in column if not MIN_NODE_SCORE <= s <= MAX_NODE_SCORE)
+                return Status(
+                    Code.ERROR,
+                    (
+                        f'applying score defaultWeights on Score plugins: plugin "{name}" '
+                        f"returns an invalid score {bad}, it should in the range of "
+                        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                    ),
+                )
+        return columns
 
     def run_score(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> list[NodePluginScores] | Status:
         """Every node's weighted scores and total, in `nodes`' order; or the error."""
-        by_plugin = self.normalized_scores(state, pod, nodes)
-        if isinstance(by_plugin, Status):
-            return by_plugin
-        weighted = [(name, self.weights[name], scores) for name, scores in by_plugin.items()]
+        columns = self._score_columns(state, pod, nodes)
+        if isinstance(columns, Status):
+            return columns
+        weighted = [(name, self.weights[name], column) for name, column in columns.items()]
         out: list[NodePluginScores] = []
         for at, node in enumerate(nodes):
-            scores = tuple(PluginScore(name, s[at].score * w) for name, w, s in weighted)
+            scores = tuple(PluginScore(name, column[at] * w) for name, w, column in weighted)
             out.append(NodePluginScores(node.name, scores, sum(p.score for p in scores)))
         return out
 
@@ -379,14 +398,13 @@ class Framework:
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> dict[str, int] | Status:
         """Every node's weighted total, as `run_score`'s, without the per-plugin breakdown."""
-        by_plugin = self.normalized_scores(state, pod, nodes)
-        if isinstance(by_plugin, Status):
-            return by_plugin
+        columns = self._score_columns(state, pod, nodes)
+        if isinstance(columns, Status):
+            return columns
         totals = [0] * len(nodes)
-        for name, scores in by_plugin.items():
+        for name, column in columns.items():
             weight = self.weights[name]
-            for at, entry in enumerate(scores):
-                totals[at] += entry.score * weight
+            totals = [total + score * weight for total, score in zip(totals, column, strict=True)]
         return {node.name: total for node, total in zip(nodes, totals, strict=True)}
 
     # -- reserving and binding ---------------------------------------------------------------

@@ -29,7 +29,10 @@ from dra_operator.model._frozen import (
     FrozenMap,
 )
 from dra_operator.model._nodeaffinity import (
+    is_label_key,
     node_matches,
+    term_is_valid,
+    term_matches,
 )
 from dra_operator.model._parse import (
     ModelObject,
@@ -40,7 +43,11 @@ from dra_operator.model._parse_claim import (
 )
 from dra_operator.model._parse_core import (
     parse_node,
+    parse_node_affinity,
     parse_pod,
+)
+from dra_operator.model._parse_pod_scheduling import (
+    topology_spread_constraint as parse_topology_spread_constraint,
 )
 from dra_operator.model._parse_slice import (
     parse_device_taint_rule,
@@ -55,6 +62,8 @@ from dra_operator.model._parse_versions import (
 from dra_operator.model._pod import (
     Container,
     ContainerExtendedResourceRequest,
+    ContainerImage,
+    ContainerPort,
     ContainerResourceClaim,
     Node,
     Pod,
@@ -64,6 +73,7 @@ from dra_operator.model._pod import (
     PodResourceClaimStatus,
     PodSpec,
     PodStatus,
+    PreferredSchedulingTerm,
     Taint,
     Toleration,
     effective_requests,
@@ -76,6 +86,18 @@ from dra_operator.model._pod_claims import (
     deterministic_claim_name,
     is_for_pod,
     resolve_claim,
+)
+from dra_operator.model._pod_scheduling import (
+    LabelSelector,
+    LabelSelectorRequirement,
+    PodAffinity,
+    PodAffinityRules,
+    PodAffinityTerm,
+    Selector,
+    SelectorError,
+    TopologySpreadConstraint,
+    WeightedPodAffinityTerm,
+    compile_selector,
 )
 from dra_operator.model._quantity import (
     Quantity,
@@ -162,6 +184,8 @@ __all__ = [
     "ConfigSource",
     "Container",
     "ContainerExtendedResourceRequest",
+    "ContainerImage",
+    "ContainerPort",
     "ContainerResourceClaim",
     "CounterSet",
     "Device",
@@ -188,6 +212,8 @@ __all__ = [
     "ExtendedClaim",
     "ExtendedResourceClasses",
     "FrozenMap",
+    "LabelSelector",
+    "LabelSelectorRequirement",
     "ModelObject",
     "NetworkDeviceData",
     "Node",
@@ -198,6 +224,9 @@ __all__ = [
     "OpaqueDeviceConfiguration",
     "OwnerReference",
     "Pod",
+    "PodAffinity",
+    "PodAffinityRules",
+    "PodAffinityTerm",
     "PodCondition",
     "PodExtendedResourceClaimStatus",
     "PodResourceClaim",
@@ -205,6 +234,7 @@ __all__ = [
     "PodSchedulingContext",
     "PodSpec",
     "PodStatus",
+    "PreferredSchedulingTerm",
     "Quantity",
     "QuantityFormat",
     "ResolvedClaim",
@@ -215,10 +245,15 @@ __all__ = [
     "ResourceClaimTemplate",
     "ResourcePool",
     "ResourceSlice",
+    "Selector",
+    "SelectorError",
     "Taint",
     "Toleration",
+    "TopologySpreadConstraint",
     "UnresolvedClaim",
+    "WeightedPodAffinityTerm",
     "apply_taint_rules",
+    "compile_selector",
     "context_manifest",
     "controller_of",
     "deterministic_claim_name",
@@ -228,6 +263,7 @@ __all__ = [
     "is_dra_extended_resource_name",
     "is_extended_resource_name",
     "is_for_pod",
+    "is_label_key",
     "is_special_claim_name",
     "named_devices",
     "node_matches",
@@ -235,12 +271,14 @@ __all__ = [
     "parse_device_class",
     "parse_device_taint_rule",
     "parse_node",
+    "parse_node_affinity",
     "parse_object",
     "parse_pod",
     "parse_pod_scheduling_context",
     "parse_resource_claim",
     "parse_resource_claim_template",
     "parse_resource_slice",
+    "parse_topology_spread_constraint",
     "render_allocation_result",
     "render_claim_status",
     "render_device_class",
@@ -254,6 +292,8 @@ __all__ = [
     "served_by_dra",
     "special_claim",
     "taint_rule_applies",
+    "term_is_valid",
+    "term_matches",
     "tolerates",
     "tolerates_node_taint",
     "v1alpha2",

@@ -80,13 +80,18 @@ def _field_matches(req: NodeSelectorRequirement, fields: Mapping[str, str]) -> b
     return equal if req.operator == "In" else not equal
 
 
+def term_is_valid(term: NodeSelectorTerm) -> bool:
+    """Whether upstream can parse every requirement of `term` (a preferred term must be)."""
+    return all(_is_valid_label_requirement(r) for r in term.match_expressions) and all(
+        _is_valid_field_requirement(r) for r in term.match_fields
+    )
+
+
 def term_matches(term: NodeSelectorTerm, node_name: str, node_labels: Mapping[str, str]) -> bool:
     """One term: all its requirements hold; empty or unparsable terms never match."""
     if not term.match_expressions and not term.match_fields:
         return False
-    if not all(_is_valid_label_requirement(r) for r in term.match_expressions):
-        return False
-    if not all(_is_valid_field_requirement(r) for r in term.match_fields):
+    if not term_is_valid(term):
         return False
     if not all(_label_matches(r, node_labels) for r in term.match_expressions):
         return False

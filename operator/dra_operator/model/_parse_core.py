@@ -8,6 +8,7 @@ from dra_operator.model._parse_common import (
     child,
     list_of,
     metadata,
+    node_selector_term,
     opt_bool,
     opt_int,
     opt_node_selector,
@@ -21,9 +22,15 @@ from dra_operator.model._parse_common import (
     str_map,
     str_or_empty,
 )
+from dra_operator.model._parse_pod_scheduling import (
+    pod_affinity_rules,
+    topology_spread_constraints,
+)
 from dra_operator.model._pod import (
     Container,
     ContainerExtendedResourceRequest,
+    ContainerImage,
+    ContainerPort,
     ContainerResourceClaim,
     Node,
     Pod,
@@ -33,6 +40,7 @@ from dra_operator.model._pod import (
     PodResourceClaimStatus,
     PodSpec,
     PodStatus,
+    PreferredSchedulingTerm,
     Taint,
     Toleration,
 )
@@ -68,12 +76,24 @@ def _container_claim(value: object, path: str) -> ContainerResourceClaim:
     )
 
 
+def _container_port(value: object, path: str) -> ContainerPort:
+    raw = as_object(value, path)
+    return ContainerPort(
+        container_port=opt_int(raw, "containerPort", path) or 0,
+        host_port=opt_int(raw, "hostPort", path) or 0,
+        host_ip=str_or_empty(raw, "hostIP", path),
+        protocol=opt_str(raw, "protocol", path) or "TCP",
+    )
+
+
 def _container(value: object, path: str) -> Container:
     raw = as_object(value, path)
     resources = opt_object(raw, "resources", path) or {}
     p = child(path, "resources")
     return Container(
         name=req_str(raw, "name", path),
+        image=str_or_empty(raw, "image", path),
+        ports=list_of(raw, "ports", path, _container_port),
         requests=quantity_map(resources, "requests", p),
         limits=quantity_map(resources, "limits", p),
         claims=list_of(resources, "claims", p, _container_claim),
@@ -94,15 +114,36 @@ def _pod_claim(value: object, path: str) -> PodResourceClaim:
     )
 
 
-def _required_affinity(spec: Raw) -> NodeSelector | None:
-    affinity = opt_object(spec, "affinity", "spec") or {}
-    node = opt_object(affinity, "nodeAffinity", "spec.affinity") or {}
-    path = "spec.affinity.nodeAffinity"
-    return opt_node_selector(node, "requiredDuringSchedulingIgnoredDuringExecution", path)
+def _preferred_term(value: object, path: str) -> PreferredSchedulingTerm:
+    raw = as_object(value, path)
+    weight = opt_int(raw, "weight", path)
+    preference = node_selector_term(req_object(raw, "preference", path), child(path, "preference"))
+    return PreferredSchedulingTerm(weight=0 if weight is None else weight, preference=preference)
+
+
+def parse_node_affinity(
+    raw: Raw, path: str
+) -> tuple[NodeSelector | None, tuple[PreferredSchedulingTerm, ...]]:
+    """A core/v1 NodeAffinity: its required selector (None when unset) and preferred terms.
+
+    Read from a pod's `spec.affinity.nodeAffinity` and from NodeAffinity's `addedAffinity` arg.
+    """
+    required = opt_node_selector(raw, "requiredDuringSchedulingIgnoredDuringExecution", path)
+    preferred = list_of(
+        raw, "preferredDuringSchedulingIgnoredDuringExecution", path, _preferred_term
+    )
+    return required, preferred
+
+
+def _scheduling_gate(value: object, path: str) -> str:
+    return req_str(as_object(value, path), "name", path)
 
 
 def _pod_spec(spec: Raw) -> PodSpec:
     resources = opt_object(spec, "resources", "spec") or {}
+    affinity = opt_object(spec, "affinity", "spec") or {}
+    node_affinity = opt_object(affinity, "nodeAffinity", "spec.affinity") or {}
+    required, preferred = parse_node_affinity(node_affinity, "spec.affinity.nodeAffinity")
     return PodSpec(
         node_name=str_or_empty(spec, "nodeName", "spec"),
         scheduler_name=str_or_empty(spec, "schedulerName", "spec"),
@@ -112,9 +153,14 @@ def _pod_spec(spec: Raw) -> PodSpec:
         init_containers=list_of(spec, "initContainers", "spec", _container),
         tolerations=list_of(spec, "tolerations", "spec", toleration),
         node_selector=str_map(spec, "nodeSelector", "spec"),
-        required_node_affinity=_required_affinity(spec),
+        required_node_affinity=required,
+        preferred_node_affinity=preferred,
+        scheduling_gates=list_of(spec, "schedulingGates", "spec", _scheduling_gate),
+        preemption_policy=str_or_empty(spec, "preemptionPolicy", "spec"),
         overhead=quantity_map(spec, "overhead", "spec"),
         resource_requests=quantity_map(resources, "requests", "spec.resources"),
+        pod_affinity=pod_affinity_rules(spec),
+        topology_spread_constraints=topology_spread_constraints(spec),
     )
 
 
@@ -195,8 +241,15 @@ def _deterministic_statuses(pod_name: str, spec: PodSpec) -> tuple[PodResourceCl
     )
 
 
+def _image(value: object, path: str) -> ContainerImage:
+    raw = as_object(value, path)
+    return ContainerImage(
+        names=str_list(raw, "names", path), size_bytes=opt_int(raw, "sizeBytes", path) or 0
+    )
+
+
 def parse_node(raw: Raw) -> Node:
-    """A core/v1 Node: labels (in metadata), taints, allocatable and readiness."""
+    """A core/v1 Node: labels (in metadata), taints, allocatable, readiness and images."""
     spec = opt_object(raw, "spec", "") or {}
     status = opt_object(raw, "status", "") or {}
     conditions = list_of(status, "conditions", "status", _condition)
@@ -207,4 +260,5 @@ def parse_node(raw: Raw) -> Node:
         allocatable=quantity_map(status, "allocatable", "status"),
         ready=any(c.type == "Ready" and c.status == "True" for c in conditions),
         declared_features=str_list(status, "declaredFeatures", "status"),
+        images=list_of(status, "images", "status", _image),
     )

@@ -17,8 +17,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from dra_operator.model._frozen import FrozenMap
+from dra_operator.model._pod_scheduling import PodAffinityRules, TopologySpreadConstraint
 from dra_operator.model._quantity import Quantity
-from dra_operator.model._types import NodeSelector, ObjectMeta
+from dra_operator.model._types import NodeSelector, NodeSelectorTerm, ObjectMeta
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,12 +59,32 @@ class ContainerResourceClaim:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ContainerPort:
+    """A container port; NodePorts reads those with `host_port` > 0."""
+
+    container_port: int
+    host_port: int = 0
+    host_ip: str = ""
+    protocol: str = "TCP"  # the API's default when unset
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Container:
     name: str
+    image: str = ""
+    ports: tuple[ContainerPort, ...] = ()
     requests: FrozenMap[str, Quantity] = field(default_factory=FrozenMap)
     limits: FrozenMap[str, Quantity] = field(default_factory=FrozenMap)
     claims: tuple[ContainerResourceClaim, ...] = ()
     restart_policy: str | None = None  # "Always" marks a sidecar init container
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreferredSchedulingTerm:
+    """`preferredDuringSchedulingIgnoredDuringExecution[]`: a node term and its weight (1-100)."""
+
+    weight: int
+    preference: NodeSelectorTerm
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,8 +98,13 @@ class PodSpec:
     tolerations: tuple[Toleration, ...] = ()
     node_selector: FrozenMap[str, str] = field(default_factory=FrozenMap)
     required_node_affinity: NodeSelector | None = None
+    preferred_node_affinity: tuple[PreferredSchedulingTerm, ...] = ()
+    scheduling_gates: tuple[str, ...] = ()  # the gates' names
+    preemption_policy: str = ""  # "" means the API default, PreemptLowerPriority
     overhead: FrozenMap[str, Quantity] = field(default_factory=FrozenMap)
     resource_requests: FrozenMap[str, Quantity] = field(default_factory=FrozenMap)  # pod-level
+    pod_affinity: PodAffinityRules | None = None  # spec.affinity.podAffinity/podAntiAffinity
+    topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -129,6 +155,14 @@ class Pod:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ContainerImage:
+    """`status.images[]`: one image's names (tag and digest forms) and its size."""
+
+    names: tuple[str, ...] = ()
+    size_bytes: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Node:
     metadata: ObjectMeta
     unschedulable: bool = False
@@ -137,6 +171,7 @@ class Node:
     ready: bool = False  # the Ready condition's status is "True"
     # status.declaredFeatures (NodeDeclaredFeatures): e.g. "DRAOptionalNodeOperations"
     declared_features: tuple[str, ...] = ()
+    images: tuple[ContainerImage, ...] = ()  # status.images, for ImageLocality
 
     @property
     def name(self) -> str:
@@ -164,30 +199,49 @@ def _raise_to(total: dict[str, Quantity], other: Mapping[str, Quantity]) -> None
             total[name] = q
 
 
+def _with_defaults(
+    requests: Mapping[str, Quantity], defaults: Mapping[str, Quantity]
+) -> Mapping[str, Quantity]:
+    if all(name in requests for name in defaults):
+        return requests
+    return {**defaults, **requests}
+
+
 def _container_requests(
-    containers: Iterable[Container], init: Iterable[Container]
+    containers: Iterable[Container], init: Iterable[Container], defaults: Mapping[str, Quantity]
 ) -> dict[str, Quantity]:
     total: dict[str, Quantity] = {}
     for c in containers:
-        _add(total, c.requests)
+        _add(total, _with_defaults(c.requests, defaults))
     sidecars: dict[str, Quantity] = {}
     init_peak: dict[str, Quantity] = {}
     for c in init:
+        requests = _with_defaults(c.requests, defaults)
         if c.restart_policy == "Always":
-            _add(total, c.requests)
-            _add(sidecars, c.requests)
+            _add(total, requests)
+            _add(sidecars, requests)
             _raise_to(init_peak, sidecars)
         else:
-            running = dict(c.requests)
+            running = dict(requests)
             _add(running, sidecars)
             _raise_to(init_peak, running)
     _raise_to(total, init_peak)
     return total
 
 
-def effective_requests(spec: PodSpec) -> FrozenMap[str, Quantity]:
-    """`resource.PodRequests` (default options) for a pod spec."""
-    total = _container_requests(spec.containers, spec.init_containers)
+_NO_DEFAULTS: FrozenMap[str, Quantity] = FrozenMap()
+
+
+def effective_requests(
+    spec: PodSpec, missing_defaults: Mapping[str, Quantity] = _NO_DEFAULTS
+) -> FrozenMap[str, Quantity]:
+    """`resource.PodRequests` for a pod spec; default options unless `missing_defaults`.
+
+    `missing_defaults` is the `NonMissingContainerRequests` option: a container that does not
+    name one of these resources at all is taken to request the given amount (kube-scheduler
+    scores a container without a cpu or memory request as asking 100m and 200Mi).
+    """
+    total = _container_requests(spec.containers, spec.init_containers, missing_defaults)
     for name, q in spec.resource_requests.items():
         if name in _POD_LEVEL or name.startswith(_HUGEPAGES):
             total[name] = q

@@ -13,13 +13,18 @@ import pytest
 from dra_operator.errors import InvalidObjectError
 from dra_operator.model import (
     Container,
+    ContainerImage,
+    ContainerPort,
     ContainerResourceClaim,
     FrozenMap,
     Node,
+    NodeSelector,
+    NodeSelectorTerm,
     Pod,
     PodResourceClaim,
     PodResourceClaimStatus,
     PodSpec,
+    PreferredSchedulingTerm,
     Quantity,
     Taint,
     Toleration,
@@ -177,6 +182,22 @@ def test_effective_requests(spec: PodSpec, expected: dict[str, str]) -> None:
     assert effective_requests(spec) == {k: q(v) for k, v in expected.items()}
 
 
+def test_missing_defaults_fill_only_containers_that_name_nothing() -> None:
+    # kube-scheduler's scoring view: a container without a cpu (memory) request asks 100m (200Mi)
+    defaults = FrozenMap({"cpu": q("100m"), "memory": q("200Mi")})
+    spec = PodSpec(
+        containers=(c("a"), c("b", cpu="0", memory="1Gi")),
+        init_containers=(c("s", True, memory="10Mi"), c("i", cpu="1")),
+    )
+    assert effective_requests(spec, defaults) == {
+        # app 100m + 0 + sidecar 100m = 200m against init peak 1 + 100m sidecar = 1100m
+        "cpu": q("1100m"),
+        # app 200Mi + 1Gi + sidecar 10Mi against init 200Mi + 10Mi
+        "memory": q("1Gi") + q("210Mi"),
+    }
+    assert effective_requests(spec) == {"cpu": q("1"), "memory": q("1Gi") + q("10Mi")}
+
+
 def test_node_fields() -> None:
     raw = {
         "apiVersion": "v1",
@@ -215,6 +236,101 @@ def test_node_declared_features_are_read() -> None:
     assert parse_node(raw).declared_features == ("DRAOptionalNodeOperations",)
 
 
+def scheduling_pod_raw() -> dict[str, Any]:
+    """A pod with the fields kube-scheduler's basic plugins read."""
+    return {
+        "metadata": {"name": "web-0", "namespace": "default", "labels": {"app": "web"}},
+        "spec": {
+            "schedulingGates": [{"name": "example.com/quota"}, {"name": "example.com/wait"}],
+            "preemptionPolicy": "Never",
+            "initContainers": [
+                {
+                    "name": "proxy",
+                    "image": "envoy:1",
+                    "restartPolicy": "Always",
+                    "ports": [{"containerPort": 15001, "hostPort": 15001}],
+                }
+            ],
+            "containers": [
+                {
+                    "name": "web",
+                    "image": "nginx:1.27",
+                    "ports": [
+                        {"containerPort": 80},
+                        {
+                            "containerPort": 8443,
+                            "hostPort": 443,
+                            "hostIP": "10.0.0.1",
+                            "protocol": "UDP",
+                        },
+                    ],
+                }
+            ],
+            "affinity": {
+                "nodeAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "weight": 20,
+                            "preference": {
+                                "matchExpressions": [
+                                    {"key": "zone", "operator": "In", "values": ["a"]}
+                                ]
+                            },
+                        },
+                        {"weight": 5, "preference": {}},
+                    ]
+                }
+            },
+        },
+    }
+
+
+def test_pod_fields_the_scheduler_plugins_read() -> None:
+    pod = parse_pod(scheduling_pod_raw())
+    spec = pod.spec
+    assert spec.scheduling_gates == ("example.com/quota", "example.com/wait")
+    assert spec.preemption_policy == "Never"
+    assert spec.init_containers[0].ports == (ContainerPort(container_port=15001, host_port=15001),)
+    web = spec.containers[0]
+    assert web.image == "nginx:1.27"
+    assert web.ports == (
+        ContainerPort(container_port=80),
+        ContainerPort(container_port=8443, host_port=443, host_ip="10.0.0.1", protocol="UDP"),
+    )
+    assert [t.weight for t in spec.preferred_node_affinity] == [20, 5]
+    first = spec.preferred_node_affinity[0]
+    assert isinstance(first, PreferredSchedulingTerm)
+    assert node_matches("n", {"zone": "a"}, NodeSelector(node_selector_terms=(first.preference,)))
+    assert spec.preferred_node_affinity[1].preference == NodeSelectorTerm()
+    assert spec.required_node_affinity is None
+
+
+def test_pod_without_scheduling_fields_has_their_defaults() -> None:
+    spec = parse_pod({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}}).spec
+    assert (spec.scheduling_gates, spec.preemption_policy, spec.preferred_node_affinity) == (
+        (),
+        "",
+        (),
+    )
+    assert (spec.containers[0].image, spec.containers[0].ports) == ("", ())
+
+
+def test_node_images_are_read() -> None:
+    raw = {
+        "metadata": {"name": "n"},
+        "status": {
+            "images": [
+                {"names": ["nginx:1.27", "nginx@sha256:abc"], "sizeBytes": 190000000},
+                {"names": ["pause:3.10"]},
+            ]
+        },
+    }
+    assert parse_node(raw).images == (
+        ContainerImage(names=("nginx:1.27", "nginx@sha256:abc"), size_bytes=190000000),
+        ContainerImage(names=("pause:3.10",)),
+    )
+
+
 @pytest.mark.parametrize(
     ("edit", "path"),
     [
@@ -246,6 +362,26 @@ def test_node_declared_features_are_read() -> None:
             id="claim-status",
         ),
         pytest.param(lambda r: r["spec"].update(priority="high"), "spec.priority", id="priority"),
+        pytest.param(
+            lambda r: r["spec"]["containers"][0].update(
+                ports=[{"containerPort": 80, "hostPort": "x"}]
+            ),
+            "spec.containers[0].ports[0].hostPort",
+            id="host-port",
+        ),
+        pytest.param(
+            lambda r: r["spec"].update(schedulingGates=[{}]),
+            "spec.schedulingGates[0].name",
+            id="scheduling-gate",
+        ),
+        pytest.param(
+            lambda r: r["spec"]["affinity"]["nodeAffinity"].update(
+                preferredDuringSchedulingIgnoredDuringExecution=[{"weight": 1}]
+            ),
+            "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]"
+            ".preference",
+            id="preferred-affinity",
+        ),
     ],
 )
 def test_pod_error_paths(edit: Any, path: str) -> None:

@@ -55,6 +55,13 @@ from dra_operator.controllers.scheduler.framework._plugins import (
     ScorePlugin,
 )
 from dra_operator.controllers.scheduler.framework._profile import EXTENSION_POINTS, Profile
+from dra_operator.controllers.scheduler.framework._requests import (
+    EPHEMERAL_STORAGE,
+    is_scalar_resource,
+    non_zero_requests,
+    pod_requests,
+    to_units,
+)
 from dra_operator.controllers.scheduler.framework._runtime import (
     MAX_PERMIT_TIMEOUT,
     Framework,
@@ -74,7 +81,6 @@ from dra_operator.controllers.scheduler.framework._snapshot import (
     counts_on_node,
     node_info,
     pod_info,
-    to_units,
 )
 from dra_operator.controllers.scheduler.framework._state import CycleState
 from dra_operator.controllers.scheduler.framework._status import (
@@ -91,6 +97,7 @@ __all__ = [
     "CPU",
     "DEFAULT_MEMORY_REQUEST",
     "DEFAULT_MILLI_CPU_REQUEST",
+    "EPHEMERAL_STORAGE",
     "EXTENSION_POINTS",
     "MAX_NODE_SCORE",
     "MAX_PERMIT_TIMEOUT",
@@ -146,10 +153,13 @@ __all__ = [
     "error",
     "evaluate",
     "fit_error_message",
+    "is_scalar_resource",
     "next_generation",
     "node_info",
+    "non_zero_requests",
     "num_feasible_nodes_to_find",
     "pod_info",
+    "pod_requests",
     "schedule_pod",
     "select_host",
     "to_units",

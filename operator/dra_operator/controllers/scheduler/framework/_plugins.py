@@ -50,6 +50,14 @@ class Handle(Protocol):
         """This cycle's snapshot; the same object for every call of one cycle."""
         ...
 
+    def namespace_labels(self, name: str) -> Mapping[str, str] | None:
+        """The labels of namespace `name`, None when there is no such namespace.
+
+        For pod affinity terms' `namespaceSelector` (InterPodAffinity), which upstream reads
+        from its namespace lister.
+        """
+        ...
+
 
 class Plugin(Protocol):
     @property

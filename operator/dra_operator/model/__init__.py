@@ -59,6 +59,7 @@ from dra_operator.model._parse_versions import (
     parse_resource_claim,
     parse_resource_claim_template,
 )
+from dra_operator.model._pdb import PodDisruptionBudget, parse_pod_disruption_budget
 from dra_operator.model._pod import (
     Container,
     ContainerExtendedResourceRequest,
@@ -228,6 +229,7 @@ __all__ = [
     "PodAffinityRules",
     "PodAffinityTerm",
     "PodCondition",
+    "PodDisruptionBudget",
     "PodExtendedResourceClaimStatus",
     "PodResourceClaim",
     "PodResourceClaimStatus",
@@ -274,6 +276,7 @@ __all__ = [
     "parse_node_affinity",
     "parse_object",
     "parse_pod",
+    "parse_pod_disruption_budget",
     "parse_pod_scheduling_context",
     "parse_resource_claim",
     "parse_resource_claim_template",

@@ -227,6 +227,8 @@ def parse_pod(
                 "status.extendedResourceClaimStatus",
             ),
             conditions=list_of(status, "conditions", "status", _condition),
+            nominated_node_name=str_or_empty(status, "nominatedNodeName", "status"),
+            start_time=opt_timestamp(status, "startTime", "status"),
         ),
     )
 

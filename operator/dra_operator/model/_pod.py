@@ -140,6 +140,8 @@ class PodStatus:
     resource_claim_statuses: tuple[PodResourceClaimStatus, ...] = ()
     extended_resource_claim_status: PodExtendedResourceClaimStatus | None = None
     conditions: tuple[PodCondition, ...] = ()
+    nominated_node_name: str = ""  # set by a scheduler that preempted pods for this one
+    start_time: datetime.datetime | None = None  # set by the kubelet; preemption orders by it
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

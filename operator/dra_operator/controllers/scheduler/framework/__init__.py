@@ -30,6 +30,7 @@ from dra_operator.controllers.scheduler.framework._nodeinfo import (
     Snapshot,
     next_generation,
 )
+from dra_operator.controllers.scheduler.framework._nominator import Nominator
 from dra_operator.controllers.scheduler.framework._permit import WaitingPod, WaitingPods
 from dra_operator.controllers.scheduler.framework._plugins import (
     MAX_NODE_SCORE,
@@ -124,6 +125,7 @@ __all__ = [
     "NodePluginScores",
     "NodeScore",
     "NodeToStatus",
+    "Nominator",
     "PermitPlugin",
     "Plugin",
     "PluginFactory",

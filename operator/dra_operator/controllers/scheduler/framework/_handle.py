@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from dra_operator.controllers.scheduler.framework._nodeinfo import Snapshot
+from dra_operator.controllers.scheduler.framework._nodeinfo import NodeInfo, PodInfo, Snapshot
+from dra_operator.controllers.scheduler.framework._nominator import Nominator
+from dra_operator.controllers.scheduler.framework._state import CycleState
+from dra_operator.controllers.scheduler.framework._status import Status
+from dra_operator.model import Pod, PodDisruptionBudget
+
+if TYPE_CHECKING:
+    from dra_operator.controllers.scheduler.framework._runtime import Framework
+
+
+def _no_budgets() -> Sequence[PodDisruptionBudget]:
+    return ()
 
 
 def _no_namespaces(name: str) -> Mapping[str, str] | None:
@@ -12,28 +24,65 @@ def _no_namespaces(name: str) -> Mapping[str, str] | None:
 
 
 class FrameworkHandle:
-    """Upstream's `framework.Handle`: the snapshot of the cycle under way.
+    """Upstream's `framework.Handle`: the snapshot of the cycle under way, the nominated pods,
+    the PodDisruptionBudgets, and the framework's plugin runners (what preemption simulates
+    with).
 
     The framework swaps the snapshot at the start of each cycle; a plugin keeps the handle,
     never the snapshot, between calls.
     """
 
-    __slots__ = ("_namespace_labels", "_snapshot")
+    __slots__ = (
+        "_framework",
+        "_namespace_labels",
+        "_snapshot",
+        "nominator",
+        "pod_disruption_budgets",
+    )
 
     def __init__(
-        self, *, namespace_labels: Callable[[str], Mapping[str, str] | None] = _no_namespaces
+        self,
+        *,
+        nominator: Nominator | None = None,
+        pod_disruption_budgets: Callable[[], Sequence[PodDisruptionBudget]] = _no_budgets,
+        namespace_labels: Callable[[str], Mapping[str, str] | None] = _no_namespaces,
     ) -> None:
-        self._snapshot = Snapshot(())
         self._namespace_labels = namespace_labels
-
-    def namespace_labels(self, name: str) -> Mapping[str, str] | None:
-        """The labels of namespace `name` (InterPodAffinity's namespaceSelector); None when
-        there is no such namespace."""
-        return self._namespace_labels(name)
+        self._snapshot = Snapshot(())
+        self._framework: Framework | None = None
+        self.nominator = nominator if nominator is not None else Nominator()
+        self.pod_disruption_budgets = pod_disruption_budgets
 
     @property
     def snapshot(self) -> Snapshot:
         return self._snapshot
 
+    def namespace_labels(self, name: str) -> Mapping[str, str] | None:
+        """The labels of namespace `name`, None when there is no such namespace."""
+        return self._namespace_labels(name)
+
     def set_snapshot(self, snapshot: Snapshot) -> None:
         self._snapshot = snapshot
+
+    def bind_framework(self, framework: Framework) -> None:
+        """Called by the framework this handle serves, before it builds its plugins."""
+        self._framework = framework
+
+    @property
+    def framework(self) -> Framework:
+        if self._framework is None:
+            raise RuntimeError("the handle serves no framework yet")
+        return self._framework
+
+    def run_filter_with_nominated_pods(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
+        return self.framework.run_filter_with_nominated_pods(state, pod, node)
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: Pod, to_add: PodInfo, node: NodeInfo
+    ) -> Status:
+        return self.framework.run_pre_filter_extension_add_pod(state, pod, to_add, node)
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: Pod, to_remove: PodInfo, node: NodeInfo
+    ) -> Status:
+        return self.framework.run_pre_filter_extension_remove_pod(state, pod, to_remove, node)

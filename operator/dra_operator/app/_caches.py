@@ -11,7 +11,8 @@ On a 1.30 server (resource.k8s.io/v1alpha2 only), `named` holds its ResourceSlic
 objects as they are (`model.v1alpha2`): the scheduler allocates named resources from them.
 
 When the AllocationPolicy CRD is installed (`policies`), its objects and the namespaces' labels
-(which policies select on) are watched too.
+(which policies select on) are watched too; when the scheduler runs, the PodDisruptionBudgets
+(`pdbs`), which preemption reads to spare the pods a budget protects.
 
 "Synced" is client-go's `WaitForCacheSync`: every object a LIST returned at start-up has reached
 its store. Objects deleted between that LIST and the watch's own never arrive, so a kind still
@@ -60,6 +61,7 @@ class Kind(enum.StrEnum):
     CLAIM_PARAMETERS = "resourceclaimparameters"  # 1.30 (v1alpha2)
     NAMESPACES = "namespaces"
     POLICIES = "allocationpolicies"
+    PDBS = "poddisruptionbudgets"
 
 
 CORE_KINDS: Final = frozenset({Kind.PODS, Kind.NODES})
@@ -78,6 +80,7 @@ class Caches:
         *,
         consumable_capacity: bool = True,
         policies: bool = False,
+        pod_disruption_budgets: bool = False,
         deterministic_claim_names: bool = False,
         on_invalid: InvalidHook | None = None,
     ) -> None:
@@ -173,6 +176,10 @@ class Caches:
             self.policies = Store("AllocationPolicy", hooks.parse_allocation_policy)
             self.stores[Kind.NAMESPACES] = self.namespaces
             self.stores[Kind.POLICIES] = self.policies
+        self.pdbs: Store[model.PodDisruptionBudget] | None = None
+        if pod_disruption_budgets:
+            self.pdbs = Store("PodDisruptionBudget", model.parse_pod_disruption_budget, keep=slim)
+            self.stores[Kind.PDBS] = self.pdbs
         self.ledger = DeviceLedger(consumable_capacity=consumable_capacity)
         self.deleted_pods = RecentlyDeleted()
         self._on_invalid = on_invalid

@@ -97,6 +97,7 @@ class Operator:
             server.versions,
             consumable_capacity=server.features.consumable_capacity,
             policies=server.policies,
+            pod_disruption_budgets=SCHEDULER in controllers,
             deterministic_claim_names=server.claim_naming is model.ClaimNaming.DETERMINISTIC,
             on_invalid=self._invalid,
         )
@@ -206,6 +207,8 @@ class Operator:
             return kube.NAMESPACES
         if kind is Kind.POLICIES:
             return kube.ALLOCATION_POLICIES
+        if kind is Kind.PDBS:
+            return kube.POD_DISRUPTION_BUDGETS
         return self.server.resource(kind)
 
     # -- watch events -------------------------------------------------------------------------

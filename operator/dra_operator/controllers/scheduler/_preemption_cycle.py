@@ -1,0 +1,136 @@
+"""Preemption for a pod the live scheduler found unschedulable: which pods to evict, and where.
+
+The live decision (`decide_pod`) runs the DynamicResources allocation itself, around the
+framework's node checks. Preemption needs both as Filter plugins, so that removing victims from
+a node and filtering again answers "would the pod fit here without them": this module builds
+a framework of `TransitionalNodeChecks`, `DeviceFit` (the allocator on the node, with the
+devices as they are now) and `DefaultPreemption`, and runs one cycle of it on the NodeInfo
+snapshot. A victim's devices are not counted free, as upstream (v1.37.2) does not count them:
+they are freed only when the claims controller deallocates the victim's claims.
+
+A node the allocator cannot serve answers Unschedulable "cannot allocate all claims" as
+upstream's DynamicResources Filter does, so preemption tries it, and finds that removing pods
+does not help.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from dra_operator import errors
+from dra_operator.allocator import Explanation
+from dra_operator.controllers.scheduler._decide import (
+    Settings,
+    State,
+    _allocate_on,
+    _Claims,
+    _resolve_claims,
+)
+from dra_operator.controllers.scheduler._explain import NOT_AVAILABLE_ON_NODE, claim_failure
+from dra_operator.controllers.scheduler._extended import need_of
+from dra_operator.controllers.scheduler.framework import (
+    SUCCESS,
+    CycleState,
+    FitError,
+    Framework,
+    FrameworkHandle,
+    Handle,
+    NodeInfo,
+    Nominator,
+    Plugin,
+    PluginFactory,
+    Profile,
+    Status,
+    schedule_pod,
+    unresolvable,
+    unschedulable,
+)
+from dra_operator.controllers.scheduler.plugins import defaultpreemption, transitionalnodechecks
+from dra_operator.controllers.scheduler.plugins.defaultpreemption import (
+    Candidate,
+    chosen_candidate,
+)
+from dra_operator.controllers.scheduler.plugins.transitionalnodechecks import delegate_to_dra
+from dra_operator.model import Pod, PodDisruptionBudget, node_matches
+
+DEVICE_FIT = "DeviceFit"
+CANNOT_ALLOCATE = "cannot allocate all claims"
+"""Upstream's DynamicResources Filter text when the claims do not fit a node."""
+
+
+class DeviceFit:
+    """Filter: the pod's allocated claims are usable on the node and the others allocate."""
+
+    def __init__(self, pod_uid: str, claims: _Claims, state: State, settings: Settings) -> None:
+        self._uid = pod_uid
+        self._claims = claims
+        self._state = state
+        self._settings = settings
+        self._classes = state.class_map()
+
+    @property
+    def name(self) -> str:
+        return DEVICE_FIT
+
+    def filter(self, cycle: CycleState, pod: Pod, node: NodeInfo) -> Status:
+        if pod.metadata.uid != self._uid:
+            return SUCCESS
+        n = node.node
+        if any(not node_matches(n.name, n.labels, s) for s in self._claims.selectors):
+            return unresolvable(NOT_AVAILABLE_ON_NODE)
+        outcome = _allocate_on(
+            n, self._claims.unallocated, self._classes, self._state, self._settings
+        )
+        if isinstance(outcome, errors.AllocationInputError):
+            return unresolvable(str(outcome))
+        if isinstance(outcome, Explanation):
+            return unschedulable(CANNOT_ALLOCATE, claim_failure(outcome))
+        return SUCCESS
+
+
+def find_victims(
+    pod: Pod,
+    state: State,
+    settings: Settings,
+    *,
+    nominator: Nominator,
+    budgets: Callable[[], Sequence[PodDisruptionBudget]],
+    offset: Callable[[int], int] | None = None,
+) -> tuple[Candidate | None, str]:
+    """The candidate DefaultPreemption chose for `pod` (None: preemption does not help), and
+    PostFilter's message (upstream appends it to the FailedScheduling text)."""
+    found = _resolve_claims(pod, state, settings.features)
+    if not isinstance(found, _Claims) or found.classic or found.named:
+        return None, ""  # waits, errors, classic DRA and 1.30's named resources: not here
+    devices = DeviceFit(pod.metadata.uid, found, state, settings)
+    registry: Mapping[str, PluginFactory] = {
+        transitionalnodechecks.NAME: transitionalnodechecks.new,
+        DEVICE_FIT: _fixed(devices),
+        defaultpreemption.NAME: defaultpreemption.new,
+    }
+    profile = Profile(
+        scheduler_name=pod.spec.scheduler_name,
+        multi_point=(transitionalnodechecks.NAME, DEVICE_FIT, defaultpreemption.NAME),
+    )
+    handle = FrameworkHandle(nominator=nominator, pod_disruption_budgets=budgets)
+    framework = Framework(profile, registry, handle=handle)
+    if offset is not None:
+        plugin = framework.plugins[defaultpreemption.NAME]
+        assert isinstance(plugin, defaultpreemption.DefaultPreemption)
+        plugin.offset = offset
+    cycle = CycleState()
+    if settings.extended_resources:
+        need = need_of(pod, pod.effective_requests, state.classes, state.claims)
+        if need is not None:
+            delegate_to_dra(cycle, need.backed)
+    outcome = schedule_pod(framework, cycle, pod, state.node_infos.snapshot())
+    if not isinstance(outcome, FitError):
+        return None, ""
+    return chosen_candidate(cycle), outcome.diagnosis.post_filter_msg
+
+
+def _fixed(plugin: Plugin) -> PluginFactory:
+    def new(args: Mapping[str, object], handle: Handle) -> Plugin:
+        return plugin
+
+    return new

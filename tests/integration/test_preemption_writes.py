@@ -24,6 +24,7 @@ from dra_operator.controllers.scheduler.framework import Nominator
 from dra_operator.controllers.scheduler.plugins.defaultpreemption import Candidate
 from dra_operator.kube import CORE_EVENTS, POD_DISRUPTION_BUDGETS, PODS, Client, Resource
 from dra_operator.model import Pod, parse_pod
+from dra_operator.observability import Metrics
 
 pytestmark = pytest.mark.controlplane
 
@@ -65,7 +66,8 @@ async def test_victims_get_the_condition_an_event_and_a_graceful_delete(
     await admin_api.create(PODS, _pod("high", f"{namespace}-high"), namespace=namespace)
     await admin_api.create(PODS, _pod("waiting", f"{namespace}-mid"), namespace=namespace)
     low, high, waiting = [await _read(admin_api, namespace, n) for n in ("low", "high", "waiting")]
-    writer = PreemptionWriter(operator_api)
+    metrics = Metrics()
+    writer = PreemptionWriter(operator_api, metrics=metrics)
     await writer.nominate(waiting, node)  # an earlier, lower nomination to the same node
     nominator = Nominator()
     nominator.add(await _read(admin_api, namespace, "waiting"), node)
@@ -74,6 +76,7 @@ async def test_victims_get_the_condition_an_event_and_a_graceful_delete(
     await writer.preempt(high, candidate, lower_priority_nominated(nominator, high, node))
     await writer.nominate(high, node)
 
+    assert metrics.registry.get_sample_value("scheduler_preemption_victims_sum") == 1.0
     victim = await _read(admin_api, namespace, "low")
     assert victim.metadata.deletion_timestamp is not None  # graceful: the kubelet finishes it
     [condition] = [c for c in victim.status.conditions if c.type == "DisruptionTarget"]

@@ -52,6 +52,8 @@ def exercised() -> Metrics:
     metrics.pod_bound(seconds_since_creation=1.0)
     metrics.extended_claim_created(ok=True)
     metrics.pod_evicted(seconds_after_due=1.0)
+    metrics.preemption_attempted()
+    metrics.preempted(2)
     metrics.api_conflict("Pod")
     metrics.api_retried("Pod", RetryReason.CONFLICT)
     metrics.watch_relisted("pods")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 
@@ -76,6 +76,14 @@ def lower_priority_nominated(nominator: Nominator, preemptor: Pod, node: str) ->
     return [i.pod for i in nominator.for_node(node) if (i.pod.spec.priority or 0) < own]
 
 
+class PreemptionRecorder(APIRecorder, Protocol):
+    """The part of `observability.Metrics` preemption writes to."""
+
+    def preemption_attempted(self) -> None: ...
+
+    def preempted(self, victims: int) -> None: ...
+
+
 class PreemptionWriter:
     """The API writes of one preemption; see the module docstring."""
 
@@ -85,7 +93,7 @@ class PreemptionWriter:
         *,
         field_manager: str = names.OPERATOR_FIELD_MANAGER,
         waiting: WaitingPods | None = None,
-        metrics: APIRecorder | None = None,
+        metrics: PreemptionRecorder | None = None,
     ) -> None:
         self._api = api
         self._field_manager = field_manager
@@ -97,6 +105,8 @@ class PreemptionWriter:
     ) -> None:
         """Evict `candidate`'s victims for `preemptor`, then clear the nominations of
         `nominated` (the lower-priority pods nominated to the same node)."""
+        if self._metrics is not None:
+            self._metrics.preempted(len(candidate.victims))
         for victim in candidate.victims:
             if victim.metadata.deletion_timestamp is not None:
                 continue  # already going: no second DELETE

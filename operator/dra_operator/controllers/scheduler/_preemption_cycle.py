@@ -28,6 +28,7 @@ from dra_operator.controllers.scheduler._decide import (
 )
 from dra_operator.controllers.scheduler._explain import NOT_AVAILABLE_ON_NODE, claim_failure
 from dra_operator.controllers.scheduler._extended import need_of
+from dra_operator.controllers.scheduler._preemption import PreemptionRecorder
 from dra_operator.controllers.scheduler.framework import (
     SUCCESS,
     CycleState,
@@ -96,9 +97,11 @@ def find_victims(
     nominator: Nominator,
     budgets: Callable[[], Sequence[PodDisruptionBudget]],
     offset: Callable[[int], int] | None = None,
+    metrics: PreemptionRecorder | None = None,
 ) -> tuple[Candidate | None, str]:
     """The candidate DefaultPreemption chose for `pod` (None: preemption does not help), and
-    PostFilter's message (upstream appends it to the FailedScheduling text)."""
+    PostFilter's message (upstream appends it to the FailedScheduling text). `metrics` counts
+    an attempt each time PostFilter runs."""
     found = _resolve_claims(pod, state, settings.features)
     if not isinstance(found, _Claims) or found.classic or found.named:
         return None, ""  # waits, errors, classic DRA and 1.30's named resources: not here
@@ -126,6 +129,8 @@ def find_victims(
     outcome = schedule_pod(framework, cycle, pod, state.node_infos.snapshot())
     if not isinstance(outcome, FitError):
         return None, ""
+    if metrics is not None and outcome.diagnosis.post_filter_msg:
+        metrics.preemption_attempted()
     return chosen_candidate(cycle), outcome.diagnosis.post_filter_msg
 
 

@@ -11,6 +11,7 @@ from dra_operator.controllers.scheduler import State, Unschedulable, decide_pod
 from dra_operator.controllers.scheduler._preemption_cycle import find_victims
 from dra_operator.controllers.scheduler.framework import Nominator
 from dra_operator.model import Pod
+from dra_operator.observability import Metrics
 
 from .builders import NS, claim, device_class, new_state, node, pod, resource_slice, settings
 
@@ -74,9 +75,17 @@ def _holding(raw: dict[str, Any], node_name: str, holder: dict[str, Any]) -> dic
 
 
 def _find(state: State, name: str) -> tuple[list[str], str]:
+    metrics = Metrics()
     candidate, message = find_victims(
-        _pod(state, name), state, settings(), nominator=Nominator(), budgets=lambda: ()
+        _pod(state, name),
+        state,
+        settings(),
+        nominator=Nominator(),
+        budgets=lambda: (),
+        metrics=metrics,
     )
+    attempts = metrics.registry.get_sample_value("scheduler_preemption_attempts_total")
+    assert attempts == 1.0  # PostFilter ran once, whatever it found
     victims = [v.metadata.name for v in candidate.victims] if candidate else []
     return victims, message
 

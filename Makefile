@@ -43,6 +43,7 @@ node-packages:
 oracle:
 	bash tests/oracle/build.sh 1.36
 	bash tests/oracle/build.sh 1.37
+	bash tests/oracle/scheduler/build.sh
 
 # Issue #19: the chaos suite at full counts (tests/chaos; `make test` runs it lean). Figures
 # go to chaos-figures.jsonl for docs/reliability.md. About 75 min on a loaded 2-core machine,

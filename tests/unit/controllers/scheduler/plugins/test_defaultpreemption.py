@@ -396,66 +396,48 @@ def test_a_pod_already_charged_to_a_budget_does_not_break_it() -> None:
     assert status.ok and chosen is not None and chosen.num_pdb_violations == 0
 
 
+_PREEMPTED = {
+    "conditions": [
+        {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
+    ]
+}
+
 ELIGIBLE_CASES = [
     pytest.param(
-        pod("p", priority=HIGH, preemptionPolicy="Never"),
-        [],
-        U,
-        "not eligible due to preemptionPolicy=Never.",
-        id="Pod with preemptionPolicy=Never is not eligible",
-    ),
-    pytest.param(
-        pod("p", priority=HIGH, status={"nominatedNodeName": "node1"}),
-        [
-            pod(
-                "p1",
-                node="node1",
-                priority=LOW,
-                deleting=True,
-                status={
-                    "conditions": [
-                        {
-                            "type": "DisruptionTarget",
-                            "status": "True",
-                            "reason": "PreemptionByScheduler",
-                        }
-                    ]
-                },
-            )
-        ],
-        U,
-        "not eligible due to a terminating pod on the nominated node.",
-        id="a terminating lower-priority pod preempted for it on the nominated node",
-    ),
-    pytest.param(
-        pod("p", priority=HIGH, status={"nominatedNodeName": "node1"}),
+        pod("p_with_nominated_node", priority=HIGH, status={"nominatedNodeName": "node1"}),
         [pod("p1", node="node1", priority=LOW, deleting=True)],
-        U,
-        "",
-        id="a pod terminating for another reason does not stop it",
-    ),
-    pytest.param(
-        pod("p", priority=HIGH, status={"nominatedNodeName": "node1"}),
-        [
-            pod(
-                "p1",
-                node="node1",
-                priority=LOW,
-                deleting=True,
-                status={
-                    "conditions": [
-                        {
-                            "type": "DisruptionTarget",
-                            "status": "True",
-                            "reason": "PreemptionByScheduler",
-                        }
-                    ]
-                },
-            )
-        ],
         UU,
         "",
-        id="the nominated node is now unresolvable: preempt again",
+        id="Pod with nominated node",
+    ),
+    pytest.param(
+        pod("p_without_nominated_node", priority=HIGH),
+        [],
+        Code.SUCCESS,
+        "",
+        id="Pod without nominated node",
+    ),
+    pytest.param(
+        pod("p_with_preempt_never_policy", priority=HIGH, preemptionPolicy="Never"),
+        [],
+        Code.SUCCESS,
+        "not eligible due to preemptionPolicy=Never.",
+        id="Pod with 'PreemptNever' preemption policy",
+    ),
+    pytest.param(
+        pod("p_with_nominated_node", priority=HIGH, status={"nominatedNodeName": "node1"}),
+        [pod("p1", node="node1", priority=LOW, deleting=True, status=_PREEMPTED)],
+        Code.SUCCESS,
+        "not eligible due to a terminating pod on the nominated node.",
+        id="preemption victim pod terminating, as indicated by the dedicated DisruptionTarget"
+        " condition",
+    ),
+    pytest.param(
+        pod("p_with_nominated_node", priority=HIGH, status={"nominatedNodeName": "node1"}),
+        [pod("p1", node="node1", priority=LOW, deleting=True)],
+        Code.SUCCESS,
+        "",
+        id="non-victim Pods terminating",
     ),
 ]
 
@@ -466,6 +448,81 @@ def test_pod_eligible_to_preempt_others(
 ) -> None:
     _, plugin, _ = framework([node("node1", ONE_POD)], pods)
     assert plugin.eligible(preemptor, Status(nominated_code)) == want
+
+
+def test_a_terminating_victim_of_equal_priority_does_not_stop_a_new_preemption() -> None:
+    preemptor = pod("p", priority=HIGH, status={"nominatedNodeName": "node1"})
+    pods = [pod("p1", node="node1", priority=HIGH, deleting=True, status=_PREEMPTED)]
+    _, plugin, _ = framework([node("node1", ONE_POD)], pods)
+    assert plugin.eligible(preemptor, Status(U)) == ""
+
+
+def _app_foo_budget() -> PodDisruptionBudget:
+    return parse_pod_disruption_budget(
+        {
+            "metadata": {"name": "pdb", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "foo"}}},
+            "status": {"disruptionsAllowed": 0},
+        }
+    )
+
+
+SELECT_VICTIMS_CASES = [
+    pytest.param(
+        [pod("victim", node="node1", priority=LOW, req=LARGE)],
+        (),
+        {"victim"},
+        0,
+        id="Basic: Preempt single lower priority pod",
+    ),
+    pytest.param(
+        [
+            pod("high-prio", node="node1", priority=HIGH, req=SMALL),
+            pod("mid-prio", node="node1", priority=MID, req=SMALL),
+            pod("low-prio", node="node1", priority=LOW, req=SMALL),
+        ],
+        (),
+        {"low-prio"},
+        0,
+        id="Priority: Prefer lower priority victim",
+    ),
+    pytest.param(
+        [
+            pod("victim-pdb", node="node1", labels={"app": "foo"}, priority=LOW, req=MEDIUM),
+            pod("victim-no-pdb", node="node1", priority=MID, req=MEDIUM),
+        ],
+        (_app_foo_budget(),),
+        {"victim-no-pdb"},
+        0,
+        id="PDB: Prefer non-violating victim with higher priority over violating victim with"
+        " lower priority",
+    ),
+    pytest.param(
+        [
+            pod("v1", node="node1", labels={"app": "foo"}, priority=LOW, req=MEDIUM),
+            pod("v2", node="node1", labels={"app": "foo"}, priority=MID, req=MEDIUM),
+        ],
+        (_app_foo_budget(),),
+        {"v1"},
+        1,
+        id="PDB: Prefer lower prioirity pod for preemption, when preemption without pdb"
+        " violation is not possible",
+    ),
+]
+
+
+@pytest.mark.parametrize(("pods", "budgets", "want", "violations"), SELECT_VICTIMS_CASES)
+def test_select_victims_on_node(
+    pods: list[Pod], budgets: tuple[PodDisruptionBudget, ...], want: set[str], violations: int
+) -> None:
+    preemptor = pod("p", priority=HIGH, req=LARGE)
+    _, status, state = post_filter(
+        [node("node1", VERY_LARGE)], pods, preemptor, {"node1": U}, budgets
+    )
+    chosen = chosen_candidate(state)
+    assert status.ok and chosen is not None
+    assert {v.metadata.name for v in chosen.victims} == want
+    assert chosen.num_pdb_violations == violations
 
 
 @pytest.mark.parametrize(

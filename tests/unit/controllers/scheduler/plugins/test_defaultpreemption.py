@@ -569,3 +569,14 @@ def test_search_starts_at_the_offset_and_stops_at_enough_candidates() -> None:
     result, _ = plugin.post_filter(state, preemptor, statuses(snapshot, {n.name: U for n in nodes}))
     # node4 and node5 are tried (offset 3): node5's victim started later, so node5 wins.
     assert result == PostFilterResult("node5")
+
+
+def test_a_node_missing_from_a_plain_status_map_counts_as_unresolvable() -> None:
+    nodes = [node("node1", ONE_POD), node("node2", ONE_POD)]
+    pods = [pod("p1", node="node1"), pod("p2", node="node2")]
+    fw, plugin, snapshot = framework(nodes, pods)
+    state = CycleState()
+    preemptor = pod("p", priority=HIGH)
+    fw.run_pre_filter(state, preemptor, snapshot.node_infos)
+    result, status = plugin.post_filter(state, preemptor, {"node2": Status(U)})
+    assert status.ok and result == PostFilterResult("node2")

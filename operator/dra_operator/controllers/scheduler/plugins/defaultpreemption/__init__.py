@@ -156,7 +156,9 @@ class DefaultPreemption:
         if reason:
             return None, unschedulable(reason)
         snapshot = self.handle.snapshot
-        potential = [n for n in snapshot if statuses[n.name].code is Code.UNSCHEDULABLE]
+        potential = [
+            n for n in snapshot if statuses.get(n.name, _ABSENT).code is Code.UNSCHEDULABLE
+        ]
         candidates: list[Candidate] = []
         diagnosis = Diagnosis(NodeToStatus([n.name for n in snapshot]))
         if potential:

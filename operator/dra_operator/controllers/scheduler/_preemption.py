@@ -7,7 +7,8 @@ victim still waiting at Permit is rejected ("preempted") instead; any other gets
 DELETE with its UID as precondition; either way a `Preempted` Event on the victim. Then the
 pods of lower priority nominated to the same node lose their nomination (they may no longer
 fit there). The preemptor's own nomination (`status.nominatedNodeName`) is written by
-`nominate`. A victim already gone (404) or replaced (409) is skipped, as upstream skips it.
+`nominate`. A victim already gone (404) is skipped, as upstream skips it; one replaced by a pod
+of the same name (409 on the DELETE's UID precondition) is left alone.
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from dra_operator.controllers.scheduler.framework._diagnosis import message
 from dra_operator.controllers.scheduler.framework._handle import FrameworkHandle
 from dra_operator.controllers.scheduler.framework._nodeinfo import NodeInfo, PodInfo, Snapshot
+from dra_operator.controllers.scheduler.framework._nominator import Nominator
 from dra_operator.controllers.scheduler.framework._plugins import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -89,7 +90,11 @@ class Framework:
     ) -> None:
         self.profile = profile
         self.handle = handle if handle is not None else FrameworkHandle()
-        self.handle.bind_framework(self)
+        # A handle of another kind (a test's) has no nominations and no preemption runners.
+        self.nominator = Nominator()
+        if isinstance(self.handle, FrameworkHandle):
+            self.handle.bind_framework(self)
+            self.nominator = self.handle.nominator
         self.plugins: dict[str, Plugin] = {}
         for name in dict.fromkeys(profile.multi_point):
             factory = registry.get(name)
@@ -234,7 +239,7 @@ class Framework:
         uid = pod.metadata.uid
         nominated = [
             info
-            for info in self.handle.nominator.for_node(node.name)
+            for info in self.nominator.for_node(node.name)
             if (info.pod.spec.priority or 0) >= priority and info.pod.metadata.uid != uid
         ]
         if not nominated:

@@ -7,7 +7,7 @@ bench/cel_selectors.json (shared with the Go oracle's `go test -bench`):
   (what upstream's DeviceMatches does every time);
 * celpy — cel-python's interpreter, with Semver/Quantity added as Python functions;
 * cel-expr-python — Google's C++ CEL, core language only, so versions and quantities are passed
-  as strings and compared by Python callbacks (tagged-string encoding, shared/reference/cel.md);
+  as strings and compared by Python callbacks (a tagged-string encoding);
 * go — upstream k8s.io/dynamic-resource-allocation/cel, ns/op from tests/oracle's BenchmarkCEL.
 
 Run: `.venv/bin/python bench/cel.py` (add `--no-go` to skip the Go benchmark).

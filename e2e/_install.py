@@ -35,10 +35,13 @@ __all__ = [
 
 DEPLOYMENT = "dra-operator"
 RELEASE = "dra-operator"
-# kube-scheduler runs here, so the install is the one for clusters with kube-scheduler: the
-# routing policies send every pod with claims to dra-operator (docs/coexistence.md).
-KUSTOMIZATION = DEPLOY / "beside-kube-scheduler"
-ROUTING = {"routing": {"mutate": True, "enforce": True}}
+# kube-scheduler runs here, so the install is the one for clusters with kube-scheduler, which
+# deploy/ is from 1.36 (the deployed suite needs real nodes: 1.36+): the routing policies send
+# every pod that needs a device to dra-operator (docs/coexistence.md). The chart's default
+# (routing.mode auto) chooses the same from the server.
+KUSTOMIZATION = DEPLOY
+INSTALL_SCRIPT = REPO / "e2e" / "kind" / "install.sh"
+"""The steps e2e/kind/run.sh runs in kind too (tests/unit/test_kind_run.py keeps them one)."""
 _KEEP_ON_DELETE = {"Namespace", "CustomResourceDefinition"}
 _DEPLOYMENT = f"deployment/{DEPLOYMENT}"
 _WAIT = ("--wait", "--timeout", "5m")
@@ -113,10 +116,17 @@ class Installer:
 
     # -- kustomize ---------------------------------------------------------------------------
 
+    def install_argv(self) -> list[str | Path]:
+        """e2e/kind/install.sh as run here; run.sh runs it with the same arguments."""
+        return ["bash", INSTALL_SCRIPT, "--kubectl", self.kubectl]
+
     def apply_kustomize(self) -> None:
-        """As docs/install.md: the CRDs first, then the operator with the routing policies."""
-        self._run([self.kubectl, "apply", "--server-side", "-k", REPO / "crds"])
-        self._run([self.kubectl, "apply", "--server-side", "-k", KUSTOMIZATION])
+        """As docs/install.md and kind: e2e/kind/install.sh (the CRDs, then the layout of
+        deploy/ for the server's release, then the rollout); the operator's log on failure."""
+        try:
+            self._run(self.install_argv(), timeout=600)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n{self.logs()}") from None
 
     def delete_kustomize(self) -> None:
         """Delete what `apply_kustomize` created but the namespace and the CRDs (a namespace
@@ -133,7 +143,7 @@ class Installer:
 
     def _values(self, values: Mapping[str, Any]) -> Path:
         path = self.home / "values.json"
-        path.write_text(json.dumps({**ROUTING, **values}))  # JSON: YAML quoting every string
+        path.write_text(json.dumps(dict(values)))  # JSON: YAML quoting every string
         return path
 
     def helm_install(self, values: Mapping[str, Any], *, take_ownership: bool = False) -> None:

@@ -1,6 +1,6 @@
 """bench.coexistence: dra-operator beside kube-scheduler and kube-controller-manager.
 
-The race of issue 14 (docs/coexistence.md): repeated small bursts of pods for fewer devices
+The race of two allocators (docs/coexistence.md): repeated small bursts of pods for fewer devices
 than pods, half naming kube-scheduler, half dra-operator, on a local control plane that runs
 both upstream components leader-elected. `python -m bench.coexistence` measures violations
 per N runs for one configuration; tests/integration/test_coexistence.py asserts there are none

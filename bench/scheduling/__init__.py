@@ -1,7 +1,7 @@
 """bench.scheduling: end-to-end DRA scheduling, dra-operator against kube-scheduler + KCM.
 
-Issue #9's workloads a–h on a fresh local control plane per system and workload, at one scale
-or (issue #15) at several node counts with the limit system beside ours and upstream; see
+The workloads a–h on a fresh local control plane per system and workload, at one scale
+or at several node counts with the limit system beside ours and upstream; see
 docs/benchmarks.md §End-to-end scheduling and §Scale for how to read the tables.
 """
 

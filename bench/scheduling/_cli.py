@@ -1,12 +1,16 @@
 """`python -m bench.scheduling`: every chosen workload on both systems, then the table.
 
     .venv/bin/python -m bench.scheduling [--scale 1] [--workloads a,c] [--systems ours,upstream]
-        [--markdown FILE] [--profile] [--out DIR]
+        [--rate 50] [--markdown FILE] [--profile] [--out DIR]
     .venv/bin/python -m bench.scheduling --sizes 20,100,500 --systems upstream,ours,limit \
         [--plot FILE.png] [--markdown FILE]     # `make bench-scale`
+    .venv/bin/python -m bench.scheduling --sizes 5000 --workloads s --rate 20 \
+        --churn-rate 5 --churn-seconds 300      # `make bench-steady`
 
-With `--sizes`, each node count runs in turn (500 and more: only a, b, e, h), and a table
-across sizes follows the per-size tables (bench/scheduling/_scale.py).
+With `--sizes`, each node count runs in turn (500 and more: only a, b, e, h, s; 2,000 and more:
+only s), and a table across sizes follows the per-size tables (bench/scheduling/_scale.py).
+`--rate` creates pods at a fixed rate instead of as fast as the API server answers
+(bench/scheduling/_creator.py); the churn of `s` always runs at `--churn-rate`.
 
 Runs are sequential (the machine has two cores): for each workload upstream first, then ours,
 each on a fresh control plane that is torn down afterwards, also on Ctrl-C or an error.
@@ -24,6 +28,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from bench.scheduling._profile import Profile, parse_collapsed
 from bench.scheduling._report import machine, markdown, print_table
@@ -36,7 +41,7 @@ from bench.scheduling._scale import (
     scale_markdown,
     workloads_for,
 )
-from bench.scheduling._workloads import WORKLOADS, build
+from bench.scheduling._workloads import CHURN_RATE, CHURN_SECONDS, WORKLOADS, build
 from rich.console import Console
 from rich.markup import escape
 
@@ -56,12 +61,17 @@ async def run(
     systems: tuple[str, ...] = SYSTEMS,
     profile: bool = False,
     upstream_qps: int = UPSTREAM_QPS,
+    rate: float | None = None,
+    churn_rate: float = CHURN_RATE,
+    churn_seconds: float = CHURN_SECONDS,
     console: Console | None = None,
     after_each: Callable[[list[PhaseResult]], None] | None = None,
 ) -> tuple[list[PhaseResult], Profile | None]:
     """Run `keys` × `systems`; the results in run order and the merged profile of ours.
 
-    `after_each` is given the results so far after each workload on each system."""
+    `rate`: the fixed creation rate in pods/s (None: as fast as possible); `churn_rate` and
+    `churn_seconds` shape workload s. `after_each` is given the results so far after each
+    workload on each system."""
 
     def say(text: str) -> None:
         if console is not None:
@@ -70,7 +80,7 @@ async def run(
     results: list[PhaseResult] = []
     merged = Profile() if profile else None
     for key in keys:
-        workload = build(key, scale)
+        workload = build(key, scale, churn_rate=churn_rate, churn_seconds=churn_seconds)
         for system in systems:
             if system == "limit" and len(workload.templates) != 1:
                 continue
@@ -79,12 +89,15 @@ async def run(
             started = time.monotonic()
             say(f"[bold]{key}[/] {workload.title} — {system} ({len(workload.nodes)} nodes)")
             phases = await run_workload(
-                workload, system, run_dir, profile=spy, upstream_qps=upstream_qps
+                workload, system, run_dir, profile=spy, upstream_qps=upstream_qps, rate=rate
             )
             results.extend(phases)
+            if phases:
+                say(f"  set-up: {phases[0].setup_seconds:.1f} s")
             for r in phases:
                 say(
-                    f"  {r.phase}: {r.bound}/{r.pods} bound, {r.throughput:.1f} pods/s, "
+                    f"  {r.phase}: {r.bound}/{r.pods} bound, {r.throughput:.1f} pods/s "
+                    f"(created {r.created_per_s:.1f}/s), p50 {r.p50_ms:.0f} ms, "
                     f"p99 {r.p99_ms:.0f} ms, verify {r.verify_exit} "
                     f"({time.monotonic() - started:.0f} s with set-up)"
                 )
@@ -117,6 +130,18 @@ def main(argv: list[str] | None = None) -> int:
         help="client QPS and burst of kube-scheduler and KCM, as scheduler_perf sets them "
         "(0: their defaults, KCM 20/30)",
     )
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=0.0,
+        help="create pods at this many per second (0: as fast as the API server answers)",
+    )
+    parser.add_argument(
+        "--churn-rate", type=float, default=CHURN_RATE, help="workload s: pods/s after the fill"
+    )
+    parser.add_argument(
+        "--churn-seconds", type=float, default=CHURN_SECONDS, help="workload s: churn duration"
+    )
     parser.add_argument("--sizes", default=None, help="node counts, e.g. 20,100,500")
     parser.add_argument("--plot", type=Path, default=None, help="PNG of CPU/pod and p99 by size")
     args = parser.parse_args(argv)
@@ -125,13 +150,20 @@ def main(argv: list[str] | None = None) -> int:
     systems = tuple(s.strip() for s in args.systems.split(",") if s.strip())
     if unknown or not set(systems) <= set(ALL_SYSTEMS):
         parser.error(f"unknown workloads or systems: {unknown or systems}")
+    if args.rate < 0 or args.churn_rate <= 0 or args.churn_seconds <= 0:
+        parser.error("--rate must be ≥ 0, --churn-rate and --churn-seconds > 0")
+    shape = {
+        "rate": args.rate or None,
+        "churn_rate": args.churn_rate,
+        "churn_seconds": args.churn_seconds,
+    }
     out = args.out or Path(tempfile.mkdtemp(prefix="dra-bench-e2e-"))
     console = Console(width=None if sys.stdout.isatty() else 220)
     host = machine()
     command = "python -m bench.scheduling " + shlex.join(argv if argv is not None else sys.argv[1:])
     console.print(f"{host}\nlogs in {out}")
     if args.sizes:
-        return _by_size(args, keys, systems, out, console, command, host)
+        return _by_size(args, keys, systems, out, console, command, host, shape)
     try:
         results, profile = asyncio.run(
             run(
@@ -142,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
                 profile=args.profile,
                 upstream_qps=args.upstream_qps,
                 console=console,
+                **shape,
             )
         )
     except KeyboardInterrupt:  # every control plane started so far is already down
@@ -166,6 +199,7 @@ def _by_size(
     console: Console,
     command: str,
     host: str,
+    shape: dict[str, Any],
 ) -> int:
     """Every size in turn, each size's table, then the table across sizes and the plot."""
     sized: list[SizedResult] = []
@@ -190,6 +224,7 @@ def _by_size(
                     upstream_qps=args.upstream_qps,
                     console=console,
                     after_each=functools.partial(write, nodes),
+                    **shape,
                 )
             )
         except KeyboardInterrupt:

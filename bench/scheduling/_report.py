@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-__all__ = ["machine", "markdown", "print_table", "rows"]
+__all__ = ["machine", "markdown", "print_table", "process_peaks", "rows"]
 
 _Metric = tuple[str, Callable[[PhaseResult], float], str]
 _METRICS: tuple[_Metric, ...] = (
@@ -27,11 +27,15 @@ _METRICS: tuple[_Metric, ...] = (
     ("p50 ms", lambda r: r.p50_ms, "{:.0f}"),
     ("p90 ms", lambda r: r.p90_ms, "{:.0f}"),
     ("p99 ms", lambda r: r.p99_ms, "{:.0f}"),
+    ("created/s", lambda r: r.created_per_s, "{:.1f}"),
     ("API req/pod", lambda r: r.requests_per_pod, "{:.1f}"),
     ("writes/pod", lambda r: r.writes_per_pod, "{:.2f}"),
     ("CPU s", lambda r: r.cpu_seconds, "{:.1f}"),
     ("peak RSS MiB", lambda r: r.peak_rss_mib, "{:.0f}"),
     ("apiserver CPU s", lambda r: r.apiserver_cpu_seconds, "{:.1f}"),
+    ("apiserver RSS MiB", lambda r: r.apiserver_peak_rss_mib, "{:.0f}"),
+    ("etcd RSS MiB", lambda r: r.etcd_peak_rss_mib, "{:.0f}"),
+    ("etcd DB MiB", lambda r: r.etcd_db_mib, "{:.1f}"),
 )
 HEADERS = ("phase", "system", "bound", *(m[0] for m in _METRICS), "verify")
 
@@ -87,6 +91,9 @@ def print_table(results: Sequence[PhaseResult], console: Console, title: str) ->
         style = "dim" if row[1] in RATIOS else None
         table.add_row(*row, style=style)
     console.print(table)
+    for system, peaks in process_peaks(results).items():
+        listed = ", ".join(f"{name} {mib:.0f}" for name, mib in peaks.items())
+        console.print(f"peak RSS MiB, {system}: {listed}")
     for r in results:
         if r.note:
             console.print(f"[yellow]{r.phase}/{r.system}: {escape(r.note)}[/]")
@@ -129,4 +136,21 @@ def markdown(results: Sequence[PhaseResult], command: str, host: str) -> str:
     for row in rows(results):
         cells = [f"*{c}*" if row[1] in RATIOS and c else c for c in row]
         lines.append("| " + " | ".join(cells) + " |")
+    by_process = process_peaks(results)
+    if by_process:
+        lines += ["", "Peak RSS by process, MiB (the largest of the system's runs):  "]
+        for system, peaks in by_process.items():
+            listed = ", ".join(f"{name} {mib:.0f}" for name, mib in peaks.items())
+            lines.append(f"{system}: {listed}  ")
     return "\n".join(lines) + "\n"
+
+
+def process_peaks(results: Sequence[PhaseResult]) -> dict[str, dict[str, float]]:
+    """Per system, each process's largest peak RSS over the phases (VmHWM is per process
+    lifetime, and every workload starts a fresh control plane)."""
+    found: dict[str, dict[str, float]] = {}
+    for r in results:
+        peaks = found.setdefault(r.system, {})
+        for name, mib in r.process_peak_rss_mib:
+            peaks[name] = max(peaks.get(name, 0.0), mib)
+    return {system: peaks for system, peaks in found.items() if peaks}

@@ -9,6 +9,13 @@ the same identity with a precomputed plan: the least API work per pod; pods use 
 Every control plane runs kube-apiserver with an audit log at level Metadata that records each
 request once (stage RequestReceived), which is how API requests per scheduled pod are counted.
 CPU seconds (utime + stime) and peak RSS (VmHWM) come from /proc.
+
+Sized for 5,000 fake nodes: from `_LARGE` nodes on kube-apiserver serves more requests at a time
+(`_LARGE_FLAGS`: its defaults, 400 reads and 200 writes, are shared by every priority level, and
+a LIST of thousands of nodes or slices takes several seats of them); etcd's backend quota is
+raised from its default 2 GiB to 8 GiB through its environment (ETCD_QUOTA_BACKEND_BYTES, as the
+local control plane takes no etcd flags), and each phase reports etcd's database size. The
+watch cache needs no flag: kube-apiserver sizes it by the event rate since v1.19.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import math
 import os
 import signal
 import socket
@@ -38,8 +46,11 @@ __all__ = [
     "LIMIT_SCHEDULER",
     "ProcessSample",
     "Profiler",
+    "RequestCount",
     "System",
+    "apiserver_args",
     "count_requests",
+    "etcd_db_mib",
     "sample",
     "started",
 ]
@@ -57,6 +68,10 @@ LIMIT_SCHEDULER = "dra-limit"
 _UPSTREAM_AGENTS = ("kube-scheduler/", "kube-controller-manager/")
 _READ_VERBS = frozenset({"get", "list", "watch"})
 _TICK = os.sysconf("SC_CLK_TCK")
+_LARGE = 1000
+_LARGE_FLAGS = ("--max-requests-inflight=1600", "--max-mutating-requests-inflight=800")
+_ETCD_QUOTA = ("ETCD_QUOTA_BACKEND_BYTES", str(8 << 30))
+_DB_SIZE_METRIC = "etcd_mvcc_db_total_size_in_bytes "
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -89,6 +104,7 @@ class System:
     component_pids: dict[str, int]
     apiserver_pid: int
     audit_log: Path
+    etcd_pid: int = 0
 
     def is_ours(self) -> bool:
         return self.name == "ours"
@@ -99,50 +115,76 @@ class System:
 
 
 def _upstream_args(qps: int) -> dict[str, list[str]]:
-    """Client QPS for both; no node-lifecycle-controller, which would taint the fake nodes.
+    """Client QPS for both; no node-lifecycle-controller, which would taint the fake nodes;
+    no leader election, as ours runs with --no-leader-elect.
 
     No kubelet renews the nodes' Leases, so after its grace period (~40 s) KCM's node lifecycle
     controller would mark every node unreachable and taint it NoSchedule (and NoExecute):
-    upstream would stop scheduling mid-run for a reason that has nothing to do with DRA.
+    upstream would stop scheduling mid-run for a reason that has nothing to do with DRA. And on
+    a loaded machine kube-scheduler missed its Lease's renew deadline at 200 nodes, logged
+    "Leaderelection lost" and exited with 981 of 1,440 pods unscheduled.
     """
     rate = [f"--kube-api-qps={qps}", f"--kube-api-burst={qps}"] if qps else []
+    single = "--leader-elect=false"
     return {
-        "kube-scheduler": rate,
-        "kube-controller-manager": [*rate, "--controllers=*,-node-lifecycle-controller"],
+        "kube-scheduler": [*rate, single],
+        "kube-controller-manager": [*rate, "--controllers=*,-node-lifecycle-controller", single],
     }
 
 
-def _audit_args(run_dir: Path) -> list[str]:
+def apiserver_args(run_dir: Path, nodes: int) -> list[str]:
+    """The audit log; from `_LARGE` nodes on, more requests in flight."""
     policy = run_dir / "audit-policy.yaml"
     policy.write_text(_AUDIT_POLICY)
     return [
         f"--audit-policy-file={policy}",
         f"--audit-log-path={run_dir / 'audit.log'}",
         "--audit-log-format=json",
+        *(_LARGE_FLAGS if nodes >= _LARGE else ()),
     ]
+
+
+def etcd_db_mib(etcd_url: str) -> float:
+    """etcd's database size in MiB from its /metrics (NaN when it does not answer)."""
+    try:
+        with urllib.request.urlopen(f"{etcd_url}/metrics", timeout=5) as resp:
+            text = resp.read().decode(errors="replace")
+    except (urllib.error.URLError, OSError):
+        return math.nan
+    for line in text.splitlines():
+        if line.startswith(_DB_SIZE_METRIC):
+            return float(line.split()[1]) / (1 << 20)
+    return math.nan
 
 
 @contextlib.asynccontextmanager
 async def started(
-    name: str, run_dir: Path, *, upstream_qps: int = 0, limit_plan: Path | None = None
+    name: str,
+    run_dir: Path,
+    *,
+    upstream_qps: int = 0,
+    limit_plan: Path | None = None,
+    nodes: int = 0,
 ) -> AsyncIterator[System]:
     """A fresh control plane in `run_dir` with system `name` running; always torn down.
 
     `upstream_qps` > 0 sets kube-scheduler's and kube-controller-manager's client QPS and
     burst (scheduler_perf uses 5000); 0 keeps their defaults (KCM 20/30, scheduler 50/100).
-    `limit_plan`: the plan file the limit system reads (`limit.plan`).
+    `limit_plan`: the plan file the limit system reads (`limit.plan`). `nodes`: how many fake
+    nodes the workload creates (the API server's limits follow).
     """
     run_dir.mkdir(parents=True, exist_ok=True)
     state_dir = run_dir / "controlplane"
     binaries = controlplane.find_binaries()
     # In this thread, not a worker thread: a Ctrl-C during `up` then reaches `up`, which stops
     # what it started; from a worker thread it would leave a half-started control plane behind.
+    os.environ.setdefault(*_ETCD_QUOTA)  # read by the etcd `up` starts
     try:
         state = controlplane.up(
             state_dir=state_dir,
             binaries=binaries,
             with_upstream=name == "upstream",
-            apiserver_args=_audit_args(run_dir),
+            apiserver_args=apiserver_args(run_dir, nodes),
             upstream_args=_upstream_args(upstream_qps),
         )
     except ControlPlaneError as exc:
@@ -159,6 +201,7 @@ async def started(
             },
             apiserver_pid=pids["kube-apiserver"],
             audit_log=run_dir / "audit.log",
+            etcd_pid=pids.get("etcd", 0),
         )
         if name != "upstream":
             roles = controlplane.load_cluster_roles(
@@ -294,8 +337,11 @@ def count_requests(
     audit_lines: Iterable[str], ours: bool, start: float, end: float
 ) -> RequestCount:
     """Requests the component under test made between wall times `start` and `end`."""
+    markers = (f'"{controlplane.OPERATOR_USER}"',) if ours else _UPSTREAM_AGENTS
     total = writes = 0
     for line in audit_lines:
+        if not any(m in line for m in markers):  # most lines: no JSON to decode
+            continue
         try:
             event = json.loads(line)
         except ValueError:

@@ -50,6 +50,25 @@ def claim_names(pod: dict[str, Any]) -> list[str] | None:
     return names
 
 
+def _slim_pod(pod: dict[str, Any]) -> dict[str, Any]:
+    """What `is_done` and `settled` read of a pod: at 5,000 nodes the tracker holds 40,000."""
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    return {
+        "metadata": {"name": pod["metadata"]["name"], "uid": pod["metadata"]["uid"]},
+        "spec": {k: spec[k] for k in ("nodeName", "resourceClaims") if k in spec},
+        "status": {k: status[k] for k in ("resourceClaimStatuses",) if k in status},
+    }
+
+
+def _slim_claim(claim: dict[str, Any]) -> dict[str, Any]:
+    """What `is_done`, `settled` and clearing read of a claim."""
+    meta, status = claim["metadata"], claim.get("status") or {}
+    return {
+        "metadata": {k: meta[k] for k in ("name", "ownerReferences") if k in meta},
+        "status": {k: status[k] for k in ("allocation", "reservedFor") if k in status},
+    }
+
+
 class Tracker:
     """Follows the pods and claims of one namespace and stamps creation and completion."""
 
@@ -103,7 +122,7 @@ class Tracker:
         if kind == "DELETED":
             self.pods.pop(name, None)
         else:
-            self.pods[name] = pod
+            self.pods[name] = _slim_pod(pod)
             self.created.setdefault(name, Stamp.now())
             self._check(name)
         self._changed.set()
@@ -113,11 +132,15 @@ class Tracker:
         if kind == "DELETED":
             self.claims.pop(name, None)
         else:
-            self.claims[name] = claim
+            self.claims[name] = _slim_claim(claim)
             for ref in claim.get("status", {}).get("reservedFor") or []:
                 if ref.get("resource") == "pods":
                     self._check(ref["name"])
         self._changed.set()
+
+    def stamp_created(self, name: str) -> None:
+        """The creator's word that `name` exists; the watch event may have said so first."""
+        self.created.setdefault(name, Stamp.now())
 
     def _check(self, name: str) -> None:
         if name in self.done or not self.is_done(name):

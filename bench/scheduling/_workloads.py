@@ -1,12 +1,15 @@
-"""The eight workloads of issue #9, modelled on upstream's scheduler_perf DRA tests.
+"""The eight benchmark workloads, modelled on upstream's scheduler_perf DRA tests.
 
 Every workload is plain API objects (nodes' slices, classes, templates, claims) and pod specs,
 sized from `--scale`: scale 1 is 20 nodes; devices per node follow the upstream test each one
-mirrors (10, or 2 for shared claims). A workload has one or more phases; a fill phase creates
-all its pods at once, a steady-state phase keeps `in_flight` pods at a time, deleting each one
-as soon as it is bound with its claims allocated and reserved (upstream's
-SteadyStateClusterResourceClaimTemplate). Pre-allocated claims are written by the bench itself,
-as scheduler_perf's `allocResourceClaims` op does, before the phase starts.
+mirrors (10, or 2 for shared claims, 8 in `s`). A workload has one or more phases; a fill phase
+creates all its pods at once (or at the creator's fixed rate), a steady-state phase keeps
+`in_flight` pods at a time, deleting each one as soon as it is bound with its claims allocated
+and reserved (upstream's SteadyStateClusterResourceClaimTemplate). Pre-allocated claims are
+written by the bench itself, as scheduler_perf's `allocResourceClaims` op does, before the phase
+starts. Workload `s` is ClusterLoader2's `dra-steady-state` (perf-tests, clusterloader2
+testing/dra): 8 devices per node filled to 90 % by pods that stay, then pods created at a fixed
+rate for a set time, each deleted once done.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 __all__ = [
+    "CHURN_RATE",
+    "CHURN_SECONDS",
     "CLAIM_FINALIZER",
     "DRIVER",
     "WORKLOADS",
@@ -30,18 +35,31 @@ _DEVICES = 10
 _STEADY_IN_FLIGHT = 10
 _STEADY_MAX_PODS = 1000
 """Pods per steady-state phase: 5 per node, capped so that 500 nodes take minutes, not 20."""
+CHURN_DEVICES = 8
+CHURN_FILL_PERCENT = 90
+CHURN_RATE = 5.0
+"""Pods per second created (and deleted) after the fill: ClusterLoader2's steady-state QPS."""
+CHURN_SECONDS = 60.0
 
 Manifest = dict[str, Any]
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Phase:
-    """One measured run of pods; `preallocate` counts claims that exist allocated before it."""
+    """One measured run of pods; `preallocate` counts claims that exist allocated before it.
+
+    `rate`: pods created per second in this phase whatever the creator's own rate (the churn of
+    `s`); `churn`: each pod is deleted once done; `keep_previous`: the pods of the phase before
+    stay (the fill under the churn) instead of being deleted before this one starts.
+    """
 
     name: str
     pods: int
     in_flight: int | None = None
     preallocate: int = 0
+    rate: float | None = None
+    churn: bool = False
+    keep_previous: bool = False
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -380,6 +398,40 @@ def consumable_capacity(scale: float) -> Workload:
     )
 
 
+def dra_steady_state(
+    scale: float, churn_rate: float = CHURN_RATE, churn_seconds: float = CHURN_SECONDS
+) -> Workload:
+    """ClusterLoader2's dra-steady-state: 8 devices per node, 90 % of them taken by pods that
+    stay (`s-fill`), then `churn_rate` pods per second for `churn_seconds` (`s-churn`).
+
+    ClusterLoader2's churn pods run 30 s on a kubelet; no kubelet runs these, so each is deleted
+    as soon as it is bound with its claim allocated and reserved: deletes follow creates at the
+    same rate, and the cluster stays at 90 % with every churn pod placed in the 10 % left.
+    """
+    nodes = _nodes(scale)
+    devices = CHURN_DEVICES * len(nodes)
+    return Workload(
+        key="s",
+        title=f"dra-steady-state: fill to 90 %, then {churn_rate:g} pods/s for {churn_seconds:g} s",
+        nodes=nodes,
+        slices=tuple(_slice(n, [_device(i) for i in range(CHURN_DEVICES)]) for n in nodes),
+        classes=(_class(),),
+        templates=(_template(_claim_spec(_exactly())),),
+        claims=(),
+        pod_claims=_from_template,
+        phases=(
+            Phase(name="s-fill", pods=max(1, devices * CHURN_FILL_PERCENT // 100)),
+            Phase(
+                name="s-churn",
+                pods=max(1, round(churn_rate * churn_seconds)),
+                rate=churn_rate,
+                churn=True,
+                keep_previous=True,
+            ),
+        ),
+    )
+
+
 WORKLOADS: dict[str, Callable[[float], Workload]] = {
     "a": fill,
     "b": steady,
@@ -389,9 +441,18 @@ WORKLOADS: dict[str, Callable[[float], Workload]] = {
     "f": match_attribute,
     "g": partitionable,
     "h": consumable_capacity,
+    "s": dra_steady_state,
 }
 
 
-def build(key: str, scale: float) -> Workload:
-    """The workload named `key` (a–h) at `scale`."""
+def build(
+    key: str,
+    scale: float,
+    *,
+    churn_rate: float = CHURN_RATE,
+    churn_seconds: float = CHURN_SECONDS,
+) -> Workload:
+    """The workload named `key` (a–h, s) at `scale`; the churn settings shape `s` only."""
+    if key == "s":
+        return dra_steady_state(scale, churn_rate, churn_seconds)
     return WORKLOADS[key](scale)

@@ -36,6 +36,7 @@ from dra_operator.cluster import DeviceLedger
 from dra_operator.controllers.scheduler import CELSelectors
 from dra_operator.kube import PODS, Client, dra, post_event
 from dra_operator.model import (
+    ResourceSlice,
     parse_device_class,
     parse_resource_claim,
     parse_resource_slice,
@@ -62,11 +63,14 @@ def plan(
     features = Features.for_kubernetes("1.36")
     selectors = CELSelectors(features)
     by_class = {c["metadata"]["name"]: parse_device_class(c) for c in classes}
-    parsed = [parse_resource_slice(s) for s in slices]
+    by_node: dict[str | None, list[ResourceSlice]] = {}
+    for manifest in slices:
+        parsed = parse_resource_slice(manifest)
+        by_node.setdefault(parsed.node_name, []).append(parsed)
     ledger = DeviceLedger()
     slots: list[Slot] = []
     for node in sorted(nodes):
-        local = [s for s in parsed if s.node_name == node]
+        local = by_node.get(node, [])
         while True:
             uid = f"plan-{len(slots)}"
             claim = parse_resource_claim(

@@ -1,26 +1,29 @@
 #!/usr/bin/env bash
 # Run the e2e suite against the operator installed in a kind cluster (docs/kind.md).
 #
-#   e2e/kind/run.sh [--k8s 1.36] [--name NAME] [--image IMAGE] [--no-build] [--keep]
-#                   [-- PYTEST_ARGS...]
+#   e2e/kind/run.sh [--k8s 1.36] [--name NAME] [--archive FILE] [--image IMAGE] [--no-build]
+#                   [--keep] [-- PYTEST_ARGS...]
 #
 # Creates the cluster from e2e/kind/kind-<k8s>.yaml (or reuses one of that name), builds the
-# image, loads it into the nodes, installs the CRDs and deploy/, waits for the rollout, runs
-# `pytest e2e/` with KUBECONFIG pointing at the cluster, and deletes the cluster unless --keep.
-# Needs docker, kind and kubectl on PATH (kubectl may also be the one `make controlplane`
-# built), and the project's .venv (`make unit` creates it; DRA_OPERATOR_E2E_PYTEST overrides).
+# image archive (`make image`, unless --no-build or --archive), loads it into the nodes with
+# `kind load image-archive`, installs the operator with e2e/kind/install.sh (the same steps
+# the deployed suite runs on the local control plane), runs `pytest e2e/` with KUBECONFIG
+# pointing at the cluster, and deletes the cluster unless --keep. --image: the reference the
+# archive holds, if not dra-operator:<version>. Needs docker, kind and kubectl on PATH
+# (kubectl may also be the one `make controlplane` built), and the project's .venv.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 k8s=1.36
 name=""
 image=""
+archive=""
 build=true
 keep=false
 pytest_args=()
 
 usage() {
-  sed -n '2,12s/^# \{0,1\}//p' "$0"
+  sed -n '2,14s/^# \{0,1\}//p' "$0"
   exit "${1:-0}"
 }
 
@@ -29,6 +32,7 @@ while [ $# -gt 0 ]; do
     --k8s) k8s=${2:?--k8s needs a version such as 1.36}; shift 2 ;;
     --name) name=${2:?--name needs a cluster name}; shift 2 ;;
     --image) image=${2:?--image needs an image reference}; shift 2 ;;
+    --archive) archive=${2:?--archive needs a file}; build=false; shift 2 ;;
     --no-build) build=false; shift ;;
     --keep) keep=true; shift ;;
     -h|--help) usage 0 ;;
@@ -45,6 +49,8 @@ fi
 name=${name:-dra-operator-${k8s//./-}}
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$repo/pyproject.toml")
 image=${image:-dra-operator:$version}
+cache=${DRA_OPERATOR_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dra-operator/image}
+archive=${archive:-$cache/dra-operator-$version.tar}
 
 kubectl=$(command -v kubectl || true)
 if [ -z "$kubectl" ]; then
@@ -88,28 +94,18 @@ fi
 kind get kubeconfig --name "$name" >"$KUBECONFIG"
 
 if $build; then
-  step "building $image"
-  docker build --tag "$image" --build-arg "VERSION=$version" \
-    --build-arg "REVISION=$(git -C "$repo" rev-parse HEAD 2>/dev/null || echo unknown)" "$repo"
+  step "building the image archive (make image)"
+  make -C "$repo" image >&2
 fi
-step "loading $image into $name"
-kind load docker-image "$image" --name "$name"
+[ -f "$archive" ] || { echo "no image archive at $archive: run make image" >&2; exit 2; }
+step "loading $archive into $name"
+kind load image-archive "$archive" --name "$name"
 
-# kind runs kube-scheduler: install the routing policies so that dra-operator alone allocates
-# devices (docs/coexistence.md). MutatingAdmissionPolicy is on by default from 1.36; before,
-# only the policy refusing pods with claims that name another scheduler.
-step "installing CRDs and deploy/ with the routing policies"
-"$kubectl" apply --server-side -k "$repo/crds"
-"$kubectl" wait --for=condition=Established --timeout=60s \
-  crd/allocationpolicies.dra-operator.dev
-if [ "${k8s#1.}" -ge 36 ]; then
-  "$kubectl" apply --server-side -k "$repo/deploy/beside-kube-scheduler"
-else
-  "$kubectl" apply --server-side -k "$repo/deploy"
-  "$kubectl" apply --server-side -f "$repo/deploy/components/require-scheduler/policy.yaml"
-fi
-"$kubectl" -n dra-operator-system set image deployment/dra-operator "operator=$image"
-"$kubectl" -n dra-operator-system rollout status deployment/dra-operator --timeout=300s
+# kind runs kube-scheduler: install.sh installs the routing that fits the release, so that
+# dra-operator alone allocates devices (docs/coexistence.md).
+install_args=(--kubectl "$kubectl")
+[ "$image" = "dra-operator:$version" ] || install_args+=(--image "$image")
+"$repo/e2e/kind/install.sh" "${install_args[@]}"
 
 step "running the e2e suite"
 # The operator already runs in the cluster: the suite must not start its own.

@@ -93,3 +93,15 @@ ROUTE_CLAIMS_POLICY: Final = "dra-operator-route-claims"
 REQUIRE_SCHEDULER_POLICY: Final = "dra-operator-require-scheduler"
 """ValidatingAdmissionPolicy (and its binding): pods with claims that name another scheduler
 are refused, so only one allocator decides about devices."""
+
+ROUTE_EXTENDED_RESOURCES_POLICY: Final = "dra-operator-route-extended-resources"
+"""MutatingAdmissionPolicy (and its binding): pods asking for an extended resource a DeviceClass
+maps get our scheduler name; the mapped names are its parameters (`EXTENDED_RESOURCES_PARAMS`)."""
+
+REQUIRE_SCHEDULER_EXTENDED_RESOURCES_POLICY: Final = (
+    "dra-operator-require-scheduler-extended-resources"
+)
+"""ValidatingAdmissionPolicy (and its binding): such pods naming another scheduler are refused."""
+
+EXTENDED_RESOURCES_PARAMS: Final = "dra-operator-extended-resources"
+"""The ConfigMap (in the operator's namespace) whose `data.names` lists the mapped names."""

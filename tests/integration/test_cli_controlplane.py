@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.support.skipping import skip_or_fail
 
 from dra_operator import controlplane
 from dra_operator.controlplane import Binaries
@@ -36,9 +37,7 @@ def binaries() -> Binaries:
     found = controlplane.find_binaries()
     for name in ("etcd", "kube-apiserver", "kubectl"):
         if not found.has(name):
-            if os.environ.get("CI") == "true":
-                pytest.fail(f"{name} missing in {found.directory}", pytrace=False)
-            pytest.skip(f"{name} missing in {found.directory}: run `make controlplane`")
+            skip_or_fail(f"{name} missing in {found.directory}: run `make controlplane`")
     return found
 
 
@@ -48,9 +47,7 @@ def _need_real_nodes(binaries: Binaries) -> None:
     if os.geteuid() != 0:
         missing.append("root")
     if missing:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"the demo's real nodes need: {', '.join(missing)}", pytrace=False)
-        pytest.skip(f"the demo's real nodes need: {', '.join(missing)}")
+        skip_or_fail(f"the demo's real nodes need: {', '.join(missing)}")
 
 
 def test_up_status_env_demo_down(tmp_path: Path, binaries: Binaries) -> None:

@@ -1,11 +1,11 @@
-"""dra-operator beside kube-scheduler and kube-controller-manager (issue 14, docs/coexistence.md).
+"""dra-operator beside kube-scheduler and kube-controller-manager (docs/coexistence.md).
 
 On a control plane of its own that runs both upstream components leader-elected, as kind does,
 with `dra-operator run` (default flags, deploy/'s RBAC) as a subprocess:
 
 * the race: 20 bursts of pods half naming kube-scheduler, half dra-operator, from a
   one-device template and one shared claim, for fewer devices than pods, with the routing
-  policies of deploy/beside-kube-scheduler installed: no device allocated twice, no pod claim
+  policies of deploy/ installed: no device allocated twice, no pod claim
   with two generated claims, no stale reservation, `verify` clean, bound pods exactly those
   whose claims were allocated and reserved, every device used;
 * the same with the operator started before kube-controller-manager (KCM starts during the

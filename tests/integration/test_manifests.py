@@ -1,9 +1,9 @@
 """What users install applies to a real kube-apiserver, and bad AllocationPolicies do not.
 
 Aspects covered:
-* every object of `kubectl kustomize deploy/`, of the monitoring and beside-kube-scheduler
-  overlays and of `helm template`
-  (defaults, and every optional object switched on) passes a server-side dry-run apply: schema,
+* every object of `kubectl kustomize deploy/`, of the monitoring, bare-control-plane and
+  require-scheduler-only overlays and of `helm template` (defaults, and every optional object
+  switched on) passes a server-side dry-run apply: schema,
   defaulting, admission and CEL of the real API server, the Deployment's pod meeting the
   `restricted` Pod Security level its namespace enforces. ServiceMonitor and PrometheusRule are
   checked against prometheus-operator's published CRDs (tests/data/prometheus-operator);
@@ -92,10 +92,8 @@ def installed(kubectl: Kubectl) -> Path:
 def _render(source: str, kubectl_binary: Path, home: Path) -> str:
     if source == "kustomize":
         return kustomize(kubectl_binary, DEPLOY)
-    if source == "kustomize-monitoring":
-        return kustomize(kubectl_binary, DEPLOY / "monitoring")
-    if source == "kustomize-beside-kube-scheduler":
-        return kustomize(kubectl_binary, DEPLOY / "beside-kube-scheduler")
+    if source.startswith("kustomize-"):
+        return kustomize(kubectl_binary, DEPLOY / source.removeprefix("kustomize-"))
     helm = require_binary(helm_path(), "make helm")
     if source == "helm":
         return helm_template(helm, home)
@@ -114,7 +112,7 @@ def _render(source: str, kubectl_binary: Path, home: Path) -> str:
             "prometheusRule": {"enabled": True},
             "grafanaDashboard": {"enabled": True},
         },
-        "routing": {"mutate": True, "enforce": True},
+        "routing": {"mode": "manual", "mutate": True, "enforce": True},
     }
     return helm_template(helm, home, everything)
 
@@ -124,7 +122,8 @@ def _render(source: str, kubectl_binary: Path, home: Path) -> str:
     [
         "kustomize",
         "kustomize-monitoring",
-        "kustomize-beside-kube-scheduler",
+        "kustomize-bare-control-plane",
+        "kustomize-require-scheduler-only",
         "helm",
         "helm-everything-on",
     ],

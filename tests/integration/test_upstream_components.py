@@ -10,13 +10,13 @@ controller mirrors, and the peer for later side-by-side runs).
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.support.dra_objects import claim_spec, claim_template
+from tests.support.skipping import skip_or_fail
 
 from dra_operator import controlplane
 from dra_operator.controlplane import node_manifest
@@ -31,10 +31,7 @@ def upstream(tmp_path: Path) -> Iterator[controlplane.ControlPlaneState]:
     binaries = controlplane.find_binaries()
     for name in ("etcd", "kube-apiserver", "kube-scheduler", "kube-controller-manager"):
         if not binaries.has(name):
-            message = f"{name} missing in {binaries.directory}: run `make controlplane`"
-            if os.environ.get("CI") == "true":
-                pytest.fail(message, pytrace=False)
-            pytest.skip(message)
+            skip_or_fail(f"{name} missing in {binaries.directory}: run `make controlplane`")
     state = controlplane.up(state_dir=tmp_path / "state", binaries=binaries, with_upstream=True)
     try:
         yield state

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.skipping import skip_or_fail
 
 from dra_operator import controlplane
 from dra_operator.errors import APINotFoundError, ControlPlaneError
@@ -102,15 +103,7 @@ def require_binaries(binaries: controlplane.Binaries, *names: str) -> None:
     """Skip the test without these binaries (fail under CI=true)."""
     missing = [name for name in names if not binaries.has(name)]
     if missing:
-        _missing_binaries(
-            f"{', '.join(missing)} not in {binaries.directory}: run `make controlplane`"
-        )
-
-
-def _missing_binaries(message: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{message} (CI=true: failing instead of skipping)", pytrace=False)
-    pytest.skip(message)
+        skip_or_fail(f"{', '.join(missing)} not in {binaries.directory}: run `make controlplane`")
 
 
 REAL_NODES = 2
@@ -138,14 +131,14 @@ def running_control_plane(
     )
     for name in needed:
         if not binaries.has(name):
-            _missing_binaries(f"{name} not in {binaries.directory}: run `make controlplane`")
+            skip_or_fail(f"{name} not in {binaries.directory}: run `make controlplane`")
     node_binaries = controlplane.find_node_binaries() if nodes else None
     if node_binaries is not None:
         missing = node_binaries.missing()
         if missing:
-            _missing_binaries(f"real nodes need: {', '.join(missing)}")
+            skip_or_fail(f"real nodes need: {', '.join(missing)}")
         if os.geteuid() != 0:
-            _missing_binaries("real nodes need root (bridges, cgroups, mounts)")
+            skip_or_fail("real nodes need root (bridges, cgroups, mounts)")
     try:
         state = controlplane.up(
             state_dir=state_dir,

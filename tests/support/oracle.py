@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shutil
 import subprocess
 import tempfile
@@ -23,6 +22,7 @@ from types import TracebackType
 from typing import IO, Any
 
 import pytest
+from tests.support.skipping import skip_or_fail
 
 BUILD_SCRIPT = Path(__file__).resolve().parents[1] / "oracle" / "build.sh"
 
@@ -188,17 +188,12 @@ def build_oracle(release: str = "1.36") -> Path | None:
     return Path(done.stdout.decode().strip().splitlines()[-1])
 
 
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").lower() == "true"
-
-
 def _running(release: str) -> Iterator[Oracle]:
     binary = build_oracle(release)
     if binary is None:
-        reason = "go is not installed, so the upstream DRA oracle (tests/oracle) cannot be built"
-        if _in_ci():
-            pytest.fail(reason)
-        pytest.skip(reason)
+        skip_or_fail(
+            "go is not installed, so the upstream DRA oracle (tests/oracle) cannot be built"
+        )
     with Oracle(binary) as running:
         yield running
 

@@ -2,11 +2,14 @@
 
 Aspects covered:
 * kustomize and Helm render the same objects — the same (kind, namespace, name) set and the
-  same content up to Helm's bookkeeping labels — with and without the monitoring objects, and
-  with the routing policies of deploy/beside-kube-scheduler (docs/coexistence.md);
+  same content up to Helm's bookkeeping labels — for every layout: deploy/ (routing, 1.36+),
+  the monitoring overlay, the bare control plane, 1.34/1.35 with MutatingAdmissionPolicy
+  v1beta1, and the refusing policies alone; the chart choosing each from the cluster's version
+  and served APIs (docs/coexistence.md);
 * chart values reach the objects (controllers, scheduler names, leader election, replicas,
   policies, monitoring switches) and `helm lint --strict` passes;
-* the Deployment is hardened the way issue 8 asks, in both renderings;
+* the Deployment is hardened (non-root, seccomp RuntimeDefault, read-only root filesystem, no
+  privilege escalation, every capability dropped), in both renderings;
 * the chart, the image tag and the Python package carry one version;
 * every alert and dashboard query parses as PromQL and uses only metrics docs/metrics.md lists;
 * the kind configs switch on exactly the gates and API versions the local control plane
@@ -97,25 +100,54 @@ def _deployment(manifests: list[Manifest]) -> Manifest:
     return next(m for m in manifests if m["kind"] == "Deployment")
 
 
+NEWEST = ("--kube-version", "1.37.0")
+BETA_POLICIES = ("--api-versions", "admissionregistration.k8s.io/v1beta1/MutatingAdmissionPolicy")
+CREATE_NAMESPACE = {"namespace": {"create": True}}
+
+
 @pytest.mark.parametrize(
-    ("overlay", "values"),
+    ("overlay", "values", "cluster"),
     [
-        pytest.param("", {"namespace": {"create": True}}, id="operator"),
+        pytest.param("", CREATE_NAMESPACE, NEWEST, id="operator-with-routing"),
         pytest.param(
-            "monitoring", {"namespace": {"create": True}, **MONITORING_ON}, id="with-monitoring"
+            "monitoring", {**CREATE_NAMESPACE, **MONITORING_ON}, NEWEST, id="with-monitoring"
         ),
         pytest.param(
-            "beside-kube-scheduler",
-            {"namespace": {"create": True}, "routing": {"mutate": True, "enforce": True}},
-            id="with-routing",
+            "bare-control-plane",
+            {**CREATE_NAMESPACE, "routing": {"mode": "bare-control-plane"}},
+            NEWEST,
+            id="bare-control-plane",
+        ),
+        pytest.param(
+            "release-1.34",
+            CREATE_NAMESPACE,
+            ("--kube-version", "1.35.2", *BETA_POLICIES),
+            id="1.35-with-beta-mutating-policies",
+        ),
+        pytest.param(
+            "require-scheduler-only",
+            CREATE_NAMESPACE,
+            ("--kube-version", "1.34.1"),
+            id="1.34-without-mutating-policies",
+        ),
+        pytest.param(
+            "",
+            {**CREATE_NAMESPACE, "routing": {"mode": "manual", "mutate": True, "enforce": True}},
+            ("--kube-version", "1.36.0"),
+            id="manual",
         ),
     ],
 )
 def test_kustomize_and_helm_render_the_same_objects(
-    kubectl: Path, helm: Path, helm_home: Path, overlay: str, values: dict[str, Any]
+    kubectl: Path,
+    helm: Path,
+    helm_home: Path,
+    overlay: str,
+    values: dict[str, Any],
+    cluster: tuple[str, ...],
 ) -> None:
     from_kustomize = _by_identity(parse(kustomize(kubectl, DEPLOY / overlay)))
-    from_helm = _by_identity(parse(helm_template(helm, helm_home, values)))
+    from_helm = _by_identity(parse(helm_template(helm, helm_home, values, *cluster)))
 
     assert sorted(from_helm) == sorted(from_kustomize)
     for key, manifest in from_kustomize.items():
@@ -129,19 +161,107 @@ def test_helm_leaves_the_namespace_to_helm_by_default(helm: Path, helm_home: Pat
     assert {"Deployment", "ClusterRole", "CustomResourceDefinition"} <= kinds
 
 
-def test_kustomize_objects_are_exactly_the_operator(kubectl: Path) -> None:
-    rendered = {identity(m) for m in parse(kustomize(kubectl, DEPLOY))}
+OPERATOR = {
+    ("Namespace", "", NAMESPACE),
+    ("CustomResourceDefinition", "", "allocationpolicies.dra-operator.dev"),
+    ("ServiceAccount", NAMESPACE, "dra-operator"),
+    ("ClusterRole", "", "dra-operator"),
+    ("ClusterRoleBinding", "", "dra-operator"),
+    ("Deployment", NAMESPACE, "dra-operator"),
+    ("Service", NAMESPACE, "dra-operator-metrics"),
+    ("PodDisruptionBudget", NAMESPACE, "dra-operator"),
+    ("ConfigMap", NAMESPACE, "dra-operator-extended-resources"),
+}
+MUTATING = {
+    (kind, "", name)
+    for kind in ("MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding")
+    for name in ("dra-operator-route-claims", "dra-operator-route-extended-resources")
+}
+VALIDATING = {
+    (kind, "", name)
+    for kind in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
+    for name in (
+        "dra-operator-require-scheduler",
+        "dra-operator-require-scheduler-extended-resources",
+    )
+}
 
-    assert rendered == {
-        ("Namespace", "", NAMESPACE),
-        ("CustomResourceDefinition", "", "allocationpolicies.dra-operator.dev"),
-        ("ServiceAccount", NAMESPACE, "dra-operator"),
-        ("ClusterRole", "", "dra-operator"),
-        ("ClusterRoleBinding", "", "dra-operator"),
-        ("Deployment", NAMESPACE, "dra-operator"),
-        ("Service", NAMESPACE, "dra-operator-metrics"),
-        ("PodDisruptionBudget", NAMESPACE, "dra-operator"),
-    }
+
+@pytest.mark.parametrize(
+    ("overlay", "expected", "mutating_version"),
+    [
+        pytest.param("", OPERATOR | MUTATING | VALIDATING, "v1", id="deploy"),
+        pytest.param("bare-control-plane", OPERATOR, None, id="bare-control-plane"),
+        pytest.param("release-1.34", OPERATOR | MUTATING | VALIDATING, "v1beta1", id="1.34"),
+        pytest.param("require-scheduler-only", OPERATOR | VALIDATING, None, id="refusing-only"),
+    ],
+)
+def test_each_layout_is_exactly_the_operator_and_its_routing(
+    kubectl: Path, overlay: str, expected: set[tuple[str, str, str]], mutating_version: str | None
+) -> None:
+    rendered = parse(kustomize(kubectl, DEPLOY / overlay))
+
+    assert {identity(m) for m in rendered} == expected
+    kinds = [m["kind"] for m in rendered]
+    routing = [i for i, kind in enumerate(kinds) if "AdmissionPolicy" in kind]
+    assert all(i < kinds.index("Deployment") for i in routing), "routing after the operator"
+    versions = {m["apiVersion"] for m in rendered if m["kind"].startswith("Mutating")}
+    wanted = {f"admissionregistration.k8s.io/{mutating_version}"} if mutating_version else set()
+    assert versions == wanted
+    refs = [m["spec"]["paramRef"] for m in rendered if "paramRef" in (m.get("spec") or {})]
+    extended = [k for k in expected if k[0].endswith("Binding") and "extended" in k[2]]
+    assert len(refs) == len(extended)
+    for ref in refs:
+        assert ref == {
+            "name": "dra-operator-extended-resources",
+            "namespace": NAMESPACE,
+            "parameterNotFoundAction": "Allow",
+        }
+
+
+@pytest.mark.parametrize(
+    ("cluster", "mutating_version", "validating"),
+    [
+        pytest.param(("--kube-version", "1.37.0"), "v1", True, id="1.37"),
+        pytest.param(("--kube-version", "1.36.0"), "v1", True, id="1.36"),
+        pytest.param(("--kube-version", "v1.36.1-eks.5"), "v1", True, id="1.36-provider-build"),
+        pytest.param(("--kube-version", "1.35.0", *BETA_POLICIES), "v1beta1", True, id="1.35-beta"),
+        pytest.param(("--kube-version", "1.35.0"), None, True, id="1.35"),
+        pytest.param(("--kube-version", "1.30.0"), None, True, id="1.30"),
+        pytest.param(("--kube-version", "1.29.4"), None, False, id="1.29"),
+    ],
+)
+def test_the_chart_routes_by_the_clusters_version_and_apis(
+    helm: Path,
+    helm_home: Path,
+    cluster: tuple[str, ...],
+    mutating_version: str | None,
+    validating: bool,
+) -> None:
+    rendered = parse(helm_template(helm, helm_home, None, *cluster))
+    kinds = {identity(m) for m in rendered}
+
+    versions = {m["apiVersion"] for m in rendered if m["kind"].startswith("Mutating")}
+    if mutating_version is None:
+        assert not kinds & MUTATING
+    else:
+        assert kinds >= MUTATING
+        assert versions == {f"admissionregistration.k8s.io/{mutating_version}"}
+    assert (kinds >= VALIDATING) is validating
+    assert validating or not kinds & VALIDATING
+
+
+def test_the_routing_reads_its_parameters_in_the_release_namespace(
+    helm: Path, helm_home: Path
+) -> None:
+    argv = ("--kube-version", "1.37.0", "--namespace", "gpus")
+    rendered = parse(helm_template(helm, helm_home, None, *argv))
+
+    configmap = next(m for m in rendered if m["kind"] == "ConfigMap")
+    assert configmap["metadata"]["namespace"] == "gpus"
+    refs = [m["spec"]["paramRef"] for m in rendered if "paramRef" in (m.get("spec") or {})]
+    assert len(refs) == 2
+    assert {ref["namespace"] for ref in refs} == {"gpus"}
 
 
 @pytest.mark.parametrize(

@@ -1,13 +1,14 @@
-"""The running operator: caches fed by kopf and our reflectors (pods, claims), controllers
-chosen by settings, leader election.
+"""The running operator: caches fed by our reflectors (every kind), controllers chosen by
+settings, leader election.
 
 `cli run` builds `Settings`, discovers the server (`discover`), builds an `Operator` and runs it
-with the kopf watches (`run_operator`). Controllers plug in through `_registry.BUILDERS`
+with its reflectors beside kopf (`serve`). Controllers plug in through `_registry.BUILDERS`
 (one line each; see `Plugin`). Design: docs/design/operator.md.
 """
 
 from dra_operator.app._caches import CORE_KINDS, Caches, Kind
 from dra_operator.app._claims import ClaimsPlugin, build_claims
+from dra_operator.app._coexistence import EVENT_UNSAFE_CONFIGURATION, UNSAFE_TWO_SCHEDULERS
 from dra_operator.app._discovery import (
     CLASSIC_VERSION,
     DRA_KINDS,
@@ -24,11 +25,7 @@ from dra_operator.app._kopf import (
     upstream_watch,
 )
 from dra_operator.app._leader import LeaseElector
-from dra_operator.app._operator import (
-    EVENT_UNSAFE_CONFIGURATION,
-    UNSAFE_TWO_SCHEDULERS,
-    Operator,
-)
+from dra_operator.app._operator import Operator
 from dra_operator.app._plugin import Builder, Context, Plugin
 from dra_operator.app._registry import BUILDERS
 from dra_operator.app._settings import (

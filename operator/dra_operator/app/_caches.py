@@ -1,4 +1,4 @@
-"""Every store the controllers read, fed by the watch handlers, and whether they are synced.
+"""Every store the controllers read, fed by the reflectors (`_reflector`).
 
 One `Store` per watched kind, the allocated-devices ledger and the deleted-pod UIDs, kept
 together because one event touches several of them (a claim event moves the ledger; a pod
@@ -10,18 +10,16 @@ once per resourceVersion through `on_invalid`; the operator never stops over it.
 On a 1.30 server (resource.k8s.io/v1alpha2 only), `named` holds its ResourceSlices and parameter
 objects as they are (`model.v1alpha2`): the scheduler allocates named resources from them.
 
+The storage kinds (PVs, PVCs, StorageClasses, CSINodes, CSIDrivers) feed the scheduler's volume
+plugins; every server serves them (core/v1 and storage.k8s.io/v1), so they are always watched.
+
 When the AllocationPolicy CRD is installed (`policies`), its objects and the namespaces' labels
 (which policies select on) are watched too; when the scheduler runs, the PodDisruptionBudgets
 (`pdbs`), which preemption reads to spare the pods a budget protects.
-
-"Synced" is client-go's `WaitForCacheSync`: every object a LIST returned at start-up has reached
-its store. Objects deleted between that LIST and the watch's own never arrive, so a kind still
-missing objects after a while is listed again and compared with the fresh list.
 """
 
 from __future__ import annotations
 
-import asyncio
 import enum
 from collections.abc import Callable, Mapping
 from typing import Any, Final
@@ -59,16 +57,21 @@ class Kind(enum.StrEnum):
     SCHEDULING_CONTEXTS = "podschedulingcontexts"
     CLASS_PARAMETERS = "resourceclassparameters"  # 1.30 (v1alpha2)
     CLAIM_PARAMETERS = "resourceclaimparameters"  # 1.30 (v1alpha2)
+    POOL_STATUS_REQUESTS = "resourcepoolstatusrequests"  # 1.36+ (v1alpha3), KEP-5677
     NAMESPACES = "namespaces"
     POLICIES = "allocationpolicies"
+    PERSISTENT_VOLUMES = "persistentvolumes"
+    PERSISTENT_VOLUME_CLAIMS = "persistentvolumeclaims"
+    STORAGE_CLASSES = "storageclasses"
+    CSI_NODES = "csinodes"
+    CSI_DRIVERS = "csidrivers"
+    POD_GROUPS = "podgroups"  # scheduling.k8s.io, 1.36+ with GenericWorkload
     PDBS = "poddisruptionbudgets"
 
 
 CORE_KINDS: Final = frozenset({Kind.PODS, Kind.NODES})
 
 InvalidHook = Callable[[Kind, Mapping[str, Any], errors.InvalidObjectError], None]
-
-_RESYNC_AFTER: Final = 5.0  # seconds before a kind still missing listed objects is re-listed
 
 
 class Caches:
@@ -80,6 +83,7 @@ class Caches:
         *,
         consumable_capacity: bool = True,
         policies: bool = False,
+        pod_groups: str = "",
         pod_disruption_budgets: bool = False,
         deterministic_claim_names: bool = False,
         on_invalid: InvalidHook | None = None,
@@ -127,12 +131,30 @@ class Caches:
             journal=JOURNAL_LENGTH,  # the scheduler's verdicts read what changed
             keep=slim,
         )
+        self.persistent_volumes: Store[model.PersistentVolume] = Store(
+            "PersistentVolume", model.parse_persistent_volume, keep=slim
+        )
+        self.persistent_volume_claims: Store[model.PersistentVolumeClaim] = Store(
+            "PersistentVolumeClaim", model.parse_persistent_volume_claim, keep=slim
+        )
+        self.storage_classes: Store[model.StorageClass] = Store(
+            "StorageClass", model.parse_storage_class, keep=slim
+        )
+        self.csi_nodes: Store[model.CSINode] = Store("CSINode", model.parse_csi_node, keep=slim)
+        self.csi_drivers: Store[model.CSIDriver] = Store(
+            "CSIDriver", model.parse_csi_driver, keep=slim
+        )
         self.stores: dict[Kind, Store[Any]] = {
             Kind.PODS: self.pods,
             Kind.NODES: self.nodes,
             Kind.CLAIMS: self.claims,
             Kind.TEMPLATES: self.templates,
             Kind.CLASSES: self.classes,
+            Kind.PERSISTENT_VOLUMES: self.persistent_volumes,
+            Kind.PERSISTENT_VOLUME_CLAIMS: self.persistent_volume_claims,
+            Kind.STORAGE_CLASSES: self.storage_classes,
+            Kind.CSI_NODES: self.csi_nodes,
+            Kind.CSI_DRIVERS: self.csi_drivers,
         }
         self.named: NamedInventory | None = None
         if versions.get(Kind.SLICES) == model.v1alpha2.VERSION:  # 1.30: read as they are
@@ -169,6 +191,19 @@ class Caches:
                 dra(model.parse_pod_scheduling_context, Kind.SCHEDULING_CONTEXTS),
             )
             self.stores[Kind.SCHEDULING_CONTEXTS] = self.contexts
+        self.pool_status_requests: Store[model.ResourcePoolStatusRequest] | None = None
+        if Kind.POOL_STATUS_REQUESTS in versions:
+            self.pool_status_requests = Store(
+                "ResourcePoolStatusRequest",
+                dra(model.parse_resource_pool_status_request, Kind.POOL_STATUS_REQUESTS),
+            )
+            self.stores[Kind.POOL_STATUS_REQUESTS] = self.pool_status_requests
+        self.pod_groups: Store[model.PodGroup] | None = None
+        if pod_groups:  # the scheduling.k8s.io version serving them
+            self.pod_groups = Store(
+                "PodGroup", lambda raw: model.parse_pod_group(raw, pod_groups), keep=slim
+            )
+            self.stores[Kind.POD_GROUPS] = self.pod_groups
         self.namespaces: Store[Mapping[str, str]] | None = None
         self.policies: Store[hooks.AllocationPolicy] | None = None
         if policies:
@@ -187,8 +222,6 @@ class Caches:
         # forgotten once the object parses again or is deleted (else it grows with every
         # invalid object ever seen).
         self._reported: dict[tuple[Kind, ObjectKey], str] = {}
-        self._pending: dict[Kind, set[ObjectKey]] = {}
-        self._changed = asyncio.Event()
 
     @property
     def kinds(self) -> list[Kind]:
@@ -199,10 +232,6 @@ class Caches:
     ) -> Change[Any] | None:
         """Record one watch event; None when it changes nothing or does not parse."""
         key = ObjectKey.of(raw)
-        pending = self._pending.get(kind)
-        if pending is not None and key in pending:
-            pending.discard(key)
-            self._changed.set()
         try:
             change = self.stores[kind].apply(event_type, raw)
         except errors.InvalidObjectError as exc:
@@ -231,7 +260,7 @@ class Caches:
     ) -> list[Change[Any]]:
         """Forget the objects a fresh LIST (at resourceVersion `snapshot`) no longer holds.
 
-        client-go's Replace after a relist: a kopf relist only adds and updates, so objects
+        client-go's Replace after a relist: the LIST's events only add and update, so objects
         deleted while the watch was down would otherwise stay in the stores forever (a pod's
         claims never released, a claim's devices never freed). An object seen at or after
         `snapshot` is newer than the LIST and kept; with `namespace`, the LIST covered that
@@ -261,40 +290,6 @@ class Caches:
         self._reported[(kind, key)] = version
         if self._on_invalid is not None:
             self._on_invalid(kind, raw, exc)
-
-    # -- synced -------------------------------------------------------------------------------
-
-    def expect(self, kind: Kind, listed: list[Mapping[str, Any]]) -> None:
-        """Objects a LIST returned: the kind is synced once each has reached its store."""
-        store = self.stores[kind]
-        keys = {ObjectKey.of(raw) for raw in listed}
-        self._pending[kind] = {key for key in keys if store.get(key) is None}
-        self._changed.set()
-
-    def missing(self, kind: Kind) -> int:
-        """How many listed objects have not arrived yet (0 once synced)."""
-        pending = self._pending.get(kind)
-        if pending is None:
-            return -1
-        # An object whose parse failed is not in the store but has arrived: count it synced.
-        return len(pending)
-
-    def synced(self) -> bool:
-        return all(self.missing(kind) == 0 for kind in self.stores)
-
-    async def wait_synced(self, lister: Callable[[Kind], Any]) -> None:
-        """List every kind (`await lister(kind)` → its items), then wait until all arrived."""
-        for kind in self.stores:
-            self.expect(kind, await lister(kind))
-        while not self.synced():
-            self._changed.clear()
-            try:
-                async with asyncio.timeout(_RESYNC_AFTER):  # 3.11's wait_for may eat a cancel
-                    await self._changed.wait()
-            except TimeoutError:
-                for kind in self.stores:
-                    if self.missing(kind) != 0:
-                        self.expect(kind, await lister(kind))
 
 
 def namespace_labels(raw: Mapping[str, Any]) -> Mapping[str, str]:

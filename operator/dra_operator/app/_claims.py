@@ -19,6 +19,7 @@ from dra_operator.controllers.claims import (
     WorkKey,
     keys_for_claim,
     keys_for_pod,
+    keys_for_pod_group,
     keys_for_template,
 )
 
@@ -29,7 +30,9 @@ class ClaimsPlugin:
     def __init__(self, ctx: Context) -> None:
         caches = ctx.caches
         self._caches = caches
-        self.view = StoreView(caches.pods, caches.claims, caches.templates, caches.deleted_pods)
+        self.view = StoreView(
+            caches.pods, caches.claims, caches.templates, caches.deleted_pods, caches.pod_groups
+        )
         features = ClaimsFeatures(
             admin_access=ctx.server.features.admin_access,
             prioritized_list=ctx.server.features.prioritized_list,
@@ -37,7 +40,12 @@ class ClaimsPlugin:
             naming=ctx.server.claim_naming,
         )
         metrics = ctx.metrics
-        writer = KubeClaimsWriter(ctx.api, claims=ctx.server.resource(Kind.CLAIMS), metrics=metrics)
+        writer = KubeClaimsWriter(
+            ctx.api,
+            claims=ctx.server.resource(Kind.CLAIMS),
+            pod_groups=ctx.server.pod_group_resource,
+            metrics=metrics,
+        )
         reconciler = ClaimsReconciler(
             self.view,
             caches.claims,
@@ -64,6 +72,8 @@ class ClaimsPlugin:
                 keys = keys_for_claim(obj, self.view, self.view, deleted=deleted)
             elif kind is Kind.TEMPLATES and not deleted:
                 keys = keys_for_template(obj, self.view, self.view)
+            elif kind is Kind.POD_GROUPS:
+                keys = keys_for_pod_group(obj, self.view, self.view, deleted=deleted)
             else:
                 continue
             for key in keys:
@@ -75,6 +85,9 @@ class ClaimsPlugin:
                 self.controller.enqueue(key)
         for claim in self._caches.claims:
             for key in keys_for_claim(claim.obj, self.view, self.view):
+                self.controller.enqueue(key)
+        for group in self._caches.pod_groups or ():
+            for key in keys_for_pod_group(group.obj, self.view, self.view):
                 self.controller.enqueue(key)
 
     async def run(self) -> None:

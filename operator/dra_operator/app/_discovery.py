@@ -29,9 +29,11 @@ DRA_KINDS: Final = (
     "podschedulingcontexts",
     "resourceclassparameters",  # 1.30 (v1alpha2) only
     "resourceclaimparameters",  # 1.30 (v1alpha2) only
+    "resourcepoolstatusrequests",  # 1.36+, v1alpha3 with DRAResourcePoolStatus
 )
 REQUIRED_KINDS: Final = frozenset(DRA_KINDS) - {
     "devicetaintrules",
+    "resourcepoolstatusrequests",
     "podschedulingcontexts",
     "resourceclassparameters",
     "resourceclaimparameters",
@@ -57,13 +59,22 @@ _VERSION_ORDER: Final = ("v1", "v1beta2", "v1beta1", "v1alpha3")
 @dataclasses.dataclass(frozen=True, slots=True)
 class ServerInfo:
     """The served version of each DRA kind (absent: not served) and the server's release;
-    `policies`: whether the AllocationPolicy CRD (`kube.ALLOCATION_POLICIES`) is installed."""
+    `policies`: whether the AllocationPolicy CRD (`kube.ALLOCATION_POLICIES`) is installed;
+    `pod_groups`: which scheduling.k8s.io version serves PodGroups (GenericWorkload)."""
 
     git_version: str
     minor: int
     versions: Mapping[str, str]
     features: Features
     policies: bool = False
+    pod_groups: str = ""  # the scheduling.k8s.io version serving PodGroups; "" when none does
+
+    @property
+    def pod_group_resource(self) -> kube.Resource | None:
+        """PodGroups (GenericWorkload on), in the newest version served."""
+        if not self.pod_groups:
+            return None
+        return kube.Resource(model.PodGroup.API_GROUP, self.pod_groups, model.PodGroup.PLURAL, True)
 
     def resource(self, plural: str) -> kube.Resource:
         return kube.dra(plural, self.versions[plural])
@@ -155,7 +166,15 @@ async def discover(api: kube.Client) -> ServerInfo:
             f"server {git_version}: {kube.RESOURCE_GROUP} does not serve {', '.join(missing)}"
         )
     policies = await _serves(api, kube.ALLOCATION_POLICIES)
-    return ServerInfo(git_version, minor, versions, features_for(minor), policies)
+    pod_groups = ""
+    for version in model.PodGroup.VERSIONS:
+        group = kube.Resource(model.PodGroup.API_GROUP, version, model.PodGroup.PLURAL, True)
+        if await _serves(api, group):
+            pod_groups = version
+            break
+    return ServerInfo(
+        git_version, minor, versions, features_for(minor), policies, pod_groups=pod_groups
+    )
 
 
 async def _serves(api: kube.Client, resource: kube.Resource) -> bool:

@@ -1,18 +1,17 @@
-"""kopf as the watch layer only: event handlers that feed `Operator.handle` (rule 5).
+"""kopf as the process frame: login and the operator beside our reflectors, through its public API.
 
-Every kind but the busy ones (pods and claims, `REFLECTED`): those come from our own
-`Reflector`s, which skip kopf's per-event machinery (docs/architecture.md "Cost per pod at
-scale").
+Every kind reaches the caches through our `Reflector`s (docs/architecture.md "One informer
+path"): kopf registers no resource handler, so it neither watches nor writes. It is kept,
+through `kopf.spawn_tasks` and its public settings, as the frame that runs beside them: its
+tasks start with the operator and stop it when they end (SIGINT/SIGTERM, which kopf handles
+while it runs), and it logs in through a login handler with the same `kube.ClusterConfig` our
+client uses (kopf asks again after a 401, should any of its own requests get one). It runs
+standalone (no peering objects: leader election is our Lease), with posting of handler logs
+as Events off and the CRD/namespace scanning we have no RBAC for disabled.
 
-Nothing here writes to the watched objects. kopf writes only for change-detecting handlers
-(create/update/resume/delete: annotations, finalizers, progress), for peering and for posting
-handler logs as Events; we register event handlers alone, run standalone (no peering objects),
-turn posting off, and disable the CRD/namespace scanning we have no RBAC for. kopf's own client
-logs in with the same `kube.ClusterConfig` our client uses, through a login handler.
-
-`serve` is the whole operator: discovery, the choice of controllers, kopf's watches and the
-operator's leader election / controllers, side by side until `stop` is set. The CEL parser is
-built before the watches start.
+`serve` is the whole operator: discovery, the choice of controllers, the reflectors, kopf and
+the operator's leader election / controllers, side by side until `stop` is set. The CEL parser
+is built before the watches start.
 """
 
 from __future__ import annotations
@@ -21,21 +20,19 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Callable, Coroutine, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import kopf
-from kopf._core.engines.peering import Identity  # kopf exports no name for this NewType
 
 from dra_operator import cel, kube
-from dra_operator.app._caches import Kind
 from dra_operator.app._discovery import discover
-from dra_operator.app._listings import Listed, ListingSettings, hook_listings
-from dra_operator.app._operator import REFLECTED, Operator
+from dra_operator.app._operator import Operator
 from dra_operator.app._retry import until_answered
 from dra_operator.app._settings import Settings, choose_controllers, yielding_controllers
 from dra_operator.app._upstream import LeaseName, UpstreamWatch
 from dra_operator.observability import (
+    LogEvent,
     ProbeServer,
     get_logger,
     parse_bind_address,
@@ -44,13 +41,12 @@ from dra_operator.observability import (
 
 _log = get_logger(__name__)
 
-EventHandler = Callable[..., Coroutine[Any, Any, None]]
-
 
 class _NoDiffBase(kopf.DiffBaseStorage):
     """No essence: kopf diffs each event against its last handled state only for change
-    handlers and daemons, which we do not register, yet by default it deep-copies every
-    object to build that essence (about 8 % of the operator's CPU under load)."""
+    handlers and daemons, yet by default it deep-copies every object it watches to build that
+    essence (about 8 % of the CPU of a watch through kopf under load; `bench/watch_cost.py`
+    watches through kopf with these settings)."""
 
     def build(
         self, *, body: kopf.Body, extra_fields: Iterable[Any] | None = None
@@ -64,11 +60,9 @@ class _NoDiffBase(kopf.DiffBaseStorage):
         pass  # never called: only change handlers store their essence
 
 
-def kopf_settings(listed: Listed | None = None) -> kopf.OperatorSettings:
-    """kopf configured to watch and never write (see the module docstring); `listed` is
-    called at the end of every LIST its watches make (`_listings`)."""
-    hook_listings()
-    settings = ListingSettings(listed=listed)
+def kopf_settings() -> kopf.OperatorSettings:
+    """kopf configured never to write (see the module docstring)."""
+    settings = kopf.OperatorSettings()
     settings.persistence.diffbase_storage = _NoDiffBase()
     settings.posting.enabled = False
     settings.scanning.disabled = True
@@ -95,30 +89,15 @@ async def connection_info(config: kube.ClusterConfig) -> kopf.ConnectionInfo:
     )
 
 
-def _handler(operator: Operator, kind: Kind) -> EventHandler:
-    async def on_event(event: Mapping[str, Any], **_: Any) -> None:
-        operator.handle(kind, event.get("type"), event["object"])
-
-    on_event.__name__ = f"on_{kind.value}"
-    return on_event
-
-
-def kopf_registry(operator: Operator, config: kube.ClusterConfig) -> kopf.OperatorRegistry:
-    """A private registry (several operators may share a process in tests)."""
+def kopf_registry(config: kube.ClusterConfig) -> kopf.OperatorRegistry:
+    """A private registry (several operators may share a process in tests): the login
+    handler alone."""
     registry = kopf.OperatorRegistry()
 
     async def login(**_: Any) -> kopf.ConnectionInfo:
         return await connection_info(config)
 
     kopf.on.login(registry=registry)(login)
-    for kind in operator.caches.kinds:
-        if kind in REFLECTED:
-            continue
-        resource = operator.resource(kind)
-        group, version = resource.group, resource.version
-        kopf.on.event(group, version, resource.plural, registry=registry, id=f"watch-{kind}")(
-            _handler(operator, kind)
-        )
     return registry
 
 
@@ -138,14 +117,14 @@ async def build_operator(
     upstream = upstream or upstream_watch(settings, api)
     operator.set_upstream(await upstream.poll())
     _log.info(
-        "operator.starting",
+        LogEvent.OPERATOR_STARTING,
         server=server.git_version,
         versions=dict(server.versions),
         controllers=operator.wanted(),
         kube_controller_manager=operator.upstream.controller_manager,
         kube_scheduler=operator.upstream.scheduler,
         routing_policy=operator.upstream.routing,
-        identity=Identity(settings.identity),
+        identity=settings.identity,
     )
     return operator
 
@@ -187,13 +166,13 @@ async def serve(
             await parser
         if started is not None:
             started(operator)
-        registry = kopf_registry(operator, config)
+        registry = kopf_registry(config)
         async with contextlib.AsyncExitStack() as stack:
             probes = probe_server(settings, operator)
             if probes is not None:
                 operator.probes = await stack.enter_async_context(probes)
             await _watch_and_control(operator, registry, settings, stop, upstream)
-        _log.info("operator.stopped", identity=settings.identity)
+        _log.info(LogEvent.OPERATOR_STOPPED, identity=settings.identity)
 
 
 def probe_server(settings: Settings, operator: Operator) -> ProbeServer | None:
@@ -215,33 +194,27 @@ async def _watch_and_control(
     stop: asyncio.Event,
     upstream: UpstreamWatch,
 ) -> None:
-    """kopf's watches, our reflectors, the operator and the upstream watch side by side,
-    until `stop` or any of the first three ends."""
+    """kopf, our reflectors, the operator and the upstream watch side by side, until `stop`
+    or any of the first three ends."""
     kopf_stop = asyncio.Event()
     logging.getLogger("kopf").setLevel(logging.WARNING)
     # spawn_tasks, not kopf.operator: the latter cancels every task of the loop created
     # after it started (its own sub-tasks, it assumes), ours and a test's included.
-    kinds = {operator.resource(kind).plural: kind for kind in operator.caches.kinds}
-
-    def listed(group: str, plural: str, namespace: str | None) -> None:
-        kind = kinds.get(plural)
-        if kind is not None:
-            operator.listed(kind, namespace)
-
     kopf_tasks = await kopf.spawn_tasks(
         registry=registry,
-        settings=kopf_settings(listed),
+        settings=kopf_settings(),
         standalone=True,
         clusterwide=not settings.namespaces,
         namespaces=settings.namespaces,
         stop_flag=kopf_stop,
         # Without it kopf asks getpass for the user name, which fails for the image's user
         # (65532 has no passwd entry: "getpwuid(): uid not found").
-        identity=Identity(settings.identity),
+        # kopf types this as its `Identity` (a NewType of str it does not export).
+        identity=settings.identity,  # type: ignore[arg-type]
     )
     reflecting = [
         asyncio.create_task(reflector.run(), name=f"reflector-{reflector.scope}")
-        for reflector in operator.reflectors()
+        for reflector in operator.reflectors
     ]
     watching = [*kopf_tasks, *reflecting]
     controlling = asyncio.create_task(operator.run(), name="operator")

@@ -94,7 +94,7 @@ class LeaseElector:
         except errors.APINotFoundError:
             return await self._write(None)
         except errors.APIError as exc:
-            _log.warning("leader.read_failed", error=str(exc))
+            _log.warning(LogEvent.LEADER_READ_FAILED, error=str(exc))
             return False
         self._observe(lease)
         spec = lease.get("spec") or {}
@@ -147,7 +147,7 @@ class LeaseElector:
                 answer = await self._api.update(kube.LEASES, body)
         except errors.APIError as exc:
             if not isinstance(exc, errors.APIConflictError):
-                _log.warning("leader.write_failed", error=str(exc))
+                _log.warning(LogEvent.LEADER_WRITE_FAILED, error=str(exc))
             return False
         self._observe(answer)
         self._lease = answer
@@ -164,7 +164,7 @@ class LeaseElector:
                 kube.LEASES, config.name, namespace=config.namespace, timeout=5.0
             )
         except errors.APIError as exc:
-            _log.warning("leader.release_failed", error=str(exc))
+            _log.warning(LogEvent.LEADER_RELEASE_FAILED, error=str(exc))
             return
         if (lease.get("spec") or {}).get("holderIdentity") != self.identity:
             return
@@ -177,8 +177,8 @@ class LeaseElector:
         try:
             await self._api.update(kube.LEASES, {**lease, "spec": spec}, timeout=5.0)
         except errors.APIError as exc:
-            _log.warning("leader.release_failed", error=str(exc))
+            _log.warning(LogEvent.LEADER_RELEASE_FAILED, error=str(exc))
         else:
-            _log.info("leader.released", identity=self.identity, lease=self._config.name)
+            _log.info(LogEvent.LEADER_RELEASED, identity=self.identity, lease=self._config.name)
         self._lease = None
         self._observed = None

@@ -1,19 +1,21 @@
-"""client-go's Reflector for the busy kinds: LIST, then WATCH from there, with our raw client.
+"""client-go's Reflector: LIST, then WATCH from there, with our raw client, for every kind.
 
-Pods and ResourceClaims reach the stores through this instead of kopf's event handlers: kopf
-builds a cause, a logger, a kwargs dict and a per-object worker for every event, which at 5,000
-pods and 5,000 claims cost more CPU than the scheduler's decisions (docs/architecture.md "Cost
-per pod at scale"). Here an event costs its JSON decoding and the store's parse.
+The one way objects reach the stores (`_informer`; docs/architecture.md "One informer path"):
+kopf's event handlers build a cause, a logger, a kwargs dict and a per-object worker for every
+event, which at 5,000 pods and 5,000 claims cost more CPU than the scheduler's decisions. Here
+an event costs its JSON decoding and the store's parse.
 
 One `Reflector` serves one kind in one scope (all namespaces, or one of `--namespace`):
 
-* LIST in pages of 500; every item goes to `listed(items, resourceVersion, relisted)` in one
-  call, which also prunes what the LIST no longer holds (client-go's Replace).
+* LIST in pages of 500 (`kube.list_all`); every item goes to
+  `listed(items, resourceVersion, relisted)` in one call, which also prunes what the LIST no
+  longer holds (client-go's Replace).
 * WATCH from the LIST's resourceVersion with bookmarks, and again from the last version seen
   whenever the server ends the stream (its timeout) or the connection breaks.
 * 410 Gone (history compacted) or an unreadable resourceVersion: LIST again.
 * Any other failure (5xx, 429, a forbidden or missing resource, a broken connection): log,
-  wait (0.5 s doubling to 30 s, reset by an answered watch), and carry on; never raise.
+  wait (`kube.Backoff`: 0.5 s doubling to 30 s, reset by an answered watch), and carry on;
+  never raise.
 """
 
 from __future__ import annotations
@@ -24,11 +26,10 @@ from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Any, Final, cast
 
 from dra_operator import errors, kube
-from dra_operator.observability import get_logger
+from dra_operator.observability import LogEvent, get_logger
 
 _log = get_logger(__name__)
 
-PAGE: Final = 500
 WATCH_SECONDS: Final = 300
 FIRST_DELAY: Final = 0.5
 MAX_DELAY: Final = 30.0
@@ -67,38 +68,28 @@ class Reflector:
         return f"{self.resource.plural}@{self.namespace or '*'}"
 
     async def run(self) -> None:
-        delay = FIRST_DELAY
+        backoff = kube.Backoff(FIRST_DELAY, MAX_DELAY)
         while True:
             try:
                 if self.version is None:
                     await self._list()
                 await self._watch()
-                delay = FIRST_DELAY
+                backoff.reset()
                 continue
             except errors.APIError as exc:
                 if exc.status == _GONE:
-                    _log.info("watch.expired", scope=self.scope, error=str(exc))
+                    _log.info(LogEvent.WATCH_EXPIRED, scope=self.scope, error=str(exc))
                     self.version = None
                     continue
-                _log.warning("watch.failed", scope=self.scope, error=str(exc), retry_in=delay)
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, MAX_DELAY)
+                _log.warning(
+                    LogEvent.WATCH_FAILED, scope=self.scope, error=str(exc), retry_in=backoff.delay
+                )
+            await backoff.wait()
 
     async def _list(self) -> None:
-        items: list[Mapping[str, Any]] = []
-        token: str | None = None
-        version = ""
-        while True:
-            page = await self.api.list(
-                self.resource, namespace=self.namespace, limit=PAGE, continue_token=token
-            )
-            items.extend(page.get("items") or ())
-            metadata = page.get("metadata") or {}
-            if token is None:
-                version = str(metadata.get("resourceVersion") or "")
-            token = metadata.get("continue") or None
-            if token is None:
-                break
+        listing = await kube.list_all(self.api, self.resource, namespace=self.namespace)
+        items: list[Mapping[str, Any]] = [*listing.items]
+        version = listing.resource_version
         self.lists += 1
         self._listed(items, version, self.lists > 1)
         self.version = version
@@ -112,7 +103,7 @@ class Reflector:
         except Exception:
             metadata = obj.get("metadata") or {}
             _log.exception(
-                "watch.handler_failed",
+                LogEvent.WATCH_HANDLER_FAILED,
                 scope=self.scope,
                 namespace=metadata.get("namespace"),
                 name=metadata.get("name"),

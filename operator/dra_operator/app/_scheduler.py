@@ -32,6 +32,7 @@ from dra_operator.controllers.scheduler import (
     Governor,
     KubeContextWriter,
     KubeSchedulerWriter,
+    LiveHandle,
     Scheduler,
     Settings,
     State,
@@ -71,7 +72,20 @@ class SchedulerPlugin:
                 selectorless_matches_all=not features.since_137,
             ),
             verdicts=Verdicts(),
-            framework=default_framework(hooks=ctx.hooks),  # hooks serving framework points too
+            framework=default_framework(  # hooks serving framework points too
+                hooks=ctx.hooks,
+                handle=LiveHandle(
+                    pvcs=caches.persistent_volume_claims,
+                    pvs=caches.persistent_volumes,
+                    storage_classes=caches.storage_classes,
+                    csi_nodes=caches.csi_nodes,
+                    csi_drivers=caches.csi_drivers,
+                    classes=caches.classes,
+                    namespaces=caches.namespaces,
+                    client=ctx.api,
+                    metrics=ctx.metrics,
+                ),
+            ),
         )
         selectors = CELSelectors(features)
         settings = Settings(

@@ -14,10 +14,11 @@ from dra_operator import names
 CLAIMS: Final = "claims"
 SCHEDULER: Final = "scheduler"
 EVICTION: Final = "eviction"
-CONTROLLER_NAMES: Final = (CLAIMS, SCHEDULER, EVICTION)
+POOL_STATUS: Final = "poolstatus"
+CONTROLLER_NAMES: Final = (CLAIMS, SCHEDULER, EVICTION, POOL_STATUS)
 """Every controller `--controllers` may name, in start order."""
 
-UPSTREAM_CONTROLLERS: Final = frozenset({CLAIMS, EVICTION})
+UPSTREAM_CONTROLLERS: Final = frozenset({CLAIMS, EVICTION, POOL_STATUS})
 """Controllers kube-controller-manager runs too: left to it while it holds its Lease."""
 
 KCM_LEASE_NAMESPACE: Final = "kube-system"

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from dra_operator import errors, kube, names
-from dra_operator.observability import get_logger
+from dra_operator.observability import LogEvent, get_logger
 
 _log = get_logger(__name__)
 
@@ -156,4 +156,4 @@ class UpstreamWatch:
     def _failed(self, what: str, exc: errors.APIError) -> None:
         if what not in self._failing:
             self._failing.add(what)
-            _log.warning("upstream.read_failed", object=what, error=str(exc))
+            _log.warning(LogEvent.UPSTREAM_READ_FAILED, object=what, error=str(exc))

@@ -1,3 +1,4 @@
+# Over 500 lines for one job: a compiler case per CEL node kind, sharing one emitter's state.
 """Compile a checked expression into the source of one Python function, `_selector(_d)`.
 
 Every node becomes a Python expression plus, where CEL needs control flow (`&&`, `||`, `?:`,

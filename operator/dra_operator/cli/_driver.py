@@ -66,6 +66,14 @@ _BAD_INPUT, _CANNOT_START = 2, 1
     default=None,
     help="Serve Prometheus metrics on this port [default: not served].",
 )
+@click.option(
+    "--node-allocatable",
+    "node_allocatable",
+    multiple=True,
+    metavar="RESOURCE=COUNTxAMOUNT",
+    help="Also publish COUNT devices that each are AMOUNT of a node-allocatable resource "
+    "(cpu, memory, hugepages-*), e.g. cpu=4x1 or hugepages-2Mi=2x1Gi; repeatable.",
+)
 @log_options
 def command(
     node: str,
@@ -76,6 +84,7 @@ def command(
     state_dir: Path | None,
     kubeconfig: str | None,
     metrics_port: int | None,
+    node_allocatable: tuple[str, ...],
 ) -> None:
     """Publish a node's simulated devices and prepare them for the kubelet."""
     from dra_operator.driver import DriverSettings, run_driver
@@ -89,6 +98,7 @@ def command(
         state_dir=state_dir,
         kubeconfig=kubeconfig,
         metrics_port=metrics_port,
+        node_allocatable=node_allocatable,
     )
     try:
         asyncio.run(run_driver(settings))

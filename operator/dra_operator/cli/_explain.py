@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import sys
+from collections.abc import Mapping
 
 import click
 
@@ -25,6 +26,7 @@ from dra_operator.cli._output import output_option, print_document
 from dra_operator.errors import APIError, APINotFoundError, InvalidObjectError
 from dra_operator.hooks import parse_allocation_policy
 from dra_operator.kube import ALLOCATION_POLICIES, NAMESPACES, Client, ClusterConfig
+from dra_operator.model import PodGroup
 
 __all__ = ["command"]
 
@@ -69,10 +71,24 @@ def _policy_line(found: Diagnosis) -> list[str]:
     return [line]
 
 
-def _table(found: Diagnosis, *, wide: bool = False) -> str:
+def group_reservations(state: verify.ClusterState, namespace: str) -> dict[str, str]:
+    """`namespace/claim` -> the PodGroup it is reserved for (DRAWorkloadResourceClaims: the
+    group's pods share it, none is named in `reservedFor`)."""
+    return {
+        f"{namespace}/{claim.metadata.name}": ref.name
+        for claim in state.claims
+        if claim.metadata.namespace == namespace
+        for ref in claim.status.reserved_for
+        if ref.api_group == PodGroup.API_GROUP and ref.resource == PodGroup.PLURAL
+    }
+
+
+def _table(found: Diagnosis, *, wide: bool = False, groups: Mapping[str, str] | None = None) -> str:
     lines = [f"extended resource {line}" for line in found.extended]
     for claim in found.allocated:
         lines.append(f"claim {claim.claim}: allocated on node {claim.node}")
+        if groups and claim.claim in groups:
+            lines.append(f"  reserved for PodGroup {groups[claim.claim]}, shared by its pods")
         lines += [f"  {device}" for device in claim.devices]
     for name in found.missing:
         lines.append(f"claim {name}: does not exist yet (the claims controller creates it)")
@@ -158,5 +174,6 @@ def command(
     if output in ("json", "yaml"):
         print_document(dataclasses.asdict(found) | {"is_allocated": found.is_allocated}, output)
     else:
-        click.echo(_table(found, wide=output == "wide"))
+        groups = group_reservations(state, namespace)
+        click.echo(_table(found, wide=output == "wide", groups=groups))
     sys.exit(_OK if found.is_allocated else _UNALLOCATED)

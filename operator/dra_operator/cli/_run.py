@@ -1,4 +1,4 @@
-"""`dra-operator run`: the operator itself (kopf standalone, our controllers, leader election).
+"""`dra-operator run`: the operator itself (reflectors, our controllers, leader election).
 
 Flags mirror kube-scheduler's and kube-controller-manager's where those have one
 (`--leader-elect`, `--leader-elect-lease-duration`, ...). Without `--controllers`, the claims
@@ -52,8 +52,8 @@ def _lease(value: str) -> str:
 @click.option(
     "--controllers",
     default=None,
-    help="Comma-separated: claims,scheduler,eviction [default: all; claims and eviction are "
-    "left to kube-controller-manager when it runs].",
+    help="Comma-separated: claims,scheduler,eviction,poolstatus [default: all; claims, "
+    "eviction and poolstatus are left to kube-controller-manager when it runs].",
 )
 @click.option(
     "--scheduler-name",

@@ -62,12 +62,12 @@ async def _verify(
     target: Target, namespace: str | None
 ) -> tuple[verify.ClusterState, list[verify.Violation]]:
     async with Client(target.config()) as api:
-        state = await verify.read_cluster(api, namespace=namespace)
+        state = await verify.read_cluster(api, namespace=namespace, with_classes=True)
         violations = verify.check(state)
         if not violations:
             return state, violations
         seen = {(v.code, v.kind, v.name) for v in violations}
-        state = await verify.read_cluster(api, namespace=namespace)
+        state = await verify.read_cluster(api, namespace=namespace, with_classes=True)
         return state, [v for v in verify.check(state) if (v.code, v.kind, v.name) in seen]
 
 

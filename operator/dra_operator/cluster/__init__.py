@@ -1,6 +1,6 @@
 """Caches of the objects the controllers read, their indexes, and the allocated-devices ledger.
 
-Fed by watch events (kopf event handlers call `Store.apply`); read by the controllers. Never
+Fed by watch events (the operator's reflectors call `Store.apply`); read by the controllers. Never
 talks to the API server itself and never imports `kube`: the controllers wire the two.
 """
 
@@ -9,8 +9,10 @@ from dra_operator.cluster._indexes import (
     CLAIM_INDEXERS,
     CLAIMS_BY_DEVICE,
     CLAIMS_BY_OWNER_POD,
+    CLAIMS_BY_OWNER_POD_GROUP,
     POD_INDEXERS,
     PODS_BY_CLAIM,
+    PODS_BY_POD_GROUP,
     PODS_BY_TEMPLATE,
     SLICE_INDEXERS,
     SLICES_BY_NODE,
@@ -43,10 +45,12 @@ from dra_operator.cluster._store import (
 __all__ = [
     "CLAIMS_BY_DEVICE",
     "CLAIMS_BY_OWNER_POD",
+    "CLAIMS_BY_OWNER_POD_GROUP",
     "CLAIM_INDEXERS",
     "DELETED",
     "JOURNAL_LENGTH",
     "PODS_BY_CLAIM",
+    "PODS_BY_POD_GROUP",
     "PODS_BY_TEMPLATE",
     "POD_INDEXERS",
     "SLICES_BY_NODE",

@@ -3,6 +3,8 @@
 * pods by claim: every claim a pod resolves to (upstream's `podResourceClaim` index), and every
   template a pod names (`podResourceClaimTemplate`), as `ObjectKey`s in the pod's namespace;
 * claims by controlling pod UID (`claimPodOwner`): owner apiVersion v1, kind Pod, controller;
+* claims by controlling PodGroup UID (`claimPodGroupOwner`) and pods by the PodGroup they
+  belong to (`podGroupMembers`, an `ObjectKey` in the pod's namespace);
 * claims by allocated `DeviceID` (the eviction controller: which claims a taint touches);
 * slices by pool (`PoolKey`), and pools by node: slices by the node they are local to, with
   `None` for slices that may serve several nodes (node selector, all nodes, per-device).
@@ -14,11 +16,13 @@ from collections.abc import Mapping
 from typing import Final, NamedTuple
 
 from dra_operator.cluster._store import IndexFunc, ObjectKey, Store
-from dra_operator.model import DeviceID, Pod, ResourceClaim, ResourceSlice
+from dra_operator.model import DeviceID, Pod, PodGroup, ResourceClaim, ResourceSlice
 
 PODS_BY_CLAIM: Final = "pod-resource-claim"
 PODS_BY_TEMPLATE: Final = "pod-resource-claim-template"
 CLAIMS_BY_OWNER_POD: Final = "claim-pod-owner"
+CLAIMS_BY_OWNER_POD_GROUP: Final = "claim-pod-group-owner"
+PODS_BY_POD_GROUP: Final = "pod-group-members"
 CLAIMS_BY_DEVICE: Final = "claim-allocated-device"
 SLICES_BY_POOL: Final = "slice-pool"
 SLICES_BY_NODE: Final = "slice-node"
@@ -61,6 +65,21 @@ def claim_owner_pod_uids(claim: ResourceClaim) -> list[str]:
     ]
 
 
+def claim_owner_pod_group_uids(claim: ResourceClaim) -> list[str]:
+    return [
+        owner.uid
+        for owner in claim.metadata.owner_references
+        if owner.controller
+        and owner.kind == "PodGroup"
+        and owner.api_version.startswith(f"{PodGroup.API_GROUP}/")
+    ]
+
+
+def pod_group_key(pod: Pod) -> list[ObjectKey]:
+    name = pod.spec.pod_group_name
+    return [ObjectKey(pod.metadata.namespace, name)] if name else []
+
+
 def claim_devices(claim: ResourceClaim) -> list[DeviceID]:
     """The devices allocated to the claim (the eviction controller finds claims by device)."""
     allocation = claim.status.allocation
@@ -88,9 +107,11 @@ def pools_on_node(slices: Store[ResourceSlice], node_name: str | None) -> frozen
 POD_INDEXERS: Final[Mapping[str, IndexFunc[Pod]]] = {
     PODS_BY_CLAIM: pod_claim_keys,
     PODS_BY_TEMPLATE: pod_template_keys,
+    PODS_BY_POD_GROUP: pod_group_key,
 }
 CLAIM_INDEXERS: Final[Mapping[str, IndexFunc[ResourceClaim]]] = {
     CLAIMS_BY_OWNER_POD: claim_owner_pod_uids,
+    CLAIMS_BY_OWNER_POD_GROUP: claim_owner_pod_group_uids,
     CLAIMS_BY_DEVICE: claim_devices,
 }
 SLICE_INDEXERS: Final[Mapping[str, IndexFunc[ResourceSlice]]] = {

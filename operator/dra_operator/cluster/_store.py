@@ -1,6 +1,6 @@
 """An in-memory cache of one kind, fed by watch events, with secondary indexes.
 
-A kopf `on.event` handler for a kind does nothing but `store.apply(event["type"], event["object"])`
+The operator's reflector for a kind does nothing but `store.apply(event["type"], event["object"])`
 and hands the returned `Change` to the controllers' event-to-key mappers, which run on both the
 old and the new object (so a reference that moved still reaches its former target).
 
@@ -47,7 +47,7 @@ behind starts over."""
 
 DELETED = "DELETED"
 """The watch event type that removes an object; every other type (ADDED, MODIFIED, and None
-for kopf's initial listing) adds or replaces it."""
+for a LIST's objects) adds or replaces it."""
 
 
 class ObjectKey(NamedTuple):

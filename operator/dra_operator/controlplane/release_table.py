@@ -55,7 +55,7 @@ slices and classes in: the newest the server serves (1.27–1.30 serve only v1al
 v1alpha3, 1.32 adds v1beta1, 1.33 v1beta2, 1.34 v1; the older versions must be enabled with
 `--runtime-config`, which `dra-operator controlplane up` does). None of the gated behaviours
 exists before 1.31: 1.27–1.29 have classic DRA only (a driver allocates, see
-../shared/reference/classic-dra.md), 1.30 adds structured parameters with named resources
+docs/classic.md), 1.30 adds structured parameters with named resources
 (one instance per request, selected by CEL over typed attribute maps), which
 `allocator.allocate_named` allocates and `model.v1alpha2` reads and writes. On a server that
 serves only v1alpha2 the operator runs classic DRA: claims of a ResourceClass that is not
@@ -74,6 +74,9 @@ with `spec.controller` go the same way (docs/classic.md).
 
 
 _OTHER_GATES = """\
+The last rows are controllers' work, done where the server serves the API (the gate on, and
+resource.k8s.io/v1alpha3 or scheduling.k8s.io with GenericWorkload), as kube-controller-manager
+does.
 The release's other DRA gates are not allocator behaviours here. Extended resources
 (DRAExtendedResource), device taint rules (DRADeviceTaintRules: applied when the server serves
 DeviceTaintRules), the scheduler filter timeout and the claim controllers have their own pages.
@@ -106,6 +109,23 @@ def _row(field: str, label: str) -> str:
     return f"| {label} | " + " | ".join(cells) + " |"
 
 
+_SERVED_ROWS = (
+    ("ResourcePoolStatusRequest answers (docs/poolstatus.md)", "DRAResourcePoolStatus"),
+    ("PodGroup claims (docs/workloads.md)", "DRAWorkloadResourceClaims"),
+)
+"""Controllers that act when the server serves their API, which its gate switches on."""
+
+
+def _served_row(label: str, gate_name: str) -> str:
+    cells = []
+    for minor in MINORS:
+        gate = next((g for g in release_flags(minor).gates if g.name == gate_name), None)
+        cells.append(
+            "—" if gate is None else _gate_cell(True, (gate,)).replace(" (", " when served (", 1)
+        )
+    return f"| {label} ({gate_name}) | " + " | ".join(cells) + " |"
+
+
 def _rules_cell(minor: int) -> str:
     """Before 1.31 the allocator library has no rules: classic drivers allocate, and 1.30's
     named resources have their own allocator (`allocator.allocate_named`)."""
@@ -127,10 +147,14 @@ making it again. On every release the scheduler judges a deleted claim as 1.37's
 `pod.status.resourceClaimStatuses` as 1.37 does (the entries already there merged with the new
 ones, sorted by name): 1.36's partial apply makes the status flip between entries for ever once
 a pod's claim is deleted (measured on 1.36.4, docs/design/operator.md).
-**Not implemented**, because the operator has none of what they act on: PodGroups
-(GenericWorkload, DRAWorkloadResourceClaims: PodGroupPostFilter, PodGroup claims and the work
-items 1.37 stops retrying for them; a pod of a PodGroup is handled as a plain pod),
-node-allocatable resources (DRANodeAllocatableResources), pre-queueing hints
+**Not implemented**: gang scheduling of PodGroups (GenericWorkload: all-or-nothing placement,
+PodGroupPostFilter, pending group allocations; the scheduler places a PodGroup's pods one by
+one, while their shared claims are the claims controller's, docs/workloads.md),
+the scheduler's part of node-allocatable resources (DRANodeAllocatableResources: computing and
+writing `pod.status.nodeAllocatableResourceClaimStatuses`, the sharing rule for claims with
+mapped devices; the amounts a pod's status records do count in its requests, as 1.37's
+NodeResourcesFit counts them, and `model.node_allocatable_statuses` computes them as 1.37
+does), pre-queueing hints
 (SchedulerPreQueueingHints), and PostFilter (no preemption, no deallocation after a failed
 attempt: the PostFilter texts 1.37 removed never were in our FailedScheduling message). 1.37's
 in-flight allocation change (kept until PreBind succeeds) has no equivalent: a written claim
@@ -158,8 +182,10 @@ def render() -> str:
         for m in MINORS
     ]
     lines.append("| resource.k8s.io version used | " + " | ".join(spoken) + " |")
+    lines += [_served_row(label, gate) for label, gate in _SERVED_ROWS]
     lines += ["", _OTHER_GATES, ""]
     used = {name for names in _GATES.values() for name in names}
+    used |= {gate for _, gate in _SERVED_ROWS}
     for minor in MINORS:
         other = [g.name for g in release_flags(minor).gates if g.name not in used]
         lines.append(f"* 1.{minor}: " + ", ".join(f"`{name}`" for name in other))

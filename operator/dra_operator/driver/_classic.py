@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dra_operator import errors
+from dra_operator.driver._events import DriverEvent
 from dra_operator.kube import PODS, Client, Resource, dra, release_minor
 from dra_operator.model import ClaimNaming, deterministic_claim_name
 from dra_operator.observability import get_logger
@@ -91,7 +92,7 @@ class ClassicDriver:
                 except errors.APIConflictError:
                     continue  # it read a claim older than the server's: read again now
                 except errors.APIError as exc:  # converges on a later round
-                    _log.warning("classic_driver.sync_failed", error=str(exc))
+                    _log.warning(DriverEvent.CLASSIC_SYNC_FAILED, error=str(exc))
                     await asyncio.sleep(_WATCH_RETRY)
                     continue
                 # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation
@@ -111,7 +112,9 @@ class ClassicDriver:
                     if event.get("type") != "BOOKMARK":
                         self._changed.set()
             except errors.APIError as exc:
-                _log.debug("classic_driver.watch_ended", resource=resource.plural, error=str(exc))
+                _log.debug(
+                    DriverEvent.CLASSIC_WATCH_ENDED, resource=resource.plural, error=str(exc)
+                )
             self._changed.set()
             await asyncio.sleep(_WATCH_RETRY)
 
@@ -167,7 +170,7 @@ class ClassicDriver:
             new_status.pop("driverName", None)  # v1alpha2
             body = await self._update(body, status=True)
             self.deallocations += 1
-            _log.info("classic_driver.deallocated", claim=_name(claim))
+            _log.info(DriverEvent.CLASSIC_DEALLOCATED, claim=_name(claim))
         body = copy.deepcopy(dict(body))
         body["metadata"]["finalizers"] = [
             f for f in body["metadata"].get("finalizers") or () if f != finalizer
@@ -276,7 +279,7 @@ class ClassicDriver:
             status["reservedFor"] = [*(status.get("reservedFor") or ()), consumer]
         await self._update(body, status=True)
         self.allocations += 1
-        _log.info("classic_driver.allocated", claim=_name(claim), node=node)
+        _log.info(DriverEvent.CLASSIC_ALLOCATED, claim=_name(claim), node=node)
 
     async def _answer(self, context: Raw, unsuitable: Mapping[str, list[str]]) -> None:
         """Add or update `status.resourceClaims` entries that differ (order matters)."""

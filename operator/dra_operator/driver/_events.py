@@ -20,3 +20,7 @@ class DriverEvent(enum.StrEnum):
     PREPARED = "driver.prepared"
     PREPARE_REFUSED = "driver.prepare_refused"
     UNPREPARED = "driver.unprepared"
+    CLASSIC_SYNC_FAILED = "classic_driver.sync_failed"
+    CLASSIC_WATCH_ENDED = "classic_driver.watch_ended"
+    CLASSIC_ALLOCATED = "classic_driver.allocated"
+    CLASSIC_DEALLOCATED = "classic_driver.deallocated"

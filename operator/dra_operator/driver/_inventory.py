@@ -67,10 +67,18 @@ class Inventory:
         ]
 
 
-def load_inventory(path: Path, *, node: str, driver: str | None = None) -> Inventory:
-    """Read and check an inventory file; InvalidObjectError names the file and the field."""
+def load_inventory(
+    path: Path,
+    *,
+    node: str,
+    driver: str | None = None,
+    extra: Sequence[Mapping[str, Any]] = (),
+) -> Inventory:
+    """Read and check an inventory file, plus `extra` documents (the node-allocatable devices
+    of `--node-allocatable`); InvalidObjectError names the file and the field."""
     try:
         documents = [d for d in yaml.safe_load_all(path.read_text()) if d is not None]
+        documents += [dict(d) for d in extra]
     except (OSError, yaml.YAMLError) as exc:
         raise InvalidObjectError("", f"cannot read inventory: {exc}", source=str(path)) from exc
     try:

@@ -24,6 +24,7 @@ from dra_operator.driver._events import DriverEvent
 from dra_operator.driver._grpc import DRAService, RegistrationService, serve
 from dra_operator.driver._inventory import Inventory, load_inventory
 from dra_operator.driver._metrics import DriverMetrics
+from dra_operator.driver._node_allocatable import node_allocatable_document
 from dra_operator.driver._prepare import Preparer
 from dra_operator.driver._slices import SlicePublisher
 from dra_operator.kube import Client, JSONObject, dra
@@ -49,6 +50,7 @@ class DriverSettings:
     state_dir: Path | None = None
     kubeconfig: str | None = None
     metrics_port: int | None = None
+    node_allocatable: tuple[str, ...] = ()  # `--node-allocatable` profiles
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -129,7 +131,13 @@ class Driver:
 async def run_driver(settings: DriverSettings) -> None:
     """Run until SIGTERM or SIGINT. The inventory is read first: a bad file raises
     InvalidObjectError before anything is published or served."""
-    inventory = load_inventory(settings.devices, node=settings.node, driver=settings.driver)
+    document = node_allocatable_document(settings.node_allocatable)
+    inventory = load_inventory(
+        settings.devices,
+        node=settings.node,
+        driver=settings.driver,
+        extra=() if document is None else (document,),
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):

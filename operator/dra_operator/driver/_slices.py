@@ -33,7 +33,7 @@ from dra_operator.driver._events import DriverEvent
 from dra_operator.driver._inventory import Inventory
 from dra_operator.driver._metrics import DriverMetrics
 from dra_operator.errors import APIError, APINotFoundError
-from dra_operator.kube import NODES, Client, JSONObject, dra
+from dra_operator.kube import NODES, Backoff, Client, JSONObject, dra
 from dra_operator.observability import get_logger
 
 __all__ = ["CONTENT_ANNOTATION", "SLICES", "SlicePublisher"]
@@ -140,11 +140,11 @@ class SlicePublisher:
 
     async def run(self) -> None:
         """Publish, then re-publish on drift or after failures, until cancelled."""
-        backoff = 1.0
+        backoff = Backoff(1.0, _MAX_BACKOFF)
         while True:
             try:
                 version = await self.sync()
-                backoff = 1.0
+                backoff.reset()
                 # Client.watch is an async generator; aclosing ends its request on `break`.
                 events = cast(
                     "AsyncGenerator[JSONObject, None]",
@@ -155,9 +155,8 @@ class SlicePublisher:
                         if not self._ours_unchanged(event):
                             break
             except APIError as exc:
-                _log.warning(DriverEvent.SLICES_FAILED, error=str(exc), retry_in=backoff)
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, _MAX_BACKOFF)
+                _log.warning(DriverEvent.SLICES_FAILED, error=str(exc), retry_in=backoff.delay)
+                await backoff.wait()
 
 
 def _generation(slice_: JSONObject) -> int:

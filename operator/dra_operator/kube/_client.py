@@ -7,6 +7,10 @@ Objects travel as plain dicts, exactly as the server sent them.
 Every call has a timeout (the client default or `timeout=`); failures surface only as
 `dra_operator.errors.APIError` subclasses. What this module deliberately does not do: retry,
 re-list on 410, cache, or parse objects into the model; callers decide those.
+
+Answers and watch events are decoded with orjson: the stdlib's decoder was 4 % of the
+operator's busy samples at 200 nodes, and orjson takes about half its time for the same
+objects (docs/benchmarks.md, issue #32).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from types import TracebackType
 from typing import Any, Self
 
 import aiohttp
+import orjson
 
 from dra_operator.errors import APINotFoundError, ClientClosedError
 from dra_operator.kube._config import ClusterConfig, load_config
@@ -177,7 +182,7 @@ class Client:
                 self.config.rejected()
             raise error_from_response(status, phrase, raw)
         try:
-            decoded: JSONObject = json.loads(raw) if raw else {}
+            decoded: JSONObject = orjson.loads(raw) if raw else {}
         except ValueError as exc:
             raise error_from_transport(exc, f"{what}: undecodable answer") from exc
         return decoded
@@ -447,6 +452,6 @@ async def _json_lines(resp: aiohttp.ClientResponse) -> AsyncIterator[JSONObject]
         while (end := buffer.find(b"\n")) >= 0:
             line, buffer = buffer[:end].strip(), buffer[end + 1 :]
             if line:
-                yield json.loads(line)
+                yield orjson.loads(line)
     if buffer.strip():
-        yield json.loads(buffer)
+        yield orjson.loads(buffer)

@@ -14,13 +14,18 @@ from urllib.parse import quote
 __all__ = [
     "ALLOCATION_POLICIES",
     "CORE_EVENTS",
+    "CSI_DRIVERS",
+    "CSI_NODES",
     "EVENTS",
     "LEASES",
     "MUTATING_POLICY_BINDINGS",
     "NAMESPACES",
     "NODES",
+    "PERSISTENT_VOLUMES",
+    "PERSISTENT_VOLUME_CLAIMS",
     "PODS",
     "RESOURCE_GROUP",
+    "STORAGE_CLASSES",
     "VALIDATING_POLICY_BINDINGS",
     "Resource",
     "dra",
@@ -29,7 +34,13 @@ __all__ = [
 RESOURCE_GROUP = "resource.k8s.io"
 
 _CLUSTER_SCOPED_DRA = frozenset(
-    {"deviceclasses", "resourceslices", "devicetaintrules", "resourceclasses"}  # v1alpha2: classes
+    {
+        "deviceclasses",
+        "resourceslices",
+        "devicetaintrules",
+        "resourcepoolstatusrequests",
+        "resourceclasses",  # v1alpha2
+    }
 )
 
 
@@ -70,6 +81,11 @@ def dra(plural: str, version: str = "v1") -> Resource:
 PODS = Resource("", "v1", "pods", namespaced=True)
 NODES = Resource("", "v1", "nodes", namespaced=False)
 NAMESPACES = Resource("", "v1", "namespaces", namespaced=False)
+PERSISTENT_VOLUMES = Resource("", "v1", "persistentvolumes", namespaced=False)
+PERSISTENT_VOLUME_CLAIMS = Resource("", "v1", "persistentvolumeclaims", namespaced=True)
+STORAGE_CLASSES = Resource("storage.k8s.io", "v1", "storageclasses", namespaced=False)
+CSI_NODES = Resource("storage.k8s.io", "v1", "csinodes", namespaced=False)
+CSI_DRIVERS = Resource("storage.k8s.io", "v1", "csidrivers", namespaced=False)
 CORE_EVENTS = Resource("", "v1", "events", namespaced=True)
 EVENTS = Resource("events.k8s.io", "v1", "events", namespaced=True)
 LEASES = Resource("coordination.k8s.io", "v1", "leases", namespaced=True)

@@ -22,10 +22,12 @@ from dra_operator.model._parse_common import (
     str_map,
     str_or_empty,
 )
+from dra_operator.model._parse_nodealloc import node_allocatable_claim_status
 from dra_operator.model._parse_pod_scheduling import (
     pod_affinity_rules,
     topology_spread_constraints,
 )
+from dra_operator.model._parse_storage import volume
 from dra_operator.model._pod import (
     Container,
     ContainerExtendedResourceRequest,
@@ -144,6 +146,7 @@ def _pod_spec(spec: Raw) -> PodSpec:
     affinity = opt_object(spec, "affinity", "spec") or {}
     node_affinity = opt_object(affinity, "nodeAffinity", "spec.affinity") or {}
     required, preferred = parse_node_affinity(node_affinity, "spec.affinity.nodeAffinity")
+    group = opt_object(spec, "schedulingGroup", "spec") or {}
     return PodSpec(
         node_name=str_or_empty(spec, "nodeName", "spec"),
         scheduler_name=str_or_empty(spec, "schedulerName", "spec"),
@@ -159,8 +162,10 @@ def _pod_spec(spec: Raw) -> PodSpec:
         preemption_policy=str_or_empty(spec, "preemptionPolicy", "spec"),
         overhead=quantity_map(spec, "overhead", "spec"),
         resource_requests=quantity_map(resources, "requests", "spec.resources"),
+        volumes=list_of(spec, "volumes", "spec", volume),
         pod_affinity=pod_affinity_rules(spec),
         topology_spread_constraints=topology_spread_constraints(spec),
+        pod_group_name=opt_str(group, "podGroupName", "spec.schedulingGroup"),
     )
 
 
@@ -229,6 +234,12 @@ def parse_pod(
             conditions=list_of(status, "conditions", "status", _condition),
             nominated_node_name=str_or_empty(status, "nominatedNodeName", "status"),
             start_time=opt_timestamp(status, "startTime", "status"),
+            node_allocatable_resource_claim_statuses=list_of(
+                status,
+                "nodeAllocatableResourceClaimStatuses",
+                "status",
+                node_allocatable_claim_status,
+            ),
         ),
     )
 

@@ -40,6 +40,7 @@ from dra_operator.model._parse_common import (
     str_list,
     str_or_empty,
 )
+from dra_operator.model._parse_nodealloc import node_allocatable_resources
 from dra_operator.model._quantity import Quantity
 from dra_operator.model._types import (
     AttributeKind,
@@ -184,6 +185,7 @@ def _device(value: object, path: str, driver: str, version: str) -> Device:
         binding_conditions=str_list(body, "bindingConditions", body_path),
         binding_failure_conditions=str_list(body, "bindingFailureConditions", body_path),
         allow_multiple_allocations=opt_bool(body, "allowMultipleAllocations", body_path),
+        node_allocatable_resources=node_allocatable_resources(body, body_path),
     )
 
 
@@ -218,6 +220,7 @@ def parse_resource_slice(raw: Raw, version: str = "v1") -> ResourceSlice:
         devices=list_of(spec, "devices", "spec", lambda v, p: _device(v, p, driver, version)),
         shared_counters=list_of(spec, "sharedCounters", "spec", counter_set),
         skip_node_operations=str_list(spec, "skipNodeOperations", "spec"),
+        partition_type_attribute=opt_str(spec, "partitionTypeAttribute", "spec"),
     )
 
 

@@ -17,8 +17,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from dra_operator.model._frozen import FrozenMap
+from dra_operator.model._nodealloc import NodeAllocatableClaimStatus, claim_requests
 from dra_operator.model._pod_scheduling import PodAffinityRules, TopologySpreadConstraint
 from dra_operator.model._quantity import Quantity
+from dra_operator.model._storage import Volume
 from dra_operator.model._types import NodeSelector, NodeSelectorTerm, ObjectMeta
 
 
@@ -103,8 +105,10 @@ class PodSpec:
     preemption_policy: str = ""  # "" means the API default, PreemptLowerPriority
     overhead: FrozenMap[str, Quantity] = field(default_factory=FrozenMap)
     resource_requests: FrozenMap[str, Quantity] = field(default_factory=FrozenMap)  # pod-level
+    volumes: tuple[Volume, ...] = ()
     pod_affinity: PodAffinityRules | None = None  # spec.affinity.podAffinity/podAntiAffinity
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
+    pod_group_name: str | None = None  # spec.schedulingGroup.podGroupName (1.36+ workloads)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -142,6 +146,8 @@ class PodStatus:
     conditions: tuple[PodCondition, ...] = ()
     nominated_node_name: str = ""  # set by a scheduler that preempted pods for this one
     start_time: datetime.datetime | None = None  # set by the kubelet; preemption orders by it
+    # DRANodeAllocatableResources: what the pod's claims amount to (part of its requests)
+    node_allocatable_resource_claim_statuses: tuple[NodeAllocatableClaimStatus, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -153,7 +159,8 @@ class Pod:
     @property
     def effective_requests(self) -> FrozenMap[str, Quantity]:
         """What the pod needs from a node; computed on each call, so cache it if hot."""
-        return effective_requests(self.spec)
+        claimed = claim_requests(self.status.node_allocatable_resource_claim_statuses)
+        return effective_requests(self.spec, claimed=claimed)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -235,15 +242,23 @@ _NO_DEFAULTS: FrozenMap[str, Quantity] = FrozenMap()
 
 
 def effective_requests(
-    spec: PodSpec, missing_defaults: Mapping[str, Quantity] = _NO_DEFAULTS
+    spec: PodSpec,
+    missing_defaults: Mapping[str, Quantity] = _NO_DEFAULTS,
+    *,
+    claimed: Mapping[str, Quantity] = _NO_DEFAULTS,
 ) -> FrozenMap[str, Quantity]:
     """`resource.PodRequests` for a pod spec; default options unless `missing_defaults`.
+
+    `claimed` is what the pod's claims amount to in node-allocatable resources
+    (`model.node_allocatable_claim_requests` of its status), added to the containers' requests
+    before the pod-level requests override them, as `AggregateContainerRequests` does.
 
     `missing_defaults` is the `NonMissingContainerRequests` option: a container that does not
     name one of these resources at all is taken to request the given amount (kube-scheduler
     scores a container without a cpu or memory request as asking 100m and 200Mi).
     """
     total = _container_requests(spec.containers, spec.init_containers, missing_defaults)
+    _add(total, claimed)
     for name, q in spec.resource_requests.items():
         if name in _POD_LEVEL or name.startswith(_HUGEPAGES):
             total[name] = q

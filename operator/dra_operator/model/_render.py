@@ -362,6 +362,7 @@ def render_resource_slice(resource_slice: ResourceSlice, version: str = "v1") ->
         shared.append(entry)
     put(spec, "sharedCounters", shared)
     put(spec, "skipNodeOperations", list(s.skip_node_operations))
+    put_pointer(spec, "partitionTypeAttribute", s.partition_type_attribute)
     return {
         "apiVersion": f"{GROUP}/{version}",
         "kind": "ResourceSlice",

@@ -17,6 +17,7 @@ import enum
 from dataclasses import dataclass, field
 
 from dra_operator.model._frozen import FrozenMap
+from dra_operator.model._nodealloc import NodeAllocatableResource
 from dra_operator.model._quantity import Quantity
 
 # -- core/v1 pieces the control plane reads --------------------------------------------------
@@ -155,6 +156,10 @@ class Device:
     binding_conditions: tuple[str, ...] = ()
     binding_failure_conditions: tuple[str, ...] = ()
     allow_multiple_allocations: bool | None = None
+    # DRANodeAllocatableResources (alpha): node-allocatable resources the device stands for
+    node_allocatable_resources: FrozenMap[str, NodeAllocatableResource] = field(
+        default_factory=FrozenMap
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -178,6 +183,9 @@ class ResourceSlice:
     # 1.37, DRAOptionalNodeOperations (alpha): node operations the kubelet may skip for these
     # devices ("NodePrepareResources", "NodeUnprepareResources", "*"); unknown values are kept
     skip_node_operations: tuple[str, ...] = ()
+    # 1.37, DRAPartitionableDevicesType (alpha): the string attribute naming each
+    # counter-consuming device's partition type (read by the pool-status controller)
+    partition_type_attribute: str | None = None
 
 
 # -- classes ---------------------------------------------------------------------------------

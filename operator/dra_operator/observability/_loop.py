@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from dra_operator.observability._logging import get_logger
+from dra_operator.observability._logging import LogEvent, get_logger
 
 _log = get_logger(__name__)
 
@@ -37,5 +37,5 @@ async def watch_loop_stalls(
         worst = max(worst, now - asked)
         if now - opened >= window:
             if worst >= threshold:
-                _log.info("loop.stall", max_ms=round(worst * 1000, 1), window_s=window)
+                _log.info(LogEvent.LOOP_STALL, max_ms=round(worst * 1000, 1), window_s=window)
             worst, opened = 0.0, now

@@ -6,12 +6,15 @@ counters allow; allocations without a complete pool publishing the device; stale
 reservations; bound pods whose claims are missing, unallocated, unreserved or pinned to other
 nodes; generated claims without a live owner; allocated claims without the delete-protection
 finalizer (a warning); kube-scheduler and dra-operator both placing pods with claims with no
-routing policy between them (docs/coexistence.md). `read_cluster` is the thin I/O that builds
-the state through `kube`. `check_named` is the same for 1.30's v1alpha2 named-resources
-allocations (instances allocated twice or not published, finalizer missing).
+routing policy between them, and pods another scheduler places although they ask for a
+DRA-backed extended resource while routing is installed (docs/coexistence.md).
+`read_cluster` is the thin I/O that builds the state through `kube`. `check_named` is the
+same for 1.30's v1alpha2 named-resources allocations (instances allocated twice or not
+published, finalizer missing).
 """
 
 from dra_operator.verify._check import check
+from dra_operator.verify._coexistence import unrouted_names
 from dra_operator.verify._consumers import RESERVED_FOR_MAX_SIZE
 from dra_operator.verify._named import check_named
 from dra_operator.verify._read import newest_version, read_cluster
@@ -28,4 +31,5 @@ __all__ = [
     "check_named",
     "newest_version",
     "read_cluster",
+    "unrouted_names",
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dra_operator.verify._coexistence import check_coexistence
+from dra_operator.verify._coexistence import check_coexistence, check_unrouted
 from dra_operator.verify._consumers import check_consumers
 from dra_operator.verify._devices import check_devices
 from dra_operator.verify._named import check_named
@@ -19,8 +19,9 @@ def check(state: ClusterState) -> list[Violation]:
     violations = (
         check_devices([c for c in state.claims if not c.resource_class_name], state.slices)
         + check_named(state.named_claims, state.named_slices)
-        + check_consumers(state.claims, state.pods, state.nodes)
+        + check_consumers(state.claims, state.pods, state.nodes, state.pod_groups)
         + check_coexistence(state.schedulers, state.pods)
+        + check_unrouted(state.schedulers, state.pods, state.classes, state.nodes)
     )
     # dict.fromkeys: one claim can reach the same sentence twice (two results, one device).
     unique = list(dict.fromkeys(violations))

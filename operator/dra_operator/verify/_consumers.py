@@ -7,9 +7,13 @@ Semantics follow kube-controller-manager's resourceclaim controller and the sche
   not deleted before it was scheduled, upstream `isPodDone`) that uses the claim, either
   directly, through `status.resourceClaimStatuses`, or as its extended-resource claim. There
   are at most 256 entries, with distinct UIDs (`ResourceClaimReservedForMaxSize`).
+* A `reservedFor` entry naming a PodGroup (DRAWorkloadResourceClaims) must name a live PodGroup
+  with that UID; the group's claim is then reserved for each of its pods. A claim generated for
+  a PodGroup must have that PodGroup alive with the same UID (kube-controller-manager v1.37.2).
 * A bound pod that has not terminated may only be running because each of its claims exists,
-  is allocated, is reserved for it, and the allocation's node selector admits its node (the
-  node is skipped when its object is gone: nothing can be said about its labels).
+  is allocated, is reserved for it (or for its PodGroup), and the allocation's node selector
+  admits its node (the node is skipped when its object is gone: nothing can be said about its
+  labels).
 * A generated claim (annotation `resource.kubernetes.io/pod-claim-name`, or the scheduler's
   `resource.kubernetes.io/extended-resource-claim`, and controlled by a Pod) must have its
   owner alive with the same UID; once the owner is done the claims controller deletes it, once
@@ -26,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 
 from dra_operator import names
-from dra_operator.model import Node, Pod, ResourceClaim, node_matches
+from dra_operator.model import Node, Pod, PodGroup, ResourceClaim, node_matches
 from dra_operator.verify._state import Code, Severity, Violation
 
 __all__ = ["RESERVED_FOR_MAX_SIZE", "check_consumers"]
@@ -40,16 +44,26 @@ _Key = tuple[str, str]
 
 
 def check_consumers(
-    claims: Iterable[ResourceClaim], pods: Iterable[Pod], nodes: Iterable[Node]
+    claims: Iterable[ResourceClaim],
+    pods: Iterable[Pod],
+    nodes: Iterable[Node],
+    pod_groups: Iterable[PodGroup] | None = None,
 ) -> list[Violation]:
-    """Every consumer-level violation among `claims` and `pods`."""
+    """Every consumer-level violation among `claims` and `pods` (and `pod_groups`, None when
+    the server serves none)."""
     claims_by_key = {(c.metadata.namespace, c.metadata.name): c for c in claims}
     pods_by_key = {(p.metadata.namespace, p.metadata.name): p for p in pods}
     nodes_by_name = {n.name: n for n in nodes}
+    groups = (
+        None
+        if pod_groups is None
+        else {(g.metadata.namespace, g.metadata.name): g for g in pod_groups}
+    )
     violations: list[Violation] = []
     for claim in claims_by_key.values():
-        violations += _check_reserved_for(claim, pods_by_key)
+        violations += _check_reserved_for(claim, pods_by_key, groups)
         violations += _check_owner(claim, pods_by_key)
+        violations += _check_group_owner(claim, groups)
         if (
             claim.status.allocation is not None
             and DELETE_PROTECTION not in claim.metadata.finalizers
@@ -100,7 +114,9 @@ def _uses(pod: Pod, claim_name: str) -> bool:
     return any(name == claim_name for _, name in _claim_names(pod))
 
 
-def _check_reserved_for(claim: ResourceClaim, pods: Mapping[_Key, Pod]) -> list[Violation]:
+def _check_reserved_for(
+    claim: ResourceClaim, pods: Mapping[_Key, Pod], groups: Mapping[_Key, PodGroup] | None
+) -> list[Violation]:
     namespace = claim.metadata.namespace
     reserved = claim.status.reserved_for
     violations: list[Violation] = []
@@ -123,7 +139,18 @@ def _check_reserved_for(claim: ResourceClaim, pods: Mapping[_Key, Pod]) -> list[
             )
         )
     for ref in reserved:
-        if ref.api_group or ref.resource != "pods":
+        if _is_group_ref(ref.api_group, ref.resource) and groups is not None:
+            group = groups.get((namespace, ref.name))
+            if group is None:
+                problem = f"is reserved for PodGroup {namespace}/{ref.name}, which does not exist"
+            elif group.metadata.uid != ref.uid:
+                problem = (
+                    f"is reserved for PodGroup {namespace}/{ref.name} with UID {ref.uid}, but "
+                    f"that PodGroup has UID {group.metadata.uid}"
+                )
+            else:
+                continue
+        elif ref.api_group or ref.resource != "pods":
             problem = (
                 f"is reserved for {ref.resource}.{ref.api_group} {ref.name}, which is not a pod"
             )
@@ -171,6 +198,52 @@ def _check_owner(claim: ResourceClaim, pods: Mapping[_Key, Pod]) -> list[Violati
     return [_claim_violation(Code.OWNER_MISSING, claim, f"The claim was generated for {problem}.")]
 
 
+def _is_group_ref(api_group: str, resource: str) -> bool:
+    return api_group == PodGroup.API_GROUP and resource == PodGroup.PLURAL
+
+
+def _check_group_owner(
+    claim: ResourceClaim, groups: Mapping[_Key, PodGroup] | None
+) -> list[Violation]:
+    """A claim generated for a PodGroup must have that PodGroup alive with the same UID."""
+    meta = claim.metadata
+    if groups is None or meta.deletion_timestamp is not None:
+        return []
+    if names.POD_CLAIM_NAME_ANNOTATION not in meta.annotations:
+        return []
+    owner = next(
+        (
+            o
+            for o in meta.owner_references
+            if o.controller
+            and o.kind == "PodGroup"
+            and o.api_version.startswith(f"{PodGroup.API_GROUP}/")
+        ),
+        None,
+    )
+    if owner is None:
+        return []
+    group = groups.get((meta.namespace, owner.name))
+    where = f"PodGroup {meta.namespace}/{owner.name}"
+    if group is None:
+        problem = f"{where}, which no longer exists"
+    elif group.metadata.uid != owner.uid:
+        problem = f"{where} with UID {owner.uid}, but that PodGroup has UID {group.metadata.uid}"
+    else:
+        return []
+    return [_claim_violation(Code.OWNER_MISSING, claim, f"The claim was generated for {problem}.")]
+
+
+def _reserved_for_pod(pod: Pod, claim: ResourceClaim) -> bool:
+    """For the pod itself, or for the PodGroup it belongs to (the group's shared claims)."""
+    group = pod.spec.pod_group_name
+    return any(
+        ref.uid == pod.metadata.uid
+        or (group is not None and _is_group_ref(ref.api_group, ref.resource) and ref.name == group)
+        for ref in claim.status.reserved_for
+    )
+
+
 def _check_bound_pod(
     pod: Pod, claims: Mapping[_Key, ResourceClaim], nodes: Mapping[str, Node]
 ) -> list[Violation]:
@@ -183,7 +256,7 @@ def _check_bound_pod(
             code, sentence = Code.POD_CLAIM_MISSING, f"its {what} {missing}"
         elif (allocation := claim.status.allocation) is None:
             code, sentence = Code.POD_CLAIM_UNALLOCATED, f"its {what} ({name}) is not allocated"
-        elif all(ref.uid != pod.metadata.uid for ref in claim.status.reserved_for):
+        elif not _reserved_for_pod(pod, claim):
             code, sentence = (
                 Code.POD_CLAIM_UNRESERVED,
                 f"its {what} ({name}) is not reserved for it",

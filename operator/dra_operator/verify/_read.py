@@ -29,16 +29,19 @@ from dra_operator.kube import (
     JSONObject,
     Resource,
     dra,
+    list_all,
     release_minor,
 )
 from dra_operator.model import (
     ClaimNaming,
     DeviceClass,
     DeviceTaintRule,
+    PodGroup,
     parse_device_class,
     parse_device_taint_rule,
     parse_node,
     parse_pod,
+    parse_pod_group,
     parse_resource_claim,
     parse_resource_slice,
     v1alpha2,
@@ -49,7 +52,6 @@ __all__ = ["newest_version", "read_cluster"]
 
 T = TypeVar("T")
 
-_PAGE = 500
 _MODEL_VERSIONS = frozenset({"v1", "v1beta2", "v1beta1", "v1alpha3"})
 _CLASSIC = "v1alpha2"  # claims and classes read through the model's translation
 _VERSION = re.compile(r"v(\d+)(?:(alpha|beta)(\d+))?")
@@ -137,7 +139,19 @@ async def read_cluster(
             named_slices = await _list(
                 api, dra("resourceslices", version), v1alpha2.parse_resource_slice
             )
+    pod_groups: tuple[PodGroup, ...] | None = None
+    group_versions = await api.served_versions(PodGroup.API_GROUP)
+    group_version = next((v for v in PodGroup.VERSIONS if v in group_versions), None)
+    if group_version is not None:
+        found_version = group_version
+        pod_groups = await _list(
+            api,
+            Resource(PodGroup.API_GROUP, found_version, PodGroup.PLURAL, namespaced=True),
+            lambda raw: parse_pod_group(raw, found_version),
+            namespace,
+        )
     return ClusterState(
+        pod_groups=pod_groups,
         named_claims=named_claims,
         named_slices=named_slices,
         claims=claims,
@@ -215,16 +229,11 @@ async def _list(
     namespace: str | None = None,
 ) -> tuple[T, ...]:
     items: list[T] = []
-    token: str | None = None
-    while True:
-        page = await api.list(resource, namespace=namespace, limit=_PAGE, continue_token=token)
-        for raw in page.get("items") or ():
-            meta = raw.get("metadata") or {}
-            where = "/".join(part for part in (meta.get("namespace"), meta.get("name")) if part)
-            try:
-                items.append(parse(raw))
-            except InvalidObjectError as exc:
-                raise exc.at(f"{resource.plural} {where}") from exc
-        token = (page.get("metadata") or {}).get("continue") or None
-        if token is None:
-            return tuple(items)
+    for raw in (await list_all(api, resource, namespace=namespace)).items:
+        meta = raw.get("metadata") or {}
+        where = "/".join(part for part in (meta.get("namespace"), meta.get("name")) if part)
+        try:
+            items.append(parse(raw))
+        except InvalidObjectError as exc:
+            raise exc.at(f"{resource.plural} {where}") from exc
+    return tuple(items)

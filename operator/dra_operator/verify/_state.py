@@ -15,6 +15,7 @@ from dra_operator.model import (
     DeviceTaintRule,
     Node,
     Pod,
+    PodGroup,
     ResourceClaim,
     ResourceSlice,
     v1alpha2,
@@ -37,7 +38,8 @@ class ClusterState:
     """Every claim, slice, pod and node of the cluster, as one consistent-enough snapshot.
 
     `classes` and `rules` (the DeviceTaintRules) are read only on request (see `read_cluster`);
-    `schedulers` is None when it was not read (or could not be). On a 1.30 server the claims
+    `schedulers` is None when it was not read (or could not be); `pod_groups` None when the
+    server serves no PodGroups. On a 1.30 server the claims
     are also kept as they are (`named_claims`), with 1.30's slices, for `check_named`.
     """
 
@@ -48,6 +50,7 @@ class ClusterState:
     classes: tuple[DeviceClass, ...] = ()
     rules: tuple[DeviceTaintRule, ...] = ()
     schedulers: Schedulers | None = None
+    pod_groups: tuple[PodGroup, ...] | None = None  # None: the server serves no PodGroups
     named_claims: tuple[v1alpha2.ResourceClaim, ...] = ()
     named_slices: tuple[v1alpha2.ResourceSlice, ...] = ()
 

@@ -10,11 +10,9 @@ ported would be listed with the reason in NOT_PORTED_137; it is empty now.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
-import pytest
 import test_allocate
 import test_capacity
 import test_capacity_137
@@ -33,6 +31,7 @@ import test_taints
 from _pytest.mark.structures import ParameterSet
 from allocator_builders import Case
 from tests.support.go_modules import module_cache
+from tests.support.skipping import skip_or_fail
 
 HERE = Path(__file__).resolve().parent
 RELEASES = {36: "v0.36.5", 37: "v0.37.2"}
@@ -65,10 +64,7 @@ def upstream_names(version: str) -> set[str]:
         / "structured/internal/allocatortesting"
     )
     if not folder.is_dir():
-        message = f"{folder} not downloaded (make oracle fetches it)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+        skip_or_fail(f"{folder} not downloaded (make oracle fetches it)")
     names: set[str] = set()
     for name in ("allocator_testing.go", "lexicographical_testing.go"):
         names |= set(_NAME.findall((folder / name).read_text()))

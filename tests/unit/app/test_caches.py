@@ -3,19 +3,18 @@
 Covers: a claim event moves the ledger (allocation in, deletion out); a pod deletion is
 remembered by UID; an object that does not parse is reported once per resourceVersion and
 changes nothing; DeviceTaintRules have a store only when served, AllocationPolicies and namespace
-labels only when the CRD is; the synced check waits for every listed object and re-lists a kind
-that still misses objects (one deleted meanwhile); a relist's prune forgets what the fresh
+labels only when the CRD is; the storage kinds the volume plugins read are always watched; a
+relist's prune forgets what the fresh
 LIST lacks unless seen after it, in the LIST's namespace only when it covered one; a pod or claim
 event that leaves the spec as it was reuses its parsed spec.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-import pytest
+from tests.support.make import MakeClaim, MakePod
 
 from dra_operator import errors
 from dra_operator.app import Caches, Kind
@@ -32,37 +31,16 @@ DEVICE = DeviceID("gpu.example.com", "pool", "gpu-0")
 
 
 def claim(rv: str, *, allocated: bool = True, bad: bool = False) -> dict[str, Any]:
-    status: dict[str, Any] = {}
+    made = MakeClaim().version(rv)
     if allocated:
-        status["allocation"] = {
-            "devices": {
-                "results": [
-                    {
-                        "request": "r",
-                        "driver": DEVICE.driver,
-                        "pool": DEVICE.pool,
-                        "device": DEVICE.device,
-                    }
-                ]
-            }
-        }
-    requests: Any = "not-a-list" if bad else [{"name": "r", "exactly": {"deviceClassName": "c"}}]
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"namespace": "ns", "name": "c", "uid": "claim-uid", "resourceVersion": rv},
-        "spec": {"devices": {"requests": requests}},
-        "status": status,
-    }
+        made.allocated(DEVICE.driver, DEVICE.pool, DEVICE.device)
+    if bad:
+        made.requests("not-a-list")
+    return made.obj()
 
 
 def pod(rv: str, ns: str = "ns") -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"namespace": ns, "name": "p", "uid": "pod-uid", "resourceVersion": rv},
-        "spec": {"containers": [{"name": "c", "image": "x"}]},
-    }
+    return MakePod().namespace(ns).version(rv).obj()
 
 
 def test_claim_events_move_the_ledger() -> None:
@@ -126,6 +104,27 @@ def test_taint_rules_are_watched_only_when_served() -> None:
     assert served.taint_rules is not None and Kind.TAINT_RULES in served.kinds
 
 
+def test_storage_kinds_are_always_watched() -> None:
+    caches = Caches(VERSIONS)
+    storage = {
+        Kind.PERSISTENT_VOLUMES,
+        Kind.PERSISTENT_VOLUME_CLAIMS,
+        Kind.STORAGE_CLASSES,
+        Kind.CSI_NODES,
+        Kind.CSI_DRIVERS,
+    }
+    assert storage <= set(caches.kinds)
+    pvc = {
+        "metadata": {"name": "data", "namespace": "ns", "resourceVersion": "1"},
+        "spec": {"storageClassName": "local", "resources": {"requests": {"storage": "1Gi"}}},
+    }
+    caches.apply(Kind.PERSISTENT_VOLUME_CLAIMS, "ADDED", pvc)
+    stored = caches.persistent_volume_claims.get(ObjectKey("ns", "data"))
+    assert stored is not None and stored.obj.storage_class == "local"
+    caches.apply(Kind.CSI_NODES, "ADDED", {"metadata": {"name": "n", "resourceVersion": "1"}})
+    assert caches.csi_nodes.get(ObjectKey("", "n")) is not None
+
+
 def test_policies_and_namespace_labels_are_watched_only_when_the_crd_is_served() -> None:
     assert Kind.POLICIES not in Caches(VERSIONS).kinds
     caches = Caches(VERSIONS, policies=True)
@@ -144,28 +143,6 @@ def test_policies_and_namespace_labels_are_watched_only_when_the_crd_is_served()
     assert [(e.obj.name, e.obj.strategy, e.obj.generation) for e in caches.policies] == [
         ("p", "Spread", 2)
     ]
-
-
-@pytest.mark.asyncio(loop_scope="function")
-@pytest.mark.looptime
-async def test_synced_waits_for_listed_objects_and_relists_missing_ones() -> None:
-    caches = Caches(VERSIONS)
-    listings: dict[Kind, list[list[dict[str, Any]]]] = {Kind.PODS: [[pod("1")], []]}
-    listed: list[Kind] = []
-
-    async def lister(kind: Kind) -> list[dict[str, Any]]:
-        listed.append(kind)
-        pages = listings.get(kind)
-        return pages.pop(0) if pages else []
-
-    waiting = asyncio.create_task(caches.wait_synced(lister))
-    await asyncio.sleep(0)  # let it list
-    assert not caches.synced()
-    assert caches.missing(Kind.PODS) == 1
-    # The pod was deleted before the watch listed: only a fresh LIST tells.
-    await asyncio.wait_for(waiting, timeout=30)
-    assert caches.synced()
-    assert listed.count(Kind.PODS) == 2
 
 
 def test_prune_forgets_what_a_relist_lacks_and_keeps_what_is_newer() -> None:

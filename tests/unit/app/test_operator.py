@@ -7,23 +7,24 @@ controllers that yield to kube-controller-manager stop while it holds its Lease 
 afresh when it lets go; our scheduler beside kube-scheduler without the routing policy is
 reported unsafe (metric), and stops being so once the policy is there; a claim another
 scheduler allocates while ours runs is counted; a claim another claims controller generates
-pauses ours (whatever the Leases say) until none was seen for a minute; pods and claims get a
-reflector per namespace served, whose relist applies its objects, prunes the rest of its
-namespace only and is counted.
+pauses ours (whatever the Leases say) until none was seen for a minute; every kind gets a
+reflector (namespaced kinds one per namespace served), whose relist applies its objects, prunes
+the rest of its namespace only (even when it found nothing) and is counted; the caches are
+synced once every reflector has listed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from typing import Any, ClassVar
 
 import pytest
+from tests.support.make import MakeClaim, MakeNode, MakePod
 
 from dra_operator import kube
 from dra_operator.allocator import Features
 from dra_operator.app import Caches, Context, Kind, Operator, ServerInfo, Settings, Upstream
-from dra_operator.app._operator import HANDOVER_RECHECK
+from dra_operator.app._coexistence import HANDOVER_RECHECK
 from dra_operator.cluster import Change, ObjectKey
 
 pytestmark = [pytest.mark.asyncio(loop_scope="function"), pytest.mark.looptime]
@@ -68,7 +69,7 @@ class Recorder:
 
 
 def node(name: str, rv: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "resourceVersion": rv}}
+    return MakeNode().name(name).version(rv).obj()
 
 
 @pytest.fixture
@@ -161,26 +162,18 @@ async def test_an_unsafe_configuration_is_counted(upstream: Upstream, unsafe: bo
     api = kube.Client(kube.ClusterConfig(server="https://127.0.0.1:1"))  # never called here
     operator = Operator(Settings(), api, SERVER, ["scheduler"])
     operator.set_upstream(upstream)
-    assert operator.unsafe is unsafe
+    assert operator.coexistence.unsafe is unsafe
     page = operator.metrics.render().decode()
     sample = 'dra_operator_unsafe_configuration{reason="kube-scheduler-without-routing"}'
     assert f"{sample} {1.0 if unsafe else 0.0}" in page
 
 
 def allocated_claim(rv: str, manager: str | None) -> dict[str, Any]:
-    raw: dict[str, Any] = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": "c", "namespace": "ns", "uid": "u", "resourceVersion": rv},
-        "spec": {"devices": {"requests": []}},
-    }
+    made = MakeClaim().uid("u").version(rv).requests([])
     if manager is not None:
-        result = {"request": "gpu", "driver": "d", "pool": "p", "device": "x"}
-        raw["metadata"]["managedFields"] = [
-            {"manager": manager, "fieldsV1": {"f:status": {"f:allocation": {}}}}
-        ]
-        raw["status"] = {"allocation": {"devices": {"results": [result]}}}
-    return raw
+        made.managed_by(manager, {"f:status": {"f:allocation": {}}})
+        made.allocated("d", "p", "x", request="gpu")
+    return made.obj()
 
 
 async def test_a_claim_another_scheduler_allocates_is_counted() -> None:
@@ -202,25 +195,10 @@ class Claims(Recorder):
 
 
 def generated_claim(rv: str, creator: str) -> dict[str, Any]:
-    annotation = "f:resource.kubernetes.io/pod-claim-name"
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {
-            "name": f"pod-gpu-{rv}",
-            "namespace": "ns",
-            "uid": f"u{rv}",
-            "resourceVersion": rv,
-            "annotations": {"resource.kubernetes.io/pod-claim-name": "gpu"},
-            "managedFields": [
-                {
-                    "manager": creator,
-                    "fieldsV1": {"f:metadata": {"f:annotations": {annotation: {}}}},
-                }
-            ],
-        },
-        "spec": {"devices": {"requests": []}},
-    }
+    annotation = "resource.kubernetes.io/pod-claim-name"
+    owned = {"f:metadata": {"f:annotations": {f"f:{annotation}": {}}}}
+    made = MakeClaim().name(f"pod-gpu-{rv}").uid(f"u{rv}").version(rv).requests([])
+    return made.annotations({annotation: "gpu"}).managed_by(creator, owned).obj()
 
 
 async def test_another_claims_creator_pauses_ours_for_a_minute() -> None:
@@ -258,48 +236,57 @@ async def test_claims_are_rechecked_on_the_server_only_right_after_a_handover() 
     assert not operator.handover_recent()
 
 
-async def test_every_list_after_the_first_is_a_relist_and_prunes_even_when_empty() -> None:
-    """kopf ends each LIST with a bookmark (`_listings`), empty or not: the first of each
-    watch (a kind, in one namespace or cluster-wide) is its initial listing, every later one a
-    relist that is counted and prunes the cache against
-    a fresh LIST of our own (here: the server holds no node any more)."""
+async def test_a_relist_that_finds_nothing_prunes_and_is_counted() -> None:
+    """Every kind comes through a Reflector, whose every LIST prunes: a relist that returns no
+    object (the server holds no node any more) still forgets the cached ones."""
     operator = operator_of({"recorder": Recorder})
-    operator.handle(Kind.NODES, None, node("a", "1"))
-    operator.listed(Kind.NODES)
-    operator.listed(Kind.PODS, "ns-a")  # each namespace's watch lists once at start
-    operator.listed(Kind.PODS, "ns-b")
-    relists = 'dra_operator_watch_relists_total{resource="nodes"} 1.0'
+    operator.informer.reflected(Kind.NODES, None, [node("a", "1")], "5", False)
     assert "dra_operator_watch_relists_total{" not in operator.metrics.render().decode()
 
-    async def empty_list(kind: Kind) -> tuple[list[dict[str, Any]], int]:
-        assert kind is Kind.NODES
-        return [], 7
+    operator.informer.reflected(Kind.NODES, None, [], "7", True)
 
-    operator.list_snapshot = empty_list  # type: ignore[method-assign]
-    operator.listed(Kind.NODES)  # the relist found nothing: no event carried it
-    assert relists in operator.metrics.render().decode()
-    await asyncio.sleep(5)
     assert operator.caches.nodes.get(ObjectKey("", "a")) is None
+    relists = 'dra_operator_watch_relists_total{resource="nodes"} 1.0'
+    assert relists in operator.metrics.render().decode()
+    await operator.api.close()
+
+
+async def test_synced_once_every_reflector_has_listed() -> None:
+    operator = operator_of({"recorder": Recorder})
+    kinds = {reflector.resource.plural for reflector in operator.reflectors}
+    assert kinds == {operator.resource(kind).plural for kind in operator.caches.kinds}
+    waiting = asyncio.create_task(operator.wait_synced())
+    for reflector in operator.reflectors[:-1]:
+        reflector.synced.set()
+    await asyncio.sleep(1)
+    assert not waiting.done()
+    operator.reflectors[-1].synced.set()
+    await asyncio.wait_for(waiting, 1)
+    assert operator.health.readiness()[0].ok  # every cache synced
     await operator.api.close()
 
 
 def a_pod(namespace: str, name: str, rv: str) -> dict[str, Any]:
-    metadata = {"namespace": namespace, "name": name, "uid": name, "resourceVersion": rv}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": {}}
+    return MakePod().namespace(namespace).name(name).uid(name).version(rv).obj()
 
 
 async def test_a_reflector_relist_applies_its_objects_and_prunes_its_namespace() -> None:
-    operator = operator_of({"recorder": Recorder})
-    operator.settings = dataclasses.replace(operator.settings, namespaces=("a", "b"))
-    scopes = sorted(reflector.scope for reflector in operator.reflectors())
-    assert scopes == [f"{kind}@{ns}" for kind in ("pods", "resourceclaims") for ns in "ab"]
-    operator.reflected(Kind.PODS, "a", [a_pod("a", "p", "5"), a_pod("a", "q", "6")], "10", False)
-    operator.reflected(Kind.PODS, "b", [a_pod("b", "p", "7")], "11", False)
+    Recorder.built.clear()
+    api = kube.Client(kube.ClusterConfig(server="https://127.0.0.1:1"))
+    settings = Settings(namespaces=("a", "b"))
+    operator = Operator(settings, api, SERVER, ["recorder"], builders={"recorder": Recorder})
+    scopes = {reflector.scope for reflector in operator.reflectors}
+    assert {f"{kind}@{ns}" for kind in ("pods", "resourceclaims") for ns in "ab"} <= scopes
+    assert "nodes@*" in scopes  # cluster-scoped: one watch whatever the namespaces
+    operator.informer.reflected(
+        Kind.PODS, "a", [a_pod("a", "p", "5"), a_pod("a", "q", "6")], "10", False
+    )
+    operator.informer.reflected(Kind.PODS, "b", [a_pod("b", "p", "7")], "11", False)
     term = asyncio.create_task(operator.lead())
     await asyncio.wait_for(operator.leading.wait(), 1)
     (plugin,) = Recorder.built
 
-    operator.reflected(Kind.PODS, "a", [a_pod("a", "q", "12")], "20", True)
+    operator.informer.reflected(Kind.PODS, "a", [a_pod("a", "q", "12")], "20", True)
 
     assert sorted(str(entry.key) for entry in operator.caches.pods) == ["a/q", "b/p"]
     assert plugin.changes == [(Kind.PODS, "a/q"), (Kind.PODS, "a/p")]

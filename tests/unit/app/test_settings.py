@@ -17,8 +17,8 @@ from dra_operator.app import choose_controllers, yielding_controllers
     [
         pytest.param(
             None,
-            ["claims", "scheduler", "eviction"],
-            {"claims", "eviction"},
+            ["claims", "scheduler", "eviction", "poolstatus"],
+            {"claims", "eviction", "poolstatus"},
             id="default-yields-to-kcm",
         ),
         pytest.param(

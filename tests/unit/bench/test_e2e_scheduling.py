@@ -1,18 +1,21 @@
 """bench/scheduling's pure parts: percentiles, py-spy profiles, audit counting, workloads,
-tables, the limit system's plan."""
+tables, the limit system's plan, the fixed-rate creator's slots, the sizes' settings."""
 
 from __future__ import annotations
 
 import json
 import math
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 from bench.scheduling import WORKLOADS, PhaseResult, build, parse_collapsed, percentile, rows
-from bench.scheduling._runner import longest_stall
-from bench.scheduling._scale import HEADERS, SizedResult, summary_rows
-from bench.scheduling._system import count_requests
+from bench.scheduling._creator import Pacer, creation_rate
+from bench.scheduling._report import markdown, process_peaks
+from bench.scheduling._runner import exited, longest_stall
+from bench.scheduling._scale import HEADERS, SizedResult, summary_rows, workloads_for
+from bench.scheduling._system import ProcessSample, apiserver_args, count_requests, etcd_db_mib
 from bench.scheduling._tracker import claim_names
 from bench.scheduling.limit import plan
 
@@ -195,3 +198,101 @@ def test_the_limit_plan_is_every_allocation_first_fit_order_would_make() -> None
     shared = plan(*(lambda w: (w.nodes, w.slices, w.classes, w.templates[0]))(build("h", 0.05)))
     assert len(shared) == 10  # 2 NICs × 100G / 20G
     assert len({a["devices"]["results"][0]["shareID"] for _, a in shared}) == 10
+
+
+def test_the_steady_state_workload_fills_to_90_percent_then_churns_at_its_rate() -> None:
+    small = build("s", 0.05, churn_rate=2.0, churn_seconds=3.0)
+    assert len(small.nodes) == 1
+    assert [len(s["spec"]["devices"]) for s in small.slices] == [8]
+    fill, churn = small.phases
+    assert (fill.name, fill.pods, fill.rate, fill.churn) == ("s-fill", 7, None, False)
+    assert (churn.name, churn.pods, churn.rate) == ("s-churn", 6, 2.0)
+    assert churn.churn and churn.keep_previous and churn.in_flight is None
+    big = build("s", 5000 / 20)
+    assert len(big.nodes) == len(set(big.nodes)) == 5000
+    assert big.phases[0].pods == 36_000  # 90 % of 5,000 × 8
+    assert big.phases[1].pods == 300  # 5 pods/s for 60 s
+
+
+def test_the_pacer_hands_out_slots_at_its_rate_and_none_without_one() -> None:
+    now = [100.0]
+    paced = Pacer(4.0, clock=lambda: now[0])
+    assert [paced.next_slot() for _ in range(3)] == [100.0, 100.25, 100.5]
+    now[0] = 200.0  # a creator far behind gets its late slots at once: they lie in the past
+    assert paced.next_slot() == 100.75
+    free = Pacer(None, clock=lambda: now[0])
+    assert [free.next_slot(), free.next_slot()] == [200.0, 200.0]
+    with pytest.raises(ValueError, match="positive"):
+        Pacer(0.0)
+
+
+def test_creation_rate_counts_intervals_between_first_and_last() -> None:
+    assert creation_rate([10.0, 10.5, 11.0, 12.0]) == 1.5
+    assert math.isnan(creation_rate([3.0]))
+
+
+@pytest.mark.parametrize(
+    ("nodes", "expected"),
+    [
+        pytest.param(100, list(WORKLOADS), id="small-every-workload"),
+        pytest.param(1000, ["a", "b", "e", "h", "s"], id="scheduler-perf-500-node-set"),
+        pytest.param(5000, ["s"], id="steady-state-only"),
+    ],
+)
+def test_workloads_for_a_size(nodes: int, expected: list[str]) -> None:
+    assert workloads_for(nodes, list(WORKLOADS)) == expected
+
+
+def test_large_clusters_get_more_requests_in_flight(tmp_path: Path) -> None:
+    small, large = apiserver_args(tmp_path, 500), apiserver_args(tmp_path, 5000)
+    assert "--audit-log-format=json" in small
+    assert not any("inflight" in a for a in small)
+    assert "--max-requests-inflight=1600" in large
+    assert "--max-mutating-requests-inflight=800" in large
+
+
+def test_etcd_db_size_is_nan_when_etcd_does_not_answer() -> None:
+    assert math.isnan(etcd_db_mib("http://127.0.0.1:9"))
+
+
+def test_summary_and_markdown_report_p50_requests_and_every_process_peak() -> None:
+    ours = _result(
+        "ours",
+        p50_ms=7.0,
+        apiserver_peak_rss_mib=900.0,
+        process_peak_rss_mib=(("dra-operator", 250.0), ("kube-apiserver", 900.0)),
+    )
+    upstream = _result(
+        "upstream",
+        process_peak_rss_mib=(("kube-scheduler", 300.0), ("kube-controller-manager", 200.0)),
+    )
+    (row,) = summary_rows([SizedResult(5000, ours), SizedResult(5000, upstream)])
+    assert row[HEADERS.index("p50 ms ours")] == "7"
+    assert row[HEADERS.index("API req/pod ours")] == "6.0"
+    assert row[HEADERS.index("apiserver RSS MiB ours")] == "900"
+    assert row[HEADERS.index("apiserver RSS MiB ours") + 1] == "—"
+    assert process_peaks([ours, upstream]) == {
+        "ours": {"dra-operator": 250.0, "kube-apiserver": 900.0},
+        "upstream": {"kube-scheduler": 300.0, "kube-controller-manager": 200.0},
+    }
+    text = markdown([ours, upstream], "cmd", "host")
+    assert "ours: dra-operator 250, kube-apiserver 900" in text
+
+
+def test_summary_keeps_phases_in_run_order_within_a_size() -> None:
+    results = [
+        SizedResult(200, _result("ours", phase="s-fill")),
+        SizedResult(200, _result("ours", phase="s-churn")),
+        SizedResult(20, _result("ours", phase="s-fill")),
+        SizedResult(20, _result("ours", phase="s-churn")),
+    ]
+    got = [(row[1], row[0]) for row in summary_rows(results)]
+    assert got == [("20", "s-fill"), ("20", "s-churn"), ("200", "s-fill"), ("200", "s-churn")]
+
+
+def test_a_component_gone_when_sampled_is_named() -> None:
+    samples = {
+        "kube-scheduler": ProcessSample(0.0, 0.0),
+        "kube-controller-manager": ProcessSample(3.0, 155.0),
+    }
+    assert exited(samples) == ["kube-scheduler"]

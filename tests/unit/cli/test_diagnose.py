@@ -9,7 +9,7 @@ from tests.unit.hooks.scenario import DRIVER, FEATURES, GPU_CLASS, gpu, gpu_clai
 
 from dra_operator.cli._devices import device_rows
 from dra_operator.cli._diagnose import diagnose_claim, diagnose_pod
-from dra_operator.cli._explain import _table
+from dra_operator.cli._explain import _table, group_reservations
 from dra_operator.model import (
     AllocationResult,
     Device,
@@ -25,6 +25,7 @@ from dra_operator.model import (
     PodSpec,
     PodStatus,
     ResourceClaim,
+    ResourceClaimConsumerReference,
     ResourceClaimStatus,
     Taint,
 )
@@ -195,3 +196,20 @@ def test_a_1_30_named_resources_claim_is_named_not_explained() -> None:
     )
     in_pod = diagnose_pod(replace(state, pods=(pod,)), "default", "p", FEATURES)
     assert in_pod is not None and in_pod.named == found.named and not in_pod.pending
+
+
+def test_a_claim_reserved_for_a_pod_group_says_so() -> None:
+    held = _allocated(gpu_claim(), "gpu-1")
+    group = ResourceClaimConsumerReference(
+        api_group="scheduling.k8s.io", resource="podgroups", name="gang", uid="uid-gang"
+    )
+    held = replace(held, status=replace(held.status, reserved_for=(group,)))
+    state = _state(held)
+    found = diagnose_claim(state, "default", "claim", FEATURES)
+    assert found is not None
+    groups = group_reservations(state, "default")
+    lines = _table(found, groups=groups).splitlines()
+    assert lines[:2] == [
+        f"claim {found.allocated[0].claim}: allocated on node (any node)",
+        "  reserved for PodGroup gang, shared by its pods",
+    ]

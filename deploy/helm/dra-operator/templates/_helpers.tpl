@@ -27,3 +27,35 @@ app.kubernetes.io/component: operator
 {{- define "dra-operator.image" -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}
+
+{{/*
+The routing this install gets (docs/coexistence.md), as YAML for fromYaml:
+  mutate: "v1", "v1beta1" or "" (no MutatingAdmissionPolicy), enforce: true/false, why: text.
+routing.mode auto: chosen from the cluster. MutatingAdmissionPolicy v1 from 1.36 (or when the
+server says it serves it), v1beta1 on 1.34/1.35 when served (feature gate and runtime-config);
+ValidatingAdmissionPolicy v1 from 1.30. bare-control-plane: none. manual: routing.mutate and
+routing.enforce as given. A value missing (an upgrade with --reuse-values of a chart that had
+no routing.mode) counts as auto.
+*/}}
+{{- define "dra-operator.routing" -}}
+{{- $mode := .Values.routing.mode | default "auto" -}}
+{{- $minor := int (regexFind "^[0-9]+" .Capabilities.KubeVersion.Minor) -}}
+{{- $apis := .Capabilities.APIVersions -}}
+{{- $v1 := or (ge $minor 36) ($apis.Has "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy") -}}
+{{- $beta := $apis.Has "admissionregistration.k8s.io/v1beta1/MutatingAdmissionPolicy" -}}
+{{- $vap := or (ge $minor 30) ($apis.Has "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy") -}}
+{{- $served := ternary "v1" (ternary "v1beta1" "" $beta) $v1 -}}
+{{- if eq $mode "bare-control-plane" }}
+mutate: ""
+enforce: false
+why: routing.mode=bare-control-plane
+{{- else if eq $mode "manual" }}
+mutate: {{ ternary ($served | default "v1") "" (.Values.routing.mutate | default false) | quote }}
+enforce: {{ .Values.routing.enforce | default false }}
+why: routing.mode=manual
+{{- else }}
+mutate: {{ $served | quote }}
+enforce: {{ $vap }}
+why: {{ printf "Kubernetes %s.%s" .Capabilities.KubeVersion.Major .Capabilities.KubeVersion.Minor | quote }}
+{{- end }}
+{{- end -}}

@@ -10,6 +10,7 @@ from dra_operator.controllers.claims._events import (
     WorkKey,
     keys_for_claim,
     keys_for_pod,
+    keys_for_pod_group,
     keys_for_template,
 )
 from dra_operator.controllers.claims._kube import KubeClaimsWriter
@@ -87,6 +88,7 @@ __all__ = [
     "is_reserved_for_pod",
     "keys_for_claim",
     "keys_for_pod",
+    "keys_for_pod_group",
     "keys_for_template",
     "owning_pod",
     "pod_needs_claims",

@@ -1,8 +1,8 @@
 """Watch events to work keys for the claims controller (upstream's `enqueuePod`,
 `enqueueResourceClaim`, `enqueueResourceClaimTemplate`).
 
-Pure mappers: they read the caches through small Protocols and return keys; the kopf wiring
-adds them to the queue. Run them on both the old and the new object of a change. The wiring
+Pure mappers: they read the caches through small Protocols and return keys; the operator's
+wiring adds them to the queue. Run them on both the old and the new object of a change. The wiring
 also records the UIDs of deleted pods (`cluster.RecentlyDeleted`) before mapping.
 """
 
@@ -16,15 +16,16 @@ from dra_operator.controllers.claims._resolve import (
     pod_needs_claims,
     pod_needs_work,
 )
-from dra_operator.model import Pod, ResourceClaim, ResourceClaimTemplate
+from dra_operator.model import Pod, PodGroup, ResourceClaim, ResourceClaimTemplate
 from dra_operator.model import ResolvedClaim as Resolved
 from dra_operator.model import resolve_claim as resolve
 
 
 class WorkKey(NamedTuple):
-    """One item of the claims queue: `pod:<ns>/<name>` or `claim:<ns>/<name>` upstream."""
+    """One item of the claims queue: `pod:<ns>/<name>`, `claim:<ns>/<name>` or
+    `podgroup:<ns>/<name>` upstream."""
 
-    kind: Literal["pod", "claim"]
+    kind: Literal["pod", "claim", "podgroup"]
     namespace: str
     name: str
 
@@ -73,6 +74,39 @@ def keys_for_claim(
     meta = claim.metadata
     keys = [] if deleted else [WorkKey("claim", meta.namespace, meta.name)]
     for pod in pods.pods_using_claim(meta.namespace, meta.name):
+        keys.extend(keys_for_pod(pod, view))
+    for owner in meta.owner_references:  # a PodGroup's claim: the group records it
+        if owner.controller and owner.kind == "PodGroup":
+            keys.append(WorkKey("podgroup", meta.namespace, owner.name))
+    return keys
+
+
+class GroupMembers(Protocol):
+    """`cluster.PODS_BY_POD_GROUP`: the pods of a PodGroup."""
+
+    def pods_in_group(self, namespace: str, name: str) -> Iterable[Pod]: ...
+
+
+def keys_for_pod_group(
+    group: PodGroup, view: ClaimsView, members: GroupMembers, *, deleted: bool = False
+) -> list[WorkKey]:
+    """upstream `enqueuePodGroup`: the group while it has claims; its claims when it is
+    deleted (their reservation for it goes); its pods, which may now find its claims."""
+    meta = group.metadata
+    if not group.resource_claims:
+        return []
+    if deleted:
+        return [
+            WorkKey("claim", meta.namespace, s.resource_claim_name)
+            for s in group.resource_claim_statuses
+            if s.resource_claim_name
+        ] + [
+            WorkKey("claim", meta.namespace, c.resource_claim_name)
+            for c in group.resource_claims
+            if c.resource_claim_name
+        ]
+    keys = [WorkKey("podgroup", meta.namespace, meta.name)]
+    for pod in members.pods_in_group(meta.namespace, meta.name):
         keys.extend(keys_for_pod(pod, view))
     return keys
 

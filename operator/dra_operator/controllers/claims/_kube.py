@@ -16,7 +16,7 @@ from dra_operator.cluster import ObjectKey
 from dra_operator.controllers import APIRecorder, counting_failures
 from dra_operator.controllers.claims._writes import Event
 from dra_operator.model import Pod, ResourceClaim, parse_pod, parse_resource_claim
-from dra_operator.observability import get_logger
+from dra_operator.observability import LogEvent, get_logger
 
 _log = get_logger(__name__)
 
@@ -27,10 +27,16 @@ class KubeClaimsWriter:
     """Implements `ClaimsWriter`; `claims` is the served ResourceClaim resource."""
 
     def __init__(
-        self, api: kube.Client, *, claims: kube.Resource, metrics: APIRecorder | None = None
+        self,
+        api: kube.Client,
+        *,
+        claims: kube.Resource,
+        pod_groups: kube.Resource | None = None,
+        metrics: APIRecorder | None = None,
     ) -> None:
         self._api = api
         self._claims = claims
+        self._pod_groups = pod_groups  # served only with GenericWorkload
         self._metrics = metrics
 
     async def create_claim(self, namespace: str, manifest: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -41,21 +47,29 @@ class KubeClaimsWriter:
             )
 
     async def list_claims(self, namespace: str) -> list[Mapping[str, Any]]:
-        items: list[Mapping[str, Any]] = []
-        token: str | None = None
-        while True:
-            page = await self._api.list(
-                self._claims, namespace=namespace, limit=500, continue_token=token
-            )
-            items.extend(page.get("items") or ())
-            token = (page.get("metadata") or {}).get("continue") or None
-            if token is None:
-                return items
+        listing = await kube.list_all(self._api, self._claims, namespace=namespace)
+        return [*listing.items]
 
     async def apply_pod_status(self, namespace: str, body: Mapping[str, Any]) -> Mapping[str, Any]:
         with counting_failures(self._metrics, "Pod"):
             return await self._api.apply(
                 kube.PODS,
+                body,
+                namespace=namespace,
+                subresource="status",
+                field_manager=names.CLAIMS_FIELD_MANAGER,
+                force=True,
+            )
+
+    async def apply_pod_group_status(
+        self, namespace: str, body: Mapping[str, Any]
+    ) -> Mapping[str, Any]:
+        if self._pod_groups is None:  # no PodGroups without the API: no plan writes one
+            raise errors.TerminalError("the server serves no PodGroups")
+        body = {**body, "apiVersion": self._pod_groups.api_version}
+        with counting_failures(self._metrics, "PodGroup"):
+            return await self._api.apply(
+                self._pod_groups,
                 body,
                 namespace=namespace,
                 subresource="status",
@@ -100,13 +114,9 @@ class KubeClaimsWriter:
         return parse_resource_claim(raw, self._claims.version)
 
     async def emit(self, event: Event) -> None:
-        regarding = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "namespace": event.involved.namespace,
-            "name": event.involved.name,
-            "uid": event.uid,
-        }
+        regarding = kube.event_target(
+            "v1", "Pod", namespace=event.involved.namespace, name=event.involved.name, uid=event.uid
+        )
         failure = await kube.post_event(
             self._api,
             regarding,
@@ -117,5 +127,8 @@ class KubeClaimsWriter:
         )
         if failure is not None:  # best effort: the reconcile goes on (see kube.post_event)
             _log.warning(
-                "event.failed", reason=event.reason, pod=str(event.involved), error=str(failure)
+                LogEvent.EVENT_FAILED,
+                reason=event.reason,
+                pod=str(event.involved),
+                error=str(failure),
             )

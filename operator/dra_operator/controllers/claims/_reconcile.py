@@ -18,7 +18,9 @@ from typing import Any, Protocol
 from dra_operator import errors, names
 from dra_operator.cluster import (
     CLAIMS_BY_OWNER_POD,
+    CLAIMS_BY_OWNER_POD_GROUP,
     PODS_BY_CLAIM,
+    PODS_BY_POD_GROUP,
     PODS_BY_TEMPLATE,
     Entry,
     ObjectKey,
@@ -27,6 +29,7 @@ from dra_operator.cluster import (
 )
 from dra_operator.controllers import Result
 from dra_operator.controllers.claims._events import WorkKey
+from dra_operator.controllers.claims._groups import sync_pod_group
 from dra_operator.controllers.claims._sync import (
     ALL_FEATURES,
     ClaimsFeatures,
@@ -46,7 +49,7 @@ from dra_operator.controllers.claims._writes import (
     RemoveFinalizer,
     ReserveClaim,
 )
-from dra_operator.model import Pod, ResourceClaim, ResourceClaimTemplate
+from dra_operator.model import Pod, PodGroup, ResourceClaim, ResourceClaimTemplate
 from dra_operator.observability import LogEvent, get_logger
 
 _log = get_logger("dra_operator.controllers.claims")
@@ -69,6 +72,12 @@ class ClaimsWriter(Protocol):
     async def apply_pod_status(self, namespace: str, body: Mapping[str, Any]) -> Mapping[str, Any]:
         """Server-side apply to `pods/status` as `ResourceClaimController`, forced; the pod as
         the server answered."""
+        ...
+
+    async def apply_pod_group_status(
+        self, namespace: str, body: Mapping[str, Any]
+    ) -> Mapping[str, Any]:
+        """Server-side apply to `podgroups/status` as `ResourceClaimController`, forced."""
         ...
 
     async def update_claim_status(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -105,11 +114,30 @@ class StoreView:
         claims: Store[ResourceClaim],
         templates: Store[ResourceClaimTemplate],
         deleted: RecentlyDeleted,
+        pod_groups: Store[PodGroup] | None = None,
     ) -> None:
         self._pods = pods
         self._claims = claims
         self._templates = templates
         self._deleted = deleted
+        self._pod_groups = pod_groups  # None: the server serves no PodGroups
+
+    @property
+    def serves_pod_groups(self) -> bool:
+        return self._pod_groups is not None
+
+    def pod_group(self, namespace: str, name: str) -> PodGroup | None:
+        if self._pod_groups is None:
+            return None
+        entry = self._pod_groups.get(ObjectKey(namespace, name))
+        return entry.obj if entry else None
+
+    def claims_owned_by_group(self, group_uid: str) -> list[ResourceClaim]:
+        return [entry.obj for entry in self._claims.by_index(CLAIMS_BY_OWNER_POD_GROUP, group_uid)]
+
+    def pods_in_group(self, namespace: str, name: str) -> list[Pod]:
+        key = ObjectKey(namespace, name)
+        return [entry.obj for entry in self._pods.by_index(PODS_BY_POD_GROUP, key)]
 
     def pod(self, namespace: str, name: str) -> Pod | None:
         entry = self._pods.get(ObjectKey(namespace, name))
@@ -170,6 +198,13 @@ class ClaimsReconciler:
     async def __call__(self, key: WorkKey) -> Result:
         if key.kind == "pod":
             plan = await self._decide_pod(key)
+        elif key.kind == "podgroup":
+            plan = sync_pod_group(
+                self._view.pod_group(key.namespace, key.name),
+                self._view,
+                admin_access=self._features.admin_access,
+                prioritized_list=self._features.prioritized_list,
+            )
         else:
             plan = await self._decide_claim(key)
         await self.carry_out(plan)
@@ -218,6 +253,10 @@ class ClaimsReconciler:
         for write in plan.writes:
             if isinstance(write, CreateClaim):
                 created[write.pod_claim_name] = await self._create(write)
+            elif isinstance(write, ApplyPodClaimStatuses) and write.kind == "PodGroup":
+                await self._writer.apply_pod_group_status(
+                    write.namespace, write.apply_body(created)
+                )
             elif isinstance(write, ApplyPodClaimStatuses):
                 pod = await self._writer.apply_pod_status(
                     write.namespace, write.apply_body(created)

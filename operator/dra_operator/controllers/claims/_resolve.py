@@ -2,7 +2,9 @@
 
 Upstream's `resourceclaim` helpers (dynamic-resource-allocation v0.36.4 `resourceclaim.go`)
 and kube-controller-manager's `isPodDone` / `podNeedsClaims` / `owningPod`, with their error
-texts. PodGroup owners and reservations (DRAWorkloadResourceClaims, alpha) are not supported.
+texts. A claim of the pod's PodGroup (DRAWorkloadResourceClaims, v0.37.2's `IsForPod` and
+`IsReservedForPod` with PodGroups accepted) counts as the pod's, and a reservation for the
+PodGroup as one for the pod; see `_groups.py`.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from dra_operator.cluster import Entry
 from dra_operator.model import (
     OwnerReference,
     Pod,
+    PodGroup,
     ResourceClaim,
     ResourceClaimConsumerReference,
     ResourceClaimTemplate,
+    controller_of,
     is_for_pod,
 )
 from dra_operator.model import UnresolvedClaim as Unresolved
@@ -41,9 +45,51 @@ class ClaimsView(Protocol):
 
     def pod_was_deleted(self, uid: str) -> bool: ...
 
+    def pod_group(self, namespace: str, name: str) -> PodGroup | None:
+        """None also when the server serves no PodGroups (GenericWorkload off)."""
+        ...
+
+    @property
+    def serves_pod_groups(self) -> bool: ...
+
+    def claims_owned_by_group(self, group_uid: str) -> list[ResourceClaim]: ...
+
 
 def is_reserved_for_pod(pod: Pod, claim: ResourceClaim) -> bool:
-    return any(ref.uid == pod.metadata.uid for ref in claim.status.reserved_for)
+    """Reserved for the pod itself or for the pod's PodGroup (by name, as upstream)."""
+    group = pod.spec.pod_group_name
+    return any(
+        ref.uid == pod.metadata.uid
+        or (
+            group is not None
+            and ref.api_group == PodGroup.API_GROUP
+            and ref.resource == PodGroup.PLURAL
+            and ref.name == group
+        )
+        for ref in claim.status.reserved_for
+    )
+
+
+def is_for_pod_or_group(pod: Pod, claim: ResourceClaim) -> str | None:
+    """upstream `IsForPod` accepting PodGroup owners: None when the pod, or the PodGroup the
+    pod belongs to (by name), controls the claim; else why not."""
+    problem = is_for_pod(pod, claim)
+    group = pod.spec.pod_group_name
+    if problem is None or group is None or claim.metadata.namespace != pod.metadata.namespace:
+        return problem
+    controller = controller_of(claim)
+    if (
+        controller is not None
+        and controller.name == group
+        and controller.kind == "PodGroup"
+        and controller.api_version.startswith(f"{PodGroup.API_GROUP}/")
+    ):
+        return None
+    c, p = claim.metadata, pod.metadata
+    return (
+        f"ResourceClaim {c.namespace}/{c.name} was not created for Pod {p.namespace}/{p.name} "
+        f"(neither Pod nor PodGroup {group} is the owner)"
+    )
 
 
 def consumer_ref(pod: Pod) -> ResourceClaimConsumerReference:
@@ -102,7 +148,7 @@ def pod_needs_work(pod: Pod, view: ClaimsView) -> tuple[bool, str]:
             nothing.append(f"ResourceClaim for claim {entry.name} is missing and must be created")
             continue
         if resolved.must_check_owner:
-            problem = is_for_pod(pod, claim)
+            problem = is_for_pod_or_group(pod, claim)
             if problem is not None:
                 nothing.append(f"claim {entry.name}: {problem}")
                 continue

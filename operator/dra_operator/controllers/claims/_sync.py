@@ -32,10 +32,17 @@ from typing import Final
 
 from dra_operator import names
 from dra_operator.cluster import ObjectKey
+from dra_operator.controllers.claims._groups import (
+    find_group_claim,
+    group_consumer,
+    is_group_consumer,
+    shares_with_group,
+)
 from dra_operator.controllers.claims._resolve import (
     ClaimsView,
     consumer_ref,
     generate_name,
+    is_for_pod_or_group,
     is_pod_done,
     is_reserved_for_pod,
     owning_pod,
@@ -58,11 +65,11 @@ from dra_operator.model import (
     ClaimNaming,
     FrozenMap,
     Pod,
+    PodGroup,
     PodResourceClaim,
     ResourceClaim,
     ResourceClaimTemplate,
     deterministic_claim_name,
-    is_for_pod,
     v1alpha2,
 )
 from dra_operator.model import UnresolvedClaim as Unresolved
@@ -144,10 +151,18 @@ def sync_pod(
         if missing:
             listed = ", ".join(missing)
             return Plan(error=f"pod {meta.namespace}/{meta.name}: claims {listed} not checked yet")
+    group: PodGroup | None = None
+    if pod.spec.pod_group_name is not None and view.serves_pod_groups:
+        group = view.pod_group(meta.namespace, pod.spec.pod_group_name)
+        if group is None:
+            return Plan(
+                error=f"get PodGroup for Pod {meta.namespace}/{meta.name}: "
+                f'podgroup.scheduling.k8s.io "{pod.spec.pod_group_name}" not found'
+            )
     writes: list[Write] = []
     statuses: list[tuple[str, str | CreatedFor]] = []
     for entry in pod.spec.resource_claims:
-        outcome = _handle_claim(pod, entry, view, features, checked or {})
+        outcome = _handle_claim(pod, entry, view, features, checked or {}, group)
         if isinstance(outcome, _Failure):
             writes.append(creation_failed(pod, entry.name, outcome.message))
             error = f"pod {meta.namespace}/{meta.name}, PodResourceClaim {entry.name}: "
@@ -165,7 +180,7 @@ def sync_pod(
         )
     if not pod.spec.node_name:
         return Plan(writes=tuple(writes), reason="pod is not scheduled: the scheduler reserves")
-    reserve = _reservations(pod, view)
+    reserve = _reservations(pod, view, group)
     if isinstance(reserve, str):
         return Plan(writes=tuple(writes), error=reserve)
     return Plan(writes=(*writes, *reserve))
@@ -208,8 +223,13 @@ def _handle_claim(
     view: ClaimsView,
     features: ClaimsFeatures,
     checked: Mapping[str, ResourceClaim | None],
+    group: PodGroup | None = None,
 ) -> CreateClaim | _Reuse | _Failure | None:
-    """upstream `handleClaim`: None when the pod claim needs nothing."""
+    """upstream `handleClaim`: None when the pod claim needs nothing.
+
+    A template claim the pod shares with its PodGroup is never created here: the PodGroup's
+    claim is recorded once the group sync has made it.
+    """
     namespace = pod.metadata.namespace
     deterministic = features.naming is ClaimNaming.DETERMINISTIC
     resolved = resolve(pod, entry)
@@ -222,7 +242,11 @@ def _handle_claim(
         claim = view.claim(namespace, resolved.name)
         if claim is None and features.since_137:
             claim = checked.get(resolved.name)  # what the server said (`NeedClaims`)
-        problem = None if claim is None or not resolved.must_check_owner else is_for_pod(pod, claim)
+        problem = (
+            None
+            if claim is None or not resolved.must_check_owner
+            else is_for_pod_or_group(pod, claim)
+        )
         if claim is not None and problem is None:
             return None
         if problem is not None and deterministic:
@@ -231,6 +255,9 @@ def _handle_claim(
     template_name = entry.resource_claim_template_name
     if template_name is None:
         return None
+    if group is not None and shares_with_group(group, entry):
+        found = find_group_claim(group, entry.name, view)
+        return None if found is None else _Reuse(found.metadata.name)
     if not deterministic:
         orphan = _find_orphan(pod, entry.name, view)
         if orphan is not None:
@@ -293,8 +320,9 @@ def _needs_admin_access(template: ResourceClaimTemplate) -> bool:
     return any(r.exactly is not None and r.exactly.admin_access for r in template.spec.requests)
 
 
-def _reservations(pod: Pod, view: ClaimsView) -> list[Write] | str:
-    """Reserve the pod's allocated claims for it: it was bound by someone else (upstream 4.2.5)."""
+def _reservations(pod: Pod, view: ClaimsView, group: PodGroup | None) -> list[Write] | str:
+    """Reserve the pod's allocated claims for it, or for its PodGroup when the claim is the
+    group's: it was bound by someone else (upstream 4.2.5)."""
     writes: list[Write] = []
     for entry in pod.spec.resource_claims:
         resolved = resolve(pod, entry)
@@ -308,7 +336,7 @@ def _reservations(pod: Pod, view: ClaimsView) -> list[Write] | str:
         if claim is None:
             break  # upstream stops here too: the claim event brings the pod back
         if resolved.must_check_owner:
-            problem = is_for_pod(pod, claim)
+            problem = is_for_pod_or_group(pod, claim)
             if problem is not None:
                 return problem
         if claim.status.allocation is not None and not is_reserved_for_pod(pod, claim):
@@ -316,7 +344,9 @@ def _reservations(pod: Pod, view: ClaimsView) -> list[Write] | str:
                 ReserveClaim(
                     claim=ObjectKey(claim.metadata.namespace, claim.metadata.name),
                     resource_version=claim.metadata.resource_version,
-                    consumer=consumer_ref(pod),
+                    consumer=group_consumer(group)
+                    if group is not None and shares_with_group(group, entry)
+                    else consumer_ref(pod),
                 )
             )
     return writes
@@ -351,6 +381,11 @@ def sync_claim(
     remaining = []
     unknown: list[str] = []
     for ref in reserved:
+        if is_group_consumer(ref) and view.serves_pod_groups:
+            group = view.pod_group(meta.namespace, ref.name)
+            if group is not None and group.metadata.uid == ref.uid:
+                remaining.append(ref)  # upstream: kept while that PodGroup exists
+            continue
         if ref.api_group != "" or ref.resource != "pods":
             remaining.append(ref)  # a consumer type we cannot check: keep it, as upstream does
             continue
@@ -421,4 +456,21 @@ def sync_claim(
             gone = pod is None and view.pod_was_deleted(owner.uid)
             if gone or (pod is not None and (pod.metadata.uid != owner.uid or is_pod_done(pod))):
                 writes.append(DeleteClaim(claim=key, uid=meta.uid))
+        elif view.serves_pod_groups and _group_is_gone(claim, view):
+            # The garbage collector's job, done here as for pods: a bare control plane has none.
+            writes.append(DeleteClaim(claim=key, uid=meta.uid))
     return Plan(writes=tuple(writes))
+
+
+def _group_is_gone(claim: ResourceClaim, view: ClaimsView) -> bool:
+    """The claim belongs to a PodGroup that no longer exists (or was replaced)."""
+    meta = claim.metadata
+    owners = [
+        o
+        for o in meta.owner_references
+        if o.controller and o.kind == "PodGroup" and o.api_version.startswith("scheduling.k8s.io/")
+    ]
+    if not owners:
+        return False
+    group = view.pod_group(meta.namespace, owners[0].name)
+    return group is None or group.metadata.uid != owners[0].uid

@@ -34,7 +34,9 @@ class CreateClaim:
     """POST a ResourceClaim generated from a template for one pod claim.
 
     Named by the API server from `generate_name`, or, before 1.28, `name`d by us
-    (`model.ClaimNaming`); one of the two is set.
+    (`model.ClaimNaming`); one of the two is set. The owner is the pod, or for a claim of a
+    PodGroup's `spec.resourceClaims` the PodGroup (`owner_kind`, `owner_api_version`);
+    `pod_claim_name` is then the PodGroup claim's name and `pod_name`/`pod_uid` the group's.
     """
 
     namespace: str
@@ -48,6 +50,8 @@ class CreateClaim:
     annotations: FrozenMap[str, str]
     spec: Mapping[str, Any]  # the template's raw spec.spec, passed through unchanged
     admin_access: bool  # label of resourceclaim_controller_creates_total
+    owner_kind: str = "Pod"
+    owner_api_version: str = "v1"
 
     def manifest(self) -> dict[str, Any]:
         return {
@@ -58,8 +62,8 @@ class CreateClaim:
                 "namespace": self.namespace,
                 "ownerReferences": [
                     {
-                        "apiVersion": "v1",
-                        "kind": "Pod",
+                        "apiVersion": self.owner_api_version,
+                        "kind": self.owner_kind,
                         "name": self.pod_name,
                         "uid": self.pod_uid,
                         "controller": True,
@@ -98,11 +102,14 @@ class ApplyPodClaimStatuses:
     """Server-side apply of `pod.status.resourceClaimStatuses` entries (merge key `name`).
 
     Field manager `ResourceClaimController`, force: entries of other pod claims are kept.
+    With `kind` PodGroup, the same for `podgroups/status` (`pod_name` is the group's).
     """
 
     namespace: str
     pod_name: str
     entries: tuple[tuple[str, str | CreatedFor], ...]
+    kind: str = "Pod"
+    api_version: str = "v1"
 
     def apply_body(self, created: Mapping[str, str]) -> dict[str, Any]:
         """The apply configuration; `created` maps pod claim names to generated claim names."""
@@ -116,8 +123,8 @@ class ApplyPodClaimStatuses:
             for pod_claim, claim in self.entries
         ]
         return {
-            "apiVersion": "v1",
-            "kind": "Pod",
+            "apiVersion": self.api_version,
+            "kind": self.kind,
             "metadata": {"name": self.pod_name, "namespace": self.namespace},
             "status": {"resourceClaimStatuses": statuses},
         }

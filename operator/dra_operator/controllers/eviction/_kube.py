@@ -17,6 +17,7 @@ from dra_operator import errors, kube, names
 from dra_operator.controllers import APIRecorder, counting_failures, record_retry
 from dra_operator.controllers.eviction._controller import DISRUPTION_MESSAGE
 from dra_operator.model import Pod, parse_pod
+from dra_operator.observability import LogEvent
 
 _log = structlog.get_logger("dra_operator.controllers.eviction")
 
@@ -60,13 +61,9 @@ class KubeEvictionWriter:
 
     async def emit(self, pod: Pod, message: str) -> None:
         meta = pod.metadata
-        regarding = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "namespace": meta.namespace,
-            "name": meta.name,
-            "uid": meta.uid,
-        }
+        regarding = kube.event_target(
+            "v1", "Pod", namespace=meta.namespace, name=meta.name, uid=meta.uid
+        )
         failure = await kube.post_event(
             self._api,
             regarding,
@@ -76,7 +73,9 @@ class KubeEvictionWriter:
             component=CONTROLLER_NAME,
         )
         if failure is not None:
-            _log.warning("event.failed", pod=f"{meta.namespace}/{meta.name}", error=str(failure))
+            _log.warning(
+                LogEvent.EVENT_FAILED, pod=f"{meta.namespace}/{meta.name}", error=str(failure)
+            )
 
     async def add_disruption_condition(self, pod: Pod, now: datetime.datetime) -> None:
         with counting_failures(self._metrics, "Pod"):

@@ -60,6 +60,7 @@ from dra_operator.controllers.scheduler._extended import (
     pod_status_patch,
 )
 from dra_operator.controllers.scheduler._kube import KubeContextWriter, KubeSchedulerWriter
+from dra_operator.controllers.scheduler._live_handle import KubePodBinder, LiveHandle
 from dra_operator.controllers.scheduler._metrics import (
     SchedulerMetrics,
     blocking_reason,
@@ -105,7 +106,9 @@ __all__ = [
     "Fits",
     "Governor",
     "KubeContextWriter",
+    "KubePodBinder",
     "KubeSchedulerWriter",
+    "LiveHandle",
     "NamedInventory",
     "NamedWrite",
     "Placement",

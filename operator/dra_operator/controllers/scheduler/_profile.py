@@ -12,7 +12,12 @@ from collections.abc import Mapping
 
 from dra_operator import names
 from dra_operator.controllers.scheduler._hook_plugins import hook_plugins, hook_weights
-from dra_operator.controllers.scheduler.framework import Framework, PluginFactory, Profile
+from dra_operator.controllers.scheduler.framework import (
+    CycleHandle,
+    Framework,
+    PluginFactory,
+    Profile,
+)
 from dra_operator.controllers.scheduler.plugins import transitionalnodechecks
 from dra_operator.hooks import HookSet
 from dra_operator.model import FrozenMap
@@ -35,8 +40,12 @@ def default_profile(
 
 
 def default_framework(
-    scheduler_name: str = names.DEFAULT_SCHEDULER_NAME, hooks: HookSet | None = None
+    scheduler_name: str = names.DEFAULT_SCHEDULER_NAME,
+    hooks: HookSet | None = None,
+    handle: CycleHandle | None = None,
 ) -> Framework:
-    """The default profile's framework, with the hooks' plugins when `hooks` are given."""
+    """The default profile's framework, with the hooks' plugins when `hooks` are given; its
+    plugins read and write through `handle` (the live scheduler's `LiveHandle`), else through
+    a handle that knows no object besides the snapshot."""
     registry = {**REGISTRY, **hook_plugins(hooks)} if hooks is not None else REGISTRY
-    return Framework(default_profile(scheduler_name, hooks), registry)
+    return Framework(default_profile(scheduler_name, hooks), registry, handle=handle)

@@ -21,6 +21,7 @@ from dra_operator.model import (
     ObjectMeta,
     OwnerReference,
     Pod,
+    PodGroup,
     PodResourceClaim,
     PodResourceClaimStatus,
     PodSpec,
@@ -183,6 +184,38 @@ class View:
     claims: list[ResourceClaim] = field(default_factory=list)
     templates: list[Entry[ResourceClaimTemplate]] = field(default_factory=list)
     deleted: set[str] = field(default_factory=set)
+    groups: list[PodGroup] | None = None  # None: the server serves no PodGroups
+
+    @property
+    def serves_pod_groups(self) -> bool:
+        return self.groups is not None
+
+    def pod_group(self, namespace: str, name: str) -> PodGroup | None:
+        return next(
+            (
+                g
+                for g in self.groups or ()
+                if (g.metadata.namespace, g.metadata.name) == (namespace, name)
+            ),
+            None,
+        )
+
+    def claims_owned_by_group(self, group_uid: str) -> list[ResourceClaim]:
+        return [
+            c
+            for c in self.claims
+            if any(
+                o.controller and o.kind == "PodGroup" and o.uid == group_uid
+                for o in c.metadata.owner_references
+            )
+        ]
+
+    def pods_in_group(self, namespace: str, name: str) -> list[Pod]:
+        return [
+            p
+            for p in self.pods
+            if p.metadata.namespace == namespace and p.spec.pod_group_name == name
+        ]
 
     def pod(self, namespace: str, name: str) -> Pod | None:
         return next(

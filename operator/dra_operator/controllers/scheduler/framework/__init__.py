@@ -16,8 +16,13 @@ from dra_operator.controllers.scheduler.framework._diagnosis import (
     fit_error_message,
 )
 from dra_operator.controllers.scheduler.framework._evaluate import Evaluation, evaluate
-from dra_operator.controllers.scheduler.framework._handle import FrameworkHandle
+from dra_operator.controllers.scheduler.framework._handle import CycleHandle, FrameworkHandle
+from dra_operator.controllers.scheduler.framework._images import (
+    node_image_states,
+    normalized_image_name,
+)
 from dra_operator.controllers.scheduler.framework._nodeinfo import (
+    ALL_ADDRESSES,
     CPU,
     DEFAULT_MEMORY_REQUEST,
     DEFAULT_MILLI_CPU_REQUEST,
@@ -28,6 +33,7 @@ from dra_operator.controllers.scheduler.framework._nodeinfo import (
     NodeInfo,
     PodInfo,
     Snapshot,
+    host_ports,
     next_generation,
 )
 from dra_operator.controllers.scheduler.framework._nominator import Nominator
@@ -95,6 +101,7 @@ from dra_operator.controllers.scheduler.framework._status import (
 )
 
 __all__ = [
+    "ALL_ADDRESSES",
     "CPU",
     "DEFAULT_MEMORY_REQUEST",
     "DEFAULT_MILLI_CPU_REQUEST",
@@ -110,6 +117,7 @@ __all__ = [
     "SUCCESS",
     "BindPlugin",
     "Code",
+    "CycleHandle",
     "CycleState",
     "Diagnosis",
     "Evaluation",
@@ -155,10 +163,13 @@ __all__ = [
     "error",
     "evaluate",
     "fit_error_message",
+    "host_ports",
     "is_scalar_resource",
     "next_generation",
+    "node_image_states",
     "node_info",
     "non_zero_requests",
+    "normalized_image_name",
     "num_feasible_nodes_to_find",
     "pod_info",
     "pod_requests",

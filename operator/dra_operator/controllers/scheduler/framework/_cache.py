@@ -16,8 +16,10 @@ of pods may deliver before the watch of nodes). Used from the event loop only.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
+from dra_operator.controllers.scheduler.framework._images import node_image_states
 from dra_operator.controllers.scheduler.framework._nodeinfo import (
     NodeInfo,
     PodInfo,
@@ -53,6 +55,7 @@ class NodeInfoCache:
         self._placed: dict[str, _Placed] = {}  # by pod uid
         self._by_node: dict[str, dict[str, PodInfo]] = {}  # node -> uid -> pod, known or not
         self._copies: dict[str, NodeInfo] = {}  # the last snapshot's NodeInfos
+        self._names: list[str] = []  # of the copies, sorted
         self._changed: set[str] = set()  # nodes whose copy is stale or gone
         self._snapshot = Snapshot(())
 
@@ -62,6 +65,7 @@ class NodeInfoCache:
         """A node was added or updated."""
         fresh = node_info(node)
         current = self._nodes.get(node.name)
+        images_moved = current is None or current.node.images != node.images
         if current is None:
             for info in self._by_node.get(node.name, {}).values():
                 fresh.add_pod(info)
@@ -71,11 +75,25 @@ class NodeInfoCache:
             current.allocatable = fresh.allocatable
             current.generation = next_generation()
         self._changed.add(node.name)
+        if images_moved:
+            self._refresh_images()
 
     def node_deleted(self, name: str) -> None:
         """The node is gone; its pods stay aside in case it comes back."""
         if self._nodes.pop(name, None) is not None:
             self._changed.add(name)
+            self._refresh_images()
+
+    def _refresh_images(self) -> None:
+        """Every node's images with how many nodes have each (a node's images, or the set of
+        nodes, changed): only nodes whose image states moved change generation."""
+        states = node_image_states(info.node for info in self._nodes.values())
+        for name, info in self._nodes.items():
+            images = states.get(name, {})
+            if images != info.images:
+                info.images = images
+                info.generation = next_generation()
+                self._changed.add(name)
 
     # -- pods --------------------------------------------------------------------------------
 
@@ -87,6 +105,13 @@ class NodeInfoCache:
             if not pod.spec.node_name and current is not None and current.assumed:
                 return  # ours, bound by us; the watch has not shown the binding yet
             self.forget(uid)
+        elif current is not None and current.assumed and current.node == pod.spec.node_name:
+            info = current.info  # the binding we assumed: its amounts stand
+            if _differs(info.pod, pod):
+                info = pod_info(pod)
+            else:
+                info = PodInfo(pod, info.requests, info.non_zero_requests)
+            self._place(_Placed(current.node, info, assumed=False))
         elif current is None or current.assumed or current.node != pod.spec.node_name:
             self._place(_Placed(pod.spec.node_name, pod_info(pod), assumed=False))
         elif _differs(current.info.pod, pod):
@@ -143,14 +168,19 @@ class NodeInfoCache:
         """The NodeInfos as they are now, copying only those changed since the last call."""
         if not self._changed:
             return self._snapshot
+        names = self._names
         for name in self._changed:
             live = self._nodes.get(name)
+            copy = self._copies.get(name)
             if live is None:
-                self._copies.pop(name, None)
-            else:
-                copy = self._copies.get(name)
-                if copy is None or copy.generation != live.generation:
-                    self._copies[name] = live.clone()
+                if copy is not None:
+                    del self._copies[name]
+                    del names[bisect.bisect_left(names, name)]
+            elif copy is None or copy.generation != live.generation:
+                if copy is None:
+                    bisect.insort(names, name)
+                self._copies[name] = live.clone()
         self._changed.clear()
-        self._snapshot = Snapshot(list(self._copies.values()))
+        copies = self._copies
+        self._snapshot = Snapshot.presorted(tuple(copies[n] for n in names), names)
         return self._snapshot

@@ -21,6 +21,9 @@ CPU = "cpu"
 MEMORY = "memory"
 PODS = "pods"
 
+ALL_ADDRESSES = "0.0.0.0"
+"""A host port bound on every address; an empty `hostIP` means the same."""
+
 DEFAULT_MILLI_CPU_REQUEST = 100
 """NodeResourcesFit scores a container without a cpu request as asking this much (100m)."""
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
@@ -50,6 +53,24 @@ class ImageState:
 
     size: int
     num_nodes: int
+
+
+def host_ports(pod: Pod) -> tuple[HostPort, ...]:
+    """`GetHostPorts`: sidecars' then app containers' host ports, address and protocol filled."""
+    sidecars = (c for c in pod.spec.init_containers if c.restart_policy == "Always")
+    return tuple(
+        HostPort(p.host_ip or ALL_ADDRESSES, p.protocol or "TCP", p.host_port)
+        for containers in (sidecars, pod.spec.containers)
+        for c in containers
+        for p in c.ports
+        if p.host_port > 0
+    )
+
+
+def _pvc_keys(pod: Pod) -> list[str]:
+    """ "namespace/claim" of each `persistentVolumeClaim` volume (upstream's pvcRefCounts keys)."""
+    namespace = pod.metadata.namespace
+    return [f"{namespace}/{v.claim_name}" for v in pod.spec.volumes if v.claim_name is not None]
 
 
 @dataclass(slots=True)
@@ -91,22 +112,42 @@ class NodeInfo:
         return self.node.name
 
     def add_pod(self, info: PodInfo) -> None:
-        """Count `info` on this node (a placed pod, or one assumed by Reserve)."""
+        """Count `info` on this node (a placed pod, or one assumed by Reserve), as upstream's
+        `NodeInfo.AddPod`: its requests, host ports, PVCs and its place on the affinity lists."""
         self.pods.append(info)
+        pod = info.pod
+        rules = pod.spec.pod_affinity
+        if rules is not None and rules.any:
+            self.pods_with_affinity.append(info)
+            if rules.required_anti_affinity:
+                self.pods_with_required_anti_affinity.append(info)
         _add_to(self.requested, info.requests, 1)
         _add_to(self.non_zero_requested, info.non_zero_requests, 1)
+        self.used_ports.update(host_ports(pod))
+        for key in _pvc_keys(pod):
+            self.pvc_ref_counts[key] = self.pvc_ref_counts.get(key, 0) + 1
         self.generation = next_generation()
 
     def remove_pod(self, uid: str) -> PodInfo | None:
-        """Stop counting the pod with `uid`; the PodInfo removed, None if it is not here."""
+        """Stop counting the pod with `uid`, undoing `add_pod`; the PodInfo removed, None if it
+        is not here."""
         for at, info in enumerate(self.pods):
             if info.pod.metadata.uid == uid:
                 del self.pods[at]
-                _add_to(self.requested, info.requests, -1)
-                _add_to(self.non_zero_requested, info.non_zero_requests, -1)
-                self.generation = next_generation()
-                return info
-        return None
+                break
+        else:
+            return None
+        for group in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
+            if info in group:
+                group.remove(info)
+        _add_to(self.requested, info.requests, -1)
+        _add_to(self.non_zero_requested, info.non_zero_requests, -1)
+        if host_ports(info.pod):  # another pod may use the same port: count again
+            self.used_ports = {port for other in self.pods for port in host_ports(other.pod)}
+        for key in _pvc_keys(info.pod):
+            _add_to(self.pvc_ref_counts, {key: 1}, -1)
+        self.generation = next_generation()
+        return info
 
     def clone(self) -> NodeInfo:
         return NodeInfo(
@@ -145,6 +186,19 @@ class Snapshot:
         self._with_anti_affinity = tuple(
             n for n in self.node_infos if n.pods_with_required_anti_affinity
         )
+
+    @classmethod
+    def presorted(cls, node_infos: tuple[NodeInfo, ...], names: Sequence[str]) -> Snapshot:
+        """A snapshot of NodeInfos already in name order, `names` theirs in the same order:
+        what a cache that keeps both builds without sorting again."""
+        snapshot = cls.__new__(cls)
+        snapshot.node_infos = node_infos
+        snapshot._by_name = dict(zip(names, node_infos, strict=True))
+        snapshot._with_affinity = tuple(n for n in node_infos if n.pods_with_affinity)
+        snapshot._with_anti_affinity = tuple(
+            n for n in node_infos if n.pods_with_required_anti_affinity
+        )
+        return snapshot
 
     def get(self, name: str) -> NodeInfo | None:
         return self._by_name.get(name)

@@ -16,7 +16,14 @@ from typing import Protocol, runtime_checkable
 from dra_operator.controllers.scheduler.framework._nodeinfo import NodeInfo, PodInfo, Snapshot
 from dra_operator.controllers.scheduler.framework._state import CycleState
 from dra_operator.controllers.scheduler.framework._status import Status
-from dra_operator.model import Pod
+from dra_operator.model import (
+    CSIDriver,
+    CSINode,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    Pod,
+    StorageClass,
+)
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -49,6 +56,23 @@ class Handle(Protocol):
     def snapshot(self) -> Snapshot:
         """This cycle's snapshot; the same object for every call of one cycle."""
         ...
+
+    # The storage listers the volume plugins read (upstream's informer listers); None when
+    # the object does not exist.
+
+    def pvc(self, namespace: str, name: str) -> PersistentVolumeClaim | None: ...
+
+    def pv(self, name: str) -> PersistentVolume | None: ...
+
+    def pvs(self, storage_class: str) -> Sequence[PersistentVolume]:
+        """The PVs of one storage class (`GetPersistentVolumeClass`), in name order."""
+        ...
+
+    def storage_class(self, name: str) -> StorageClass | None: ...
+
+    def csi_node(self, name: str) -> CSINode | None: ...
+
+    def csi_driver(self, name: str) -> CSIDriver | None: ...
 
     def namespace_labels(self, name: str) -> Mapping[str, str] | None:
         """The labels of namespace `name`, None when there is no such namespace.

@@ -17,7 +17,13 @@ from dra_operator.controllers.scheduler.framework._nodeinfo import (
     DEFAULT_MILLI_CPU_REQUEST,
     MEMORY,
 )
-from dra_operator.model import FrozenMap, Pod, Quantity, effective_requests
+from dra_operator.model import (
+    FrozenMap,
+    Pod,
+    Quantity,
+    effective_requests,
+    node_allocatable_claim_requests,
+)
 
 EPHEMERAL_STORAGE = "ephemeral-storage"
 _NATIVE = frozenset({CPU, MEMORY, EPHEMERAL_STORAGE})
@@ -49,11 +55,14 @@ def to_units(requests: Mapping[str, Quantity]) -> dict[str, int]:
 
 
 def pod_requests(pod: Pod) -> dict[str, int]:
-    """What NodeResourcesFit's PreFilter computes: `resource.PodRequests`, in units."""
-    return to_units(effective_requests(pod.spec))
+    """What NodeResourcesFit's PreFilter computes: `resource.PodRequests`, in units, with
+    what the pod's claims amount to in node-allocatable resources (DRANodeAllocatableResources:
+    `pod.status.nodeAllocatableResourceClaimStatuses`, present only with the gate on)."""
+    return to_units(pod.effective_requests)
 
 
 def non_zero_requests(pod: Pod) -> dict[str, int]:
     """cpu and memory as scored: a container naming neither asks 100m and 200 MiB."""
-    requests = to_units(effective_requests(pod.spec, _NON_ZERO_DEFAULTS))
+    claimed = node_allocatable_claim_requests(pod.status.node_allocatable_resource_claim_statuses)
+    requests = to_units(effective_requests(pod.spec, _NON_ZERO_DEFAULTS, claimed=claimed))
     return {CPU: requests.get(CPU, 0), MEMORY: requests.get(MEMORY, 0)}

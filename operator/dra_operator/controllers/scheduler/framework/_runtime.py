@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from dra_operator.controllers.scheduler.framework._diagnosis import message
-from dra_operator.controllers.scheduler.framework._handle import FrameworkHandle
+from dra_operator.controllers.scheduler.framework._handle import CycleHandle, FrameworkHandle
 from dra_operator.controllers.scheduler.framework._nodeinfo import NodeInfo, PodInfo, Snapshot
 from dra_operator.controllers.scheduler.framework._nominator import Nominator
 from dra_operator.controllers.scheduler.framework._plugins import (
@@ -86,7 +86,7 @@ class Framework:
         profile: Profile,
         registry: Mapping[str, PluginFactory],
         *,
-        handle: FrameworkHandle | None = None,
+        handle: CycleHandle | None = None,
     ) -> None:
         self.profile = profile
         self.handle = handle if handle is not None else FrameworkHandle()

@@ -12,8 +12,9 @@ ignored, as upstream keeps them on a placeholder NodeInfo that no cycle lists.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
+from dra_operator.controllers.scheduler.framework._images import node_image_states
 from dra_operator.controllers.scheduler.framework._nodeinfo import (
     CPU,
     DEFAULT_MEMORY_REQUEST,
@@ -24,14 +25,13 @@ from dra_operator.controllers.scheduler.framework._nodeinfo import (
     PodInfo,
     Snapshot,
 )
+from dra_operator.controllers.scheduler.framework._requests import to_units
 from dra_operator.model import Container, FrozenMap, Node, Pod, Quantity, effective_requests
 
 _TERMINAL = ("Succeeded", "Failed")
-_EPHEMERAL_STORAGE = "ephemeral-storage"
-_NATIVE = frozenset({CPU, MEMORY, _EPHEMERAL_STORAGE})
-_SCALAR_PREFIXES = ("hugepages-", "attachable-volumes-")
 _DEFAULT_CPU = Quantity.parse(f"{DEFAULT_MILLI_CPU_REQUEST}m")
 _DEFAULT_MEMORY = Quantity(DEFAULT_MEMORY_REQUEST)
+_ZERO = Quantity(0)
 
 
 def counts_on_node(pod: Pod) -> bool:
@@ -39,35 +39,31 @@ def counts_on_node(pod: Pod) -> bool:
     return bool(pod.spec.node_name) and pod.status.phase not in _TERMINAL
 
 
-def to_units(amounts: Mapping[str, Quantity]) -> dict[str, int]:
-    """Quantities in framework units (cpu in millicores, the rest whole units rounded up),
-    keeping only what upstream's `framework.Resource` tracks: cpu, memory, ephemeral-storage
-    and the scalar resources (`domain/name`, `hugepages-*`, `attachable-volumes-*`)."""
-    units: dict[str, int] = {}
-    for name, quantity in amounts.items():
-        if name == CPU:
-            units[name] = quantity.milli_value()
-        elif name in _NATIVE or name.startswith(_SCALAR_PREFIXES) or "/" in name:
-            units[name] = quantity.int_value()
-    return units
-
-
 def pod_info(pod: Pod) -> PodInfo:
     """The pod with its requests (`resource.PodRequests`) and its non-zero requests (the same,
     with 100m cpu and 200 MiB memory for each container that names neither), in units."""
     requests = to_units(pod.effective_requests)
     spec = pod.spec
-    defaulted = dataclasses.replace(
-        spec,
-        containers=tuple(_non_zero(c) for c in spec.containers),
-        init_containers=tuple(_non_zero(c) for c in spec.init_containers),
-    )
-    non_zero = to_units(effective_requests(defaulted))
-    return PodInfo(
-        pod=pod,
-        requests=requests,
-        non_zero_requests={CPU: non_zero.get(CPU, 0), MEMORY: non_zero.get(MEMORY, 0)},
-    )
+    if spec.init_containers or spec.resource_requests:
+        defaulted = dataclasses.replace(
+            spec,
+            containers=tuple(_non_zero(c) for c in spec.containers),
+            init_containers=tuple(_non_zero(c) for c in spec.init_containers),
+        )
+        non_zero = to_units(effective_requests(defaulted))
+        cpu, memory = non_zero.get(CPU, 0), non_zero.get(MEMORY, 0)
+    else:  # the sum of the containers, each defaulted, plus the overhead: no need to replace
+        cpu = sum(_milli(c.requests.get(CPU), _DEFAULT_CPU) for c in spec.containers)
+        total = spec.overhead.get(MEMORY, _ZERO)
+        for c in spec.containers:
+            total = total + c.requests.get(MEMORY, _DEFAULT_MEMORY)
+        cpu += _milli(spec.overhead.get(CPU), _ZERO)
+        memory = total.int_value()
+    return PodInfo(pod=pod, requests=requests, non_zero_requests={CPU: cpu, MEMORY: memory})
+
+
+def _milli(quantity: Quantity | None, default: Quantity) -> int:
+    return (quantity if quantity is not None else default).milli_value()
 
 
 def _non_zero(container: Container) -> Container:
@@ -91,7 +87,11 @@ def node_info(node: Node) -> NodeInfo:
 
 def build_snapshot(nodes: Iterable[Node], pods: Iterable[Pod]) -> Snapshot:
     """Every node with the pods bound to it; see the module docstring."""
+    nodes = list(nodes)
+    images = node_image_states(nodes)
     infos = {node.name: node_info(node) for node in nodes}
+    for name, info in infos.items():
+        info.images = images.get(name, {})
     for pod in pods:
         target = infos.get(pod.spec.node_name) if counts_on_node(pod) else None
         if target is not None:

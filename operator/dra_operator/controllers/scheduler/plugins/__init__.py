@@ -19,10 +19,14 @@ from dra_operator.controllers.scheduler.plugins import (
     nodename,
     nodeports,
     nodeunschedulable,
+    nodevolumelimits,
     podtopologyspread,
     queuesort,
     schedulinggates,
     tainttoleration,
+    volumebinding,
+    volumerestrictions,
+    volumezone,
 )
 from dra_operator.controllers.scheduler.plugins._args import PluginArgsError
 from dra_operator.controllers.scheduler.plugins._default import (
@@ -42,6 +46,10 @@ IN_TREE: Mapping[str, PluginFactory] = {
         nodeaffinity,
         nodeports,
         fit,
+        volumerestrictions,
+        nodevolumelimits,
+        volumebinding,
+        volumezone,
         podtopologyspread,
         interpodaffinity,
         defaultpreemption,

@@ -9,7 +9,7 @@ tag gets `:latest`. Difference: image volumes (`spec.volumes[].image`) are not c
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from dra_operator.controllers.scheduler.framework import (
     MAX_NODE_SCORE,
@@ -19,41 +19,16 @@ from dra_operator.controllers.scheduler.framework import (
     ImageState,
     NodeInfo,
     Status,
+    normalized_image_name,
 )
 from dra_operator.controllers.scheduler.plugins._args import check_known
-from dra_operator.model import Node, Pod
+from dra_operator.model import Pod
 
 NAME = "ImageLocality"
 
 _MB = 1024 * 1024
 MIN_THRESHOLD = 23 * _MB
 MAX_CONTAINER_THRESHOLD = 1000 * _MB
-
-
-def normalized_image_name(name: str) -> str:
-    """`name:latest` when the name has no tag (a ':' after the last '/')."""
-    return name if name.rfind(":") > name.rfind("/") else name + ":latest"
-
-
-def node_image_states(nodes: Iterable[Node]) -> dict[str, dict[str, ImageState]]:
-    """Per node, its images by normalized name with their size and how many nodes have them.
-
-    What a snapshot's `NodeInfo.images` holds (upstream's scheduler cache `imageStates`).
-    """
-    sizes: dict[str, dict[str, int]] = {}
-    spread: dict[str, int] = {}
-    for node in nodes:
-        mine = sizes.setdefault(node.name, {})
-        for image in node.images:
-            for raw_name in image.names:
-                name = normalized_image_name(raw_name)
-                if name not in mine:
-                    spread[name] = spread.get(name, 0) + 1
-                mine[name] = image.size_bytes
-    return {
-        node: {name: ImageState(size, spread[name]) for name, size in images.items()}
-        for node, images in sizes.items()
-    }
 
 
 def _scaled(state: ImageState, total_nodes: int) -> int:

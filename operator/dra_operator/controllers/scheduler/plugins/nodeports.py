@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence, Set
 
 from dra_operator.controllers.scheduler.framework import (
+    ALL_ADDRESSES,
     SKIP,
     SUCCESS,
     CycleState,
@@ -20,6 +21,7 @@ from dra_operator.controllers.scheduler.framework import (
     PreFilterResult,
     Status,
     error,
+    host_ports,
     unschedulable,
 )
 from dra_operator.controllers.scheduler.plugins._args import check_known
@@ -27,22 +29,9 @@ from dra_operator.model import Pod
 
 NAME = "NodePorts"
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
-ALL_ADDRESSES = "0.0.0.0"
 
 _PRE_FILTER_KEY = "PreFilter" + NAME
 _REJECT = unschedulable(ERR_REASON).with_plugin(NAME)
-
-
-def host_ports(pod: Pod) -> tuple[HostPort, ...]:
-    """`GetHostPorts`: sidecars' then app containers' host ports, address and protocol filled."""
-    sidecars = (c for c in pod.spec.init_containers if c.restart_policy == "Always")
-    return tuple(
-        HostPort(p.host_ip or ALL_ADDRESSES, p.protocol or "TCP", p.host_port)
-        for containers in (sidecars, pod.spec.containers)
-        for c in containers
-        for p in c.ports
-        if p.host_port > 0
-    )
 
 
 def _normal(port: HostPort) -> HostPort:

@@ -26,7 +26,7 @@ from dra_operator.controllers.scheduler.framework import (
     PreFilterExtensions,
     PreFilterResult,
     Status,
-    pod_info,
+    to_units,
     unresolvable,
     unschedulable,
 )
@@ -67,7 +67,7 @@ class TransitionalNodeChecks:
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status]:
-        state.write(_REQUESTS, pod_info(pod).requests)
+        state.write(_REQUESTS, to_units(pod.effective_requests))
         return None, SUCCESS
 
     def pre_filter_extensions(self) -> PreFilterExtensions | None:
@@ -76,7 +76,7 @@ class TransitionalNodeChecks:
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
         requests = state.get(_REQUESTS)
         if not isinstance(requests, Mapping):
-            requests = pod_info(pod).requests
+            requests = to_units(pod.effective_requests)
         delegated = state.get(_DELEGATED)
         if isinstance(delegated, FrozenMap) and delegated:
             served = served_by_dra(delegated, node.node.allocatable)

@@ -106,3 +106,18 @@ def test_a_snapshot_counts_bound_running_pods_on_known_nodes_only() -> None:
     assert a.requested == {CPU: 1500}
     assert a.non_zero_requested == {CPU: 1500, MEMORY: 400 * MiB}
     assert b.pods == [] and b.requested == {}
+
+
+def test_pod_info_of_a_pod_with_an_init_container_defaults_each_container() -> None:
+    pod = parse_pod(
+        {
+            "metadata": {"name": "p", "namespace": "ns", "uid": "u"},
+            "spec": {
+                "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "2"}}}],
+                "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+            },
+        }
+    )
+    info = pod_info(pod)
+    assert dict(info.requests) == {CPU: 2000}
+    assert dict(info.non_zero_requests) == {CPU: 2000, MEMORY: 200 * MiB}

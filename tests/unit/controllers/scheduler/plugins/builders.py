@@ -15,12 +15,12 @@ from dra_operator.controllers.scheduler.framework import (
     NodeInfo,
     PodInfo,
     Snapshot,
+    host_ports,
+    node_image_states,
     non_zero_requests,
     pod_requests,
     to_units,
 )
-from dra_operator.controllers.scheduler.plugins.imagelocality import node_image_states
-from dra_operator.controllers.scheduler.plugins.nodeports import host_ports
 from dra_operator.model import Node, Pod, parse_node, parse_pod
 
 Raw = dict[str, Any]

@@ -6,9 +6,8 @@ from typing import Any
 
 import pytest
 
-from dra_operator.controllers.scheduler.framework import SUCCESS
+from dra_operator.controllers.scheduler.framework import SUCCESS, normalized_image_name
 from dra_operator.controllers.scheduler.plugins import imagelocality
-from dra_operator.controllers.scheduler.plugins.imagelocality import normalized_image_name
 from dra_operator.model import Node, Pod
 
 from .builders import FakeHandle, container, make_node, make_pod, node_info, state

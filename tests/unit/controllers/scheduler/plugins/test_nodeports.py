@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from dra_operator.controllers.scheduler.framework import SKIP, SUCCESS, Code, Status
+from dra_operator.controllers.scheduler.framework import SKIP, SUCCESS, Code, Status, host_ports
 from dra_operator.controllers.scheduler.plugins import nodeports
 from dra_operator.model import Pod
 
@@ -190,4 +190,4 @@ def test_an_empty_host_ip_binds_every_address() -> None:
 )
 def test_fits(wanted: list[str], used: list[str], expect: bool) -> None:
     node = node_info(make_node(), [pod_with(*used)])
-    assert nodeports.fits(nodeports.host_ports(pod_with(*wanted)), node) is expect
+    assert nodeports.fits(host_ports(pod_with(*wanted)), node) is expect

@@ -23,7 +23,13 @@ from dra_operator.controllers.scheduler.framework import (
     NodeInfo,
     is_scalar_resource,
 )
-from dra_operator.model import FrozenMap, Pod, Quantity, effective_requests
+from dra_operator.model import (
+    FrozenMap,
+    Pod,
+    Quantity,
+    effective_requests,
+    node_allocatable_claim_requests,
+)
 
 MAX_CUSTOM_PRIORITY_SCORE = 10
 """RequestedToCapacityRatio shape scores are 0-10, scaled by 100/10 to node scores."""
@@ -149,10 +155,13 @@ class ResourceAllocationScorer:
 
     def pod_request_list(self, pod: Pod) -> tuple[int, ...]:
         """The pod's request of each resource, in framework units."""
+        claimed = node_allocatable_claim_requests(
+            pod.status.node_allocatable_resource_claim_statuses
+        )
         if self.use_requested:
-            requests = effective_requests(pod.spec)
+            requests = effective_requests(pod.spec, claimed=claimed)
         else:
-            requests = effective_requests(pod.spec, _NON_ZERO_DEFAULTS)
+            requests = effective_requests(pod.spec, _NON_ZERO_DEFAULTS, claimed=claimed)
         values = []
         for spec in self.resources:
             q = requests.get(spec.name)

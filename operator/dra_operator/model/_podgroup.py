@@ -1,0 +1,71 @@
+"""PodGroup (scheduling.k8s.io; GenericWorkload, 1.36 v1alpha2, 1.37 v1beta1): what the claims
+controller reads of it.
+
+A PodGroup's `spec.resourceClaims` (DRAWorkloadResourceClaims) name claims, or templates of
+claims, that the whole group shares: the claims controller makes one claim per template for the
+group, owned by the PodGroup and recorded in `status.resourceClaimStatuses`, and reserves it
+for the PodGroup rather than for each pod (k8s.io/api v0.37.2, scheduling/v1beta1). Both list
+entries have the shapes of the pod's, so the pod's types are reused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from dra_operator.model._parse_common import (
+    Raw,
+    as_object,
+    list_of,
+    metadata,
+    opt_object,
+    opt_str,
+    req_str,
+)
+from dra_operator.model._pod import PodResourceClaim, PodResourceClaimStatus
+from dra_operator.model._types import ObjectMeta
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PodGroup:
+    """`API_GROUP`/`PLURAL` name the resource; `VERSIONS` serve it, newest first (1.37 serves
+    v1beta1, 1.36 v1alpha2)."""
+
+    API_GROUP: ClassVar[str] = "scheduling.k8s.io"
+    PLURAL: ClassVar[str] = "podgroups"
+    VERSIONS: ClassVar[tuple[str, ...]] = ("v1beta1", "v1alpha2")
+
+    metadata: ObjectMeta
+    api_version: str = ""  # as read: owner references of its claims name it
+    resource_claims: tuple[PodResourceClaim, ...] = ()
+    resource_claim_statuses: tuple[PodResourceClaimStatus, ...] = ()
+
+
+def _entry(value: object, path: str) -> PodResourceClaim:
+    raw = as_object(value, path)
+    return PodResourceClaim(
+        name=req_str(raw, "name", path),
+        resource_claim_name=opt_str(raw, "resourceClaimName", path),
+        resource_claim_template_name=opt_str(raw, "resourceClaimTemplateName", path),
+    )
+
+
+def _status(value: object, path: str) -> PodResourceClaimStatus:
+    raw = as_object(value, path)
+    return PodResourceClaimStatus(
+        name=req_str(raw, "name", path),
+        resource_claim_name=opt_str(raw, "resourceClaimName", path),
+    )
+
+
+def parse_pod_group(raw: Raw, version: str = "v1beta1") -> PodGroup:
+    """A PodGroup of scheduling.k8s.io `version` (v1beta1 and v1alpha2 share these fields);
+    `version` names it when the object does not (items of a LIST carry no apiVersion)."""
+    spec = opt_object(raw, "spec", "") or {}
+    status = opt_object(raw, "status", "") or {}
+    return PodGroup(
+        metadata=metadata(raw),
+        api_version=str(raw.get("apiVersion") or f"{PodGroup.API_GROUP}/{version}"),
+        resource_claims=list_of(spec, "resourceClaims", "spec", _entry),
+        resource_claim_statuses=list_of(status, "resourceClaimStatuses", "status", _status),
+    )

@@ -1,0 +1,288 @@
+"""One race of every kind of pod that needs a device, beside kube-scheduler (issue 27).
+
+Per race, in a fresh namespace: two Ready nodes with two devices each of a driver no other race
+uses, and a DeviceClass for it whose `extendedResourceName` is `<driver>/gpu`. Once the
+operator has published that name for the policies (the ConfigMap of the routing bindings),
+all at once, for each of `default-scheduler` and `dra-operator`: a pod with a one-device claim
+template, a pod asking for one `<driver>/gpu` (explicit extended resource), a pod asking for one
+`deviceclass.resource.kubernetes.io/<class>` (implicit), and, where the server keeps
+`spec.schedulingGroup`, a pod of a PodGroup with a claim: more pods than devices. Pods the
+policies refuse (a release without MutatingAdmissionPolicy) are counted, not created. The race
+waits until nothing moves, then counts devices in two claims, `verify` violations, and pods
+placed by a scheduler other than dra-operator; then deletes what it made.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import dataclasses
+import time
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from dra_operator import controlplane, names, verify
+from dra_operator.errors import APIError, APIForbiddenError
+from dra_operator.kube import NAMESPACES, NODES, PODS, Client, Resource, dra
+
+SCHEDULERS = ("default-scheduler", names.DEFAULT_SCHEDULER_NAME)
+PARAMS_NAMESPACE = "dra-operator-system"
+CONFIG_MAPS = Resource("", "v1", "configmaps", namespaced=True)
+DEVICES = 4
+_STABLE_POLLS = 6
+_QUIET_POLLS = 30
+"""Polls without any change after which pods that still wait are taken to wait for good (a
+release whose operator serves no extended resources, pods the policies refused)."""
+_POLL = 0.5
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Race:
+    """What one race left: `overallocated` devices in two claims, `violations` of `verify`,
+    `foreign` pods another scheduler placed, `refused` pod creations, `bound` pods, `used`
+    distinct devices allocated, `kinds` of pods created."""
+
+    run: int
+    settled: bool
+    overallocated: int
+    violations: tuple[str, ...]
+    foreign: tuple[str, ...]
+    refused: int
+    bound: int
+    used: int
+    kinds: tuple[str, ...]
+
+    @property
+    def safe(self) -> bool:
+        return self.settled and not (self.overallocated or self.violations or self.foreign)
+
+
+async def race(api: Client, run: int, *, settle_timeout: float = 120.0) -> Race:
+    scene = _Scene(run)
+    try:
+        refused, kinds = await scene.create(api)
+        settled = await scene.wait_settled(api, settle_timeout)
+        return await scene.measure(api, run, settled, refused, kinds)
+    finally:
+        await scene.delete(api)
+
+
+async def published(api: Client, name: str, timeout: float = 30.0) -> bool:
+    """Whether the routing parameters list `name` within `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(APIError):
+            found = await api.get(
+                CONFIG_MAPS, names.EXTENDED_RESOURCES_PARAMS, namespace=PARAMS_NAMESPACE
+            )
+            if name in ((found.get("data") or {}).get("names") or "").split(" "):
+                return True
+        await asyncio.sleep(0.2)
+    return False
+
+
+class _Scene:
+    def __init__(self, run: int) -> None:
+        suffix = uuid.uuid4().hex[:6]
+        self.namespace = f"route-{run}-{suffix}"
+        self.driver = f"route-{run}-{suffix}.example.com"
+        self.device_class = f"route-{run}-{suffix}"
+        self.explicit = f"{self.driver}/gpu"
+        self.implicit = f"deviceclass.resource.kubernetes.io/{self.device_class}"
+        self.nodes = [f"route-{run}-{suffix}-{i}" for i in range(2)]
+
+    async def create(self, api: Client) -> tuple[int, tuple[str, ...]]:
+        """The scene, then every pod at once: (pods refused, kinds of pods created)."""
+        ns = self.namespace
+        await api.create(
+            NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+        )
+        for node in self.nodes:
+            await controlplane.create_ready_node(api, node)
+            await api.create(dra("resourceslices"), self._slice(node))
+        await api.create(dra("deviceclasses"), self._class())
+        assert await published(api, self.explicit), f"{self.explicit} never published"
+        request = {"name": "gpu", "exactly": {"deviceClassName": self.device_class}}
+        await api.create(
+            dra("resourceclaimtemplates"),
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "one", "namespace": ns},
+                "spec": {"spec": {"devices": {"requests": [request]}}},
+            },
+        )
+        pods = []
+        for index, scheduler in enumerate(SCHEDULERS):
+            pods += [
+                _pod(f"claim-{index}", scheduler, template="one"),
+                _pod(f"xr-{index}", scheduler, resource=self.explicit),
+                _pod(f"implicit-{index}", scheduler, resource=self.implicit),
+                _pod(f"group-{index}", scheduler, template="one", group="gang"),
+            ]
+        answers = await asyncio.gather(
+            *(api.create(PODS, pod, namespace=ns) for pod in pods), return_exceptions=True
+        )
+        refused = 0
+        kinds: set[str] = set()
+        for answer in answers:
+            if isinstance(answer, APIForbiddenError):
+                refused += 1
+            elif isinstance(answer, BaseException):
+                raise answer
+            else:
+                kinds.add(_kind(answer))
+        return refused, tuple(sorted(kinds))
+
+    def _slice(self, node: str) -> dict[str, Any]:
+        return {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": f"{node}-slice"},
+            "spec": {
+                "driver": self.driver,
+                "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                "nodeName": node,
+                "devices": [{"name": f"gpu-{i}"} for i in range(2)],
+            },
+        }
+
+    def _class(self) -> dict[str, Any]:
+        expression = f"device.driver == '{self.driver}'"
+        return {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": self.device_class},
+            "spec": {
+                "selectors": [{"cel": {"expression": expression}}],
+                "extendedResourceName": self.explicit,
+            },
+        }
+
+    async def _read(self, api: Client) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+        pods = await api.list(PODS, namespace=self.namespace)
+        claims = await api.list(dra("resourceclaims"), namespace=self.namespace)
+        return list(pods.get("items") or ()), list(claims.get("items") or ())
+
+    async def wait_settled(self, api: Client, timeout: float) -> bool:
+        """Until every device is allocated, or no pod waits, and nothing changed for a few
+        polls (or for many, with pods waiting); False after the timeout."""
+        deadline = time.monotonic() + timeout
+        last: tuple[tuple[str, str], ...] = ()
+        stable = 0
+        while time.monotonic() < deadline:
+            pods, claims = await self._read(api)
+            seen = tuple(
+                sorted(
+                    (o["metadata"]["name"], o["metadata"]["resourceVersion"])
+                    for o in [*pods, *claims]
+                )
+            )
+            stable = stable + 1 if seen == last else 0
+            last = seen
+            waiting = any(not p["spec"].get("nodeName") for p in pods)
+            done = len(_device_users(claims)) == DEVICES or not waiting
+            if stable >= (_STABLE_POLLS if done else _QUIET_POLLS):
+                return True
+            await asyncio.sleep(_POLL)
+        return False
+
+    async def measure(
+        self, api: Client, run: int, settled: bool, refused: int, kinds: tuple[str, ...]
+    ) -> Race:
+        pods, claims = await self._read(api)
+        state = await verify.read_cluster(api, namespace=self.namespace)
+        found = verify.check(state)
+        if found:  # as the CLI does: count only what a second reading confirms
+            seen = {(v.code, v.kind, v.name) for v in found}
+            state = await verify.read_cluster(api, namespace=self.namespace)
+            found = [v for v in verify.check(state) if (v.code, v.kind, v.name) in seen]
+        users = _device_users(claims)
+        foreign = tuple(
+            sorted(
+                p["metadata"]["name"]
+                for p in pods
+                if p["spec"].get("nodeName") and p["spec"].get("schedulerName") != SCHEDULERS[1]
+            )
+        )
+        return Race(
+            run=run,
+            settled=settled,
+            overallocated=sum(1 for owners in users.values() if len(owners) > 1),
+            violations=tuple(sorted(f"{v.code} {v.kind} {v.name}" for v in found)),
+            foreign=foreign,
+            refused=refused,
+            bound=sum(1 for p in pods if p["spec"].get("nodeName")),
+            used=len(users),
+            kinds=kinds,
+        )
+
+    async def delete(self, api: Client) -> None:
+        """Pods at once (no kubelet would ever confirm), then the namespace and the devices."""
+        with contextlib.suppress(APIError):
+            pods = await api.list(PODS, namespace=self.namespace)
+            await asyncio.gather(
+                *(
+                    api.delete(
+                        PODS,
+                        p["metadata"]["name"],
+                        namespace=self.namespace,
+                        grace_period_seconds=0,
+                    )
+                    for p in pods.get("items") or ()
+                ),
+                return_exceptions=True,
+            )
+        with contextlib.suppress(APIError):
+            await api.delete(NAMESPACES, self.namespace)
+        for node in self.nodes:
+            with contextlib.suppress(APIError):
+                await api.delete(dra("resourceslices"), f"{node}-slice")
+            with contextlib.suppress(APIError):
+                await api.delete(NODES, node)
+        with contextlib.suppress(APIError):
+            await api.delete(dra("deviceclasses"), self.device_class)
+
+
+def _pod(
+    name: str,
+    scheduler: str,
+    *,
+    template: str | None = None,
+    resource: str | None = None,
+    group: str | None = None,
+) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": "c", "image": "x"}
+    spec: dict[str, Any] = {"schedulerName": scheduler, "containers": [container]}
+    if template is not None:
+        spec["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": template}]
+        container["resources"] = {"claims": [{"name": "gpu"}]}
+    if resource is not None:
+        container["resources"] = {"requests": {resource: "1"}, "limits": {resource: "1"}}
+    if group is not None:
+        spec["schedulingGroup"] = {"podGroupName": group}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+
+
+def _kind(pod: Mapping[str, Any]) -> str:
+    """claims, pod-group (the server kept `schedulingGroup`), explicit or implicit."""
+    spec = pod["spec"]
+    if spec.get("resourceClaims"):
+        return "pod-group" if spec.get("schedulingGroup") else "claims"
+    requests = spec["containers"][0]["resources"]["requests"]
+    implicit = any(n.startswith("deviceclass.resource.kubernetes.io/") for n in requests)
+    return "implicit-extended-resource" if implicit else "explicit-extended-resource"
+
+
+def _device_users(claims: list[Mapping[str, Any]]) -> dict[tuple[str, str, str], set[str]]:
+    """Each allocated device and the claims holding it (extended-resource claims included)."""
+    users: dict[tuple[str, str, str], set[str]] = collections.defaultdict(set)
+    for claim in claims:
+        allocation = (claim.get("status") or {}).get("allocation") or {}
+        for result in (allocation.get("devices") or {}).get("results") or ():
+            users[(result["driver"], result["pool"], result["device"])].add(
+                claim["metadata"]["name"]
+            )
+    return users

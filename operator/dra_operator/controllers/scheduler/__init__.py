@@ -68,6 +68,8 @@ from dra_operator.controllers.scheduler._metrics import (
 )
 from dra_operator.controllers.scheduler._named import NamedInventory, NamedWrite
 from dra_operator.controllers.scheduler._policies import Choice, Governor
+from dra_operator.controllers.scheduler._preemption import PreemptionWriter
+from dra_operator.controllers.scheduler._preemptor import Preemptor
 from dra_operator.controllers.scheduler._profile import REGISTRY, default_framework, default_profile
 from dra_operator.controllers.scheduler._scheduler import (
     ContextWriter,
@@ -112,6 +114,8 @@ __all__ = [
     "NamedInventory",
     "NamedWrite",
     "Placement",
+    "PreemptionWriter",
+    "Preemptor",
     "PublishContext",
     "Rejected",
     "RequestDeallocation",

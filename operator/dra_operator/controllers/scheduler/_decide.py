@@ -382,7 +382,9 @@ def _framework_filter(
         if wanted is not None and node.name not in wanted:
             return list(outside)
         info = snapshot.get(node.name)
-        verdict = framework.run_filter(cycle, pod, info if info is not None else node_info(node))
+        verdict = framework.run_filter_with_nominated_pods(
+            cycle, pod, info if info is not None else node_info(node)
+        )
         return [] if verdict.ok else list(verdict.reasons)
 
     def scores(names: Sequence[str]) -> Mapping[str, int]:

@@ -71,6 +71,7 @@ from dra_operator.controllers.scheduler._extended import (
     pod_status_patch,
 )
 from dra_operator.controllers.scheduler._policies import Choice, Governor
+from dra_operator.controllers.scheduler._preemptor import Preemptor
 from dra_operator.controllers.scheduler._writes import (
     Event,
     binding_body,
@@ -172,8 +173,10 @@ class Scheduler:
         observe: Observer[WorkKey] | None = None,
         governor: Governor | None = None,
         contexts: ContextWriter | None = None,
+        preemptor: Preemptor | None = None,
     ) -> None:
         self.state = state
+        self.preemptor = preemptor  # None: PostFilter does not run
         self._contexts = contexts
         self.settings = settings
         self.governor = governor if governor is not None else Governor()
@@ -197,6 +200,11 @@ class Scheduler:
     # -- watch changes (called after the stores and the ledger took them) -----------------------
 
     def pod_changed(self, change: Change[Pod]) -> None:
+        if self.preemptor is not None:
+            self.preemptor.pod_changed(
+                change.old.obj if change.old is not None else None,
+                change.new.obj if change.new is not None else None,
+            )
         if change.new is not None:
             self.state.node_infos.pod_changed(change.new.obj)
         elif change.old is not None:
@@ -336,7 +344,10 @@ class Scheduler:
                 self._writing.add(key)
                 self._spawn(self._classic(key, subject, decision, self._contexts))
                 return Result()
-            self._spawn(self._writer.emit(_failed(key, subject, decision.message)))
+            message = decision.message
+            if self.preemptor is not None and key.kind == "pod":
+                message = self._post_filter(ObjectKey(key.namespace, key.name), message, choice)
+            self._spawn(self._writer.emit(_failed(key, subject, message)))
             if decision.stale is not None:  # PostFilter: the claim goes, its deletion wakes us
                 stale = decision.stale.metadata
                 self._spawn(self._delete_special(ObjectKey(stale.namespace, stale.name), stale.uid))
@@ -365,6 +376,17 @@ class Scheduler:
         if claim_entry is None:
             return None
         return decide_claim(claim_entry.obj, self.state, choice.settings)
+
+    def _post_filter(self, pod_key_: ObjectKey, message: str, choice: Choice) -> str:
+        """PostFilter (preemption) of an unschedulable pod: its writes as a task; the
+        FailedScheduling text with PostFilter's, as upstream's `FitError` joins them."""
+        entry = self.state.pods.get(pod_key_)
+        if entry is None or self.preemptor is None:
+            return message
+        found = self.preemptor.post_filter(entry.obj, choice.settings)
+        if found.candidate is not None:
+            self._spawn(self.preemptor.carry_out(entry.obj, found.candidate))
+        return f"{message} {found.message}" if found.message else message
 
     def _reserve(self, placement: Placement) -> None:
         for write in placement.claims:

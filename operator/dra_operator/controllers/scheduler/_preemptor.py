@@ -1,0 +1,112 @@
+"""Preemption in the live scheduler: the PostFilter step of a pod found unschedulable.
+
+kube-scheduler v1.37.2 runs PostFilter (DefaultPreemption) when no node passes Filter; when it
+finds a candidate, the victims are evicted and the preemptor nominated to the node
+(`status.nominatedNodeName`), then the pod waits in the unschedulable queue until the victims
+are gone. Here the scheduler calls `Preemptor.post_filter` on an `Unschedulable` decision of a
+pod: `find_victims` chooses (serially, with the decision), the nomination goes into the
+framework's `Nominator` at once, so the next decision already counts it, and the writes run as
+a task (`carry_out`). The nomination is dropped when the pod binds or is deleted
+(`pod_changed`); a pod whose status names a nominated node (written by an earlier term, or
+another scheduler) is nominated there as upstream's queue does on a pod update.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from dra_operator.controllers.scheduler._decide import Settings, State
+from dra_operator.controllers.scheduler._preemption import (
+    PreemptionRecorder,
+    PreemptionWriter,
+    lower_priority_nominated,
+)
+from dra_operator.controllers.scheduler._preemption_cycle import find_victims
+from dra_operator.controllers.scheduler.plugins.defaultpreemption import Candidate
+from dra_operator.model import Pod, PodDisruptionBudget
+from dra_operator.observability import get_logger
+
+_log = get_logger("dra_operator.controllers.scheduler")
+
+
+@dataclass(frozen=True, slots=True)
+class Preempting:
+    """What PostFilter found: the text appended to FailedScheduling, and the candidate to
+    carry out (None: preemption does not help)."""
+
+    message: str
+    candidate: Candidate | None = None
+
+
+class Preemptor:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        state: State,
+        writer: PreemptionWriter,
+        *,
+        budgets: Callable[[], Sequence[PodDisruptionBudget]],
+        metrics: PreemptionRecorder | None = None,
+    ) -> None:
+        self._state = state
+        self._writer = writer
+        self._budgets = budgets
+        self._metrics = metrics
+        self._victims: dict[str, frozenset[str]] = {}  # preemptor UID -> its victims' UIDs
+
+    def pod_changed(self, old: Pod | None, new: Pod | None) -> None:
+        """Drop the nomination of a pod bound or deleted; take one a pod's status names."""
+        if new is None or new.spec.node_name:
+            gone = new if new is not None else old
+            if gone is not None:
+                self._state.framework.nominator.delete(gone.metadata.uid)
+                self._victims.pop(gone.metadata.uid, None)
+            return
+        nominated = new.status.nominated_node_name
+        if nominated and self._state.framework.nominator.node_of(new.metadata.uid) != nominated:
+            self._state.framework.nominator.add(new, nominated)
+
+    def post_filter(self, pod: Pod, settings: Settings) -> Preempting:
+        """DefaultPreemption for `pod`; a candidate found is nominated at once.
+
+        While victims of the pod's last preemption are still in the pod cache, it does not
+        preempt again: upstream's eligibility check reads the same from the nominated node's
+        terminating pods, which the cache may not show yet when the pod is decided again.
+        """
+        uid = pod.metadata.uid
+        if self._state.framework.nominator.node_of(uid) and self._victims_remain(uid):
+            return Preempting("")
+        candidate, message = find_victims(
+            pod,
+            self._state,
+            settings,
+            nominator=self._state.framework.nominator,
+            budgets=self._budgets,
+            metrics=self._metrics,
+        )
+        if candidate is not None:
+            self._state.framework.nominator.add(pod, candidate.node)
+            self._victims[uid] = frozenset(v.metadata.uid for v in candidate.victims)
+            _log.info(
+                "preemption.chosen",
+                pod=f"{pod.metadata.namespace}/{pod.metadata.name}",
+                node=candidate.node,
+                victims=[f"{v.metadata.namespace}/{v.metadata.name}" for v in candidate.victims],
+            )
+        return Preempting(message, candidate)
+
+    def _victims_remain(self, uid: str) -> bool:
+        victims = self._victims.get(uid, frozenset())
+        return any(entry.obj.metadata.uid in victims for entry in self._state.pods)
+
+    async def carry_out(self, pod: Pod, candidate: Candidate) -> None:
+        """Evict the victims, clear the lower-priority nominations on the node, then write
+        the preemptor's `status.nominatedNodeName`."""
+        nominator = self._state.framework.nominator
+        lower = lower_priority_nominated(nominator, pod, candidate.node)
+        for other in lower:
+            nominator.delete(other.metadata.uid)
+        await self._writer.preempt(pod, candidate, lower)
+        await self._writer.nominate(pod, candidate.node)

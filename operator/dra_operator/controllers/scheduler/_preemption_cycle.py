@@ -5,8 +5,14 @@ framework's node checks. Preemption needs both as Filter plugins, so that removi
 a node and filtering again answers "would the pod fit here without them": this module builds
 a framework of `TransitionalNodeChecks`, `DeviceFit` (the allocator on the node, with the
 devices as they are now) and `DefaultPreemption`, and runs one cycle of it on the NodeInfo
-snapshot. A victim's devices are not counted free, as upstream (v1.37.2) does not count them:
-they are freed only when the claims controller deallocates the victim's claims.
+snapshot.
+
+Beyond upstream (v1.37.2 does not count a victim's devices free: they are freed only when the
+claims controller deallocates the victim's claims; KEP-5690 proposes it): `DeviceFit` counts
+free the devices of every claim reserved only for pods removed from the node in the
+simulation. A claim also reserved for a pod that stays (or a PodGroup, or nobody) is never
+counted free. `nominated_allocation` is what the preemptor's claims would get on the chosen
+node once its victims' claims are deallocated: what the ledger holds for it meanwhile.
 
 A node the allocator cannot serve answers Unschedulable "cannot allocate all claims" as
 upstream's DynamicResources Filter does, so preemption tries it, and finds that removing pods
@@ -15,10 +21,11 @@ does not help.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from dra_operator import errors
 from dra_operator.allocator import Explanation
+from dra_operator.cluster import ObjectKey, pod_claim_keys
 from dra_operator.controllers.scheduler._decide import (
     Settings,
     State,
@@ -52,15 +59,36 @@ from dra_operator.controllers.scheduler.plugins.defaultpreemption import (
     chosen_candidate,
 )
 from dra_operator.controllers.scheduler.plugins.transitionalnodechecks import delegate_to_dra
-from dra_operator.model import Pod, PodDisruptionBudget, node_matches
+from dra_operator.model import AllocationResult, Pod, PodDisruptionBudget, node_matches
 
 DEVICE_FIT = "DeviceFit"
 CANNOT_ALLOCATE = "cannot allocate all claims"
 """Upstream's DynamicResources Filter text when the claims do not fit a node."""
 
 
+def claims_freed(state: State, removed: Iterable[Pod]) -> frozenset[str]:
+    """The UIDs of the allocated claims reserved only for pods in `removed`."""
+    gone = {pod.metadata.uid for pod in removed}
+    found: set[str] = set()
+    for pod in removed:
+        keys = pod_claim_keys(pod)
+        extended = pod.status.extended_resource_claim_status
+        if extended is not None and extended.resource_claim_name:
+            keys.append(ObjectKey(pod.metadata.namespace, extended.resource_claim_name))
+        for key in keys:
+            entry = state.claims.get(key)
+            if entry is None or entry.obj.status.allocation is None:
+                continue
+            holders = entry.obj.status.reserved_for
+            if holders and all(r.resource == "pods" and r.uid in gone for r in holders):
+                found.add(entry.obj.metadata.uid)
+    return frozenset(found)
+
+
 class DeviceFit:
-    """Filter: the pod's allocated claims are usable on the node and the others allocate."""
+    """Filter: the pod's allocated claims are usable on the node and the others allocate,
+    with the devices of the claims only the pods removed from the node (by preemption's
+    simulation) held counted free."""
 
     def __init__(self, pod_uid: str, claims: _Claims, state: State, settings: Settings) -> None:
         self._uid = pod_uid
@@ -68,6 +96,15 @@ class DeviceFit:
         self._state = state
         self._settings = settings
         self._classes = state.class_map()
+        self._live = state.node_infos.snapshot()
+
+    def removed(self, node: NodeInfo) -> list[Pod]:
+        """The pods of the node as it is that `node` (a simulation's clone) no longer holds."""
+        live = self._live.get(node.name)
+        if live is None:
+            return []
+        kept = {info.pod.metadata.uid for info in node.pods}
+        return [info.pod for info in live.pods if info.pod.metadata.uid not in kept]
 
     @property
     def name(self) -> str:
@@ -79,8 +116,9 @@ class DeviceFit:
         n = node.node
         if any(not node_matches(n.name, n.labels, s) for s in self._claims.selectors):
             return unresolvable(NOT_AVAILABLE_ON_NODE)
+        freed = claims_freed(self._state, self.removed(node))
         outcome = _allocate_on(
-            n, self._claims.unallocated, self._classes, self._state, self._settings
+            n, self._claims.unallocated, self._classes, self._state, self._settings, freed=freed
         )
         if isinstance(outcome, errors.AllocationInputError):
             return unresolvable(str(outcome))
@@ -132,6 +170,25 @@ def find_victims(
     if metrics is not None and outcome.diagnosis.post_filter_msg:
         metrics.preemption_attempted()
     return chosen_candidate(cycle), outcome.diagnosis.post_filter_msg
+
+
+def nominated_allocation(
+    pod: Pod, candidate: Candidate, state: State, settings: Settings
+) -> list[tuple[str, AllocationResult]]:
+    """What the pod's unallocated claims get on the candidate's node once the claims only its
+    victims hold are deallocated: (claim UID, allocation) pairs; none when nothing fits."""
+    found = _resolve_claims(pod, state, settings.features)
+    entry = state.nodes.get(ObjectKey("", candidate.node))
+    if not isinstance(found, _Claims) or entry is None or not found.unallocated:
+        return []
+    freed = claims_freed(state, candidate.victims)
+    outcome = _allocate_on(
+        entry.obj, found.unallocated, state.class_map(), state, settings, freed=freed
+    )
+    if not isinstance(outcome, tuple):
+        return []
+    results, _ = outcome
+    return [(c.metadata.uid, r) for c, r in zip(found.unallocated, results, strict=True)]
 
 
 def _fixed(plugin: Plugin) -> PluginFactory:

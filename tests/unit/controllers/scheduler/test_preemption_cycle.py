@@ -1,6 +1,6 @@
 """Preemption for the live scheduler's unschedulable pods: cpu room is freed by evicting a
-lower-priority pod; a device is never counted free because its holder would be evicted
-(kube-scheduler v1.37.2 does not count it either)."""
+lower-priority pod; a device held only by a victim is counted free (beyond kube-scheduler
+v1.37.2, KEP-5690), one shared with a pod that stays never is."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from typing import Any
 
 from dra_operator.cluster import ObjectKey
 from dra_operator.controllers.scheduler import State, Unschedulable, decide_pod
-from dra_operator.controllers.scheduler._preemption_cycle import find_victims
+from dra_operator.controllers.scheduler._preemption_cycle import find_victims, nominated_allocation
 from dra_operator.controllers.scheduler.framework import Nominator
+from dra_operator.controllers.scheduler.plugins.defaultpreemption import Candidate
 from dra_operator.model import Pod
 from dra_operator.observability import Metrics
 
@@ -126,9 +127,9 @@ def test_a_pod_of_equal_priority_is_never_a_victim() -> None:
     )
 
 
-def test_a_device_held_by_the_would_be_victim_is_not_counted_free() -> None:
-    low = _prioritized(pod("low", claims=["held"], cpu="1", node_name="n1"), 0)
-    high = _prioritized(pod("high", claims=["c"], cpu="1"), 1000)
+def test_a_device_held_only_by_the_victim_is_counted_free_and_nominated() -> None:
+    low = _prioritized(pod("low", claims=["held"], node_name="n1"), 0)
+    high = _prioritized(pod("high", claims=["c"]), 1000)
     state = _state(
         ("class", device_class()),
         ("node", node("n1", allocatable={"cpu": "1", "pods": "10"})),
@@ -138,8 +139,35 @@ def test_a_device_held_by_the_would_be_victim_is_not_counted_free() -> None:
         ("pod", low),
         ("pod", high),
     )
+    victims, _ = _find(state, "high")
+    assert victims == ["low"]  # beyond upstream: its only GPU is freed with it (KEP-5690)
+    candidate = Candidate("n1", (_pod(state, "low"),), 0)
+    [(uid, allocation)] = nominated_allocation(_pod(state, "high"), candidate, state, settings())
+    claim_c = state.claims.get(ObjectKey(NS, "c"))
+    assert claim_c is not None and uid == claim_c.obj.metadata.uid
+    assert [r.device for r in allocation.devices.results] == ["gpu-0"]
+
+
+def test_a_claim_shared_with_a_pod_that_stays_is_never_counted_free() -> None:
+    low = _prioritized(pod("low", claims=["held"], node_name="n1"), 0)
+    peer = _prioritized(pod("peer", claims=["held"], node_name="n1"), 2000)
+    high = _prioritized(pod("high", claims=["c"]), 1000)
+    shared = _holding(claim("held"), "n1", low)
+    shared["status"]["reservedFor"].append(
+        {"resource": "pods", "name": "peer", "uid": peer["metadata"]["uid"]}
+    )
+    state = _state(
+        ("class", device_class()),
+        ("node", node("n1", allocatable={"cpu": "2", "pods": "10"})),
+        ("slice", resource_slice("n1", 1)),
+        ("claim", shared),
+        ("claim", claim("c")),
+        ("pod", low),
+        ("pod", peer),
+        ("pod", high),
+    )
     victims, message = _find(state, "high")
-    assert victims == []  # evicting low would not free its GPU for the simulation
+    assert victims == []  # evicting low frees nothing: peer (higher priority) keeps the claim
     assert message.startswith("preemption: 0/1 nodes are available: 1 cannot allocate all claims")
 
 

@@ -6,6 +6,11 @@ the DisruptionTarget condition, a graceful DELETE and a `Preempted` Event; the h
 nominated (`status.nominatedNodeName`), and bound once the victim is gone. No kubelet runs, so
 the test finishes the victim's deletion as the kubelet would. A pod with `preemptionPolicy:
 Never` preempts nobody.
+
+When the room is the node's only GPU (beyond upstream, KEP-5690), the GPU is nominated to the
+preemptor (`DevicesNominated` condition) and another pod created meanwhile does not take it once
+the victim's claim is deallocated; that pod is named to be decided first when the GPU frees, so
+without the nomination it would take it.
 """
 
 from __future__ import annotations
@@ -148,3 +153,52 @@ async def test_preemption_policy_never_preempts_nobody(
     assert not victim["metadata"].get("deletionTimestamp")
     polite = await admin_api.get(PODS, "polite", namespace=namespace)
     assert not (polite.get("status") or {}).get("nominatedNodeName")
+
+
+async def test_the_device_a_preemptor_freed_waits_for_it_and_no_other_pod_takes_it(
+    admin_api: Client,
+    namespace: str,
+    make_node: NodeFactory,
+    cluster: Callable[..., Any],
+    operator: InProcessOperator,
+) -> None:
+    low, high = await _priorities(cluster, namespace)
+    node = (await make_node(capacity={"cpu": "8", "pods": "10"}))["metadata"]["name"]
+    gpu = unique_name("gpu")
+    await cluster(CLASSES, device_class(gpu))
+    await cluster(SLICES, resource_slice(node, driver_of(gpu), gpus(1)))
+    await admin_api.create(TEMPLATES, claim_template("tmpl", claim_spec(gpu)), namespace=namespace)
+
+    async def node_of(name: str) -> str | None:
+        pod = await admin_api.get(PODS, name, namespace=namespace)
+        found: str | None = pod["spec"].get("nodeName")
+        return found
+
+    holder = _with(scheduler_pod("low", template="tmpl", hostname=node), low, "100m")
+    await admin_api.create(PODS, holder, namespace=namespace)
+    assert await wait_for(lambda: node_of("low"), what="the holder bound") == node
+
+    body = _with(scheduler_pod("high", template="tmpl", hostname=node), high, "100m")
+    await admin_api.create(PODS, body, namespace=namespace)
+
+    async def nominated() -> dict[str, Any] | None:
+        pod = await admin_api.get(PODS, "high", namespace=namespace)
+        conditions = (pod.get("status") or {}).get("conditions") or ()
+        return next((c for c in conditions if c["type"] == "DevicesNominated"), None)
+
+    condition = await wait_for(nominated, what="the DevicesNominated condition")
+    assert condition["status"] == "True"
+    assert f"{driver_of(gpu)}/{node}/gpu-0" in condition["message"]
+    victim = await admin_api.get(PODS, "low", namespace=namespace)
+    assert victim["metadata"].get("deletionTimestamp")
+
+    other = _with(scheduler_pod("another", template="tmpl", hostname=node), low, "100m")
+    await admin_api.create(PODS, other, namespace=namespace)
+
+    async def other_refused() -> list[str] | None:
+        return await failed_scheduling(admin_api, namespace, "another") or None
+
+    await wait_for(other_refused, what="the other pod found unschedulable")
+    await admin_api.delete(PODS, "low", namespace=namespace, grace_period_seconds=0)
+    assert await wait_for(lambda: node_of("high"), what="the preemptor bound") == node
+    assert await node_of("another") is None

@@ -34,6 +34,8 @@ _log = structlog.get_logger("dra_operator.controllers.scheduler")
 
 PREEMPTED = "Preempted"
 """The Event reason on each victim."""
+DEVICES_NOMINATED = "DevicesNominated"
+"""The pod condition on a preemptor whose devices are nominated to it (KEP-5690)."""
 PREEMPTED_WAITING = "preempted"
 """The reason a victim waiting at Permit is rejected with."""
 
@@ -163,7 +165,33 @@ class PreemptionWriter:
                 field_manager=self._field_manager,
             )
 
-    async def _event(self, victim: Pod, message: str) -> None:
+    async def note(self, pod: Pod, *, status: str, reason: str, message: str) -> None:
+        """The preemptor's `DevicesNominated` condition (`status`, `reason`, `message`; see
+        `_claim_nomination`) and an Event saying the same."""
+        meta = pod.metadata
+        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        condition = {
+            "type": DEVICES_NOMINATED,
+            "status": status,
+            "reason": reason,
+            "message": message,
+            "lastTransitionTime": stamp,
+        }
+        try:
+            await self._api.patch(
+                kube.PODS,
+                meta.name,
+                {"status": {"conditions": [condition]}},
+                namespace=meta.namespace,
+                subresource="status",
+                patch_type=kube.PatchType.STRATEGIC,
+                field_manager=self._field_manager,
+            )
+        except errors.APINotFoundError:
+            return
+        await self._event(pod, message, reason=reason)
+
+    async def _event(self, victim: Pod, message: str, *, reason: str = PREEMPTED) -> None:
         meta = victim.metadata
         regarding = {
             "apiVersion": "v1",
@@ -176,7 +204,7 @@ class PreemptionWriter:
             self._api,
             regarding,
             type=names.EVENT_TYPE_NORMAL,
-            reason=PREEMPTED,
+            reason=reason,
             message=message,
             component=self._field_manager,
         )

@@ -9,20 +9,36 @@ framework's `Nominator` at once, so the next decision already counts it, and the
 a task (`carry_out`). The nomination is dropped when the pod binds or is deleted
 (`pod_changed`); a pod whose status names a nominated node (written by an earlier term, or
 another scheduler) is nominated there as upstream's queue does on a pod update.
+
+With devices (KEP-5690, beyond upstream), what the preemptor's claims would get on the node is
+nominated to it in the ledger (`ClaimNominations`) and said in a `DevicesNominated` condition
+and Event; the scheduler releases it around the pod's own decisions (`before_decide`,
+`after_decide`); it ends when the pod binds, is deleted, or times out (condition False,
+reason and Event `DeviceNominationExpired`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from dra_operator.controllers.scheduler._claim_nomination import (
+    EXPIRED,
+    NOMINATED,
+    ClaimNominations,
+    Held,
+)
 from dra_operator.controllers.scheduler._decide import Settings, State
 from dra_operator.controllers.scheduler._preemption import (
     PreemptionRecorder,
     PreemptionWriter,
     lower_priority_nominated,
 )
-from dra_operator.controllers.scheduler._preemption_cycle import find_victims
+from dra_operator.controllers.scheduler._preemption_cycle import (
+    find_victims,
+    nominated_allocation,
+)
 from dra_operator.controllers.scheduler.plugins.defaultpreemption import Candidate
 from dra_operator.model import Pod, PodDisruptionBudget
 from dra_operator.observability import get_logger
@@ -55,6 +71,7 @@ class Preemptor:
         self._budgets = budgets
         self._metrics = metrics
         self._victims: dict[str, frozenset[str]] = {}  # preemptor UID -> its victims' UIDs
+        self.claims = ClaimNominations(state.ledger)
 
     def pod_changed(self, old: Pod | None, new: Pod | None) -> None:
         """Drop the nomination of a pod bound or deleted; take one a pod's status names."""
@@ -63,6 +80,7 @@ class Preemptor:
             if gone is not None:
                 self._state.framework.nominator.delete(gone.metadata.uid)
                 self._victims.pop(gone.metadata.uid, None)
+                self.claims.drop(gone.metadata.uid)
             return
         nominated = new.status.nominated_node_name
         if nominated and self._state.framework.nominator.node_of(new.metadata.uid) != nominated:
@@ -89,6 +107,9 @@ class Preemptor:
         if candidate is not None:
             self._state.framework.nominator.add(pod, candidate.node)
             self._victims[uid] = frozenset(v.metadata.uid for v in candidate.victims)
+            allocations = nominated_allocation(pod, candidate, self._state, settings)
+            if allocations:
+                self.claims.hold(uid, candidate.node, allocations)
             _log.info(
                 "preemption.chosen",
                 pod=f"{pod.metadata.namespace}/{pod.metadata.name}",
@@ -96,6 +117,26 @@ class Preemptor:
                 victims=[f"{v.metadata.namespace}/{v.metadata.name}" for v in candidate.victims],
             )
         return Preempting(message, candidate)
+
+    def before_decide(self, pod: Pod) -> Held | None:
+        """The pod's nominated devices, out of the ledger for its own decision."""
+        return self.claims.release(pod.metadata.uid)
+
+    def after_decide(
+        self, pod: Pod, held: Held, *, placed: bool
+    ) -> Coroutine[Any, Any, None] | None:
+        """Back into the ledger unless placed; the writes saying it expired, if it did."""
+        uid = pod.metadata.uid
+        if placed:
+            self.claims.drop(uid)
+            return None
+        if self.claims.restore(uid):
+            return None
+        message = (
+            f"devices {', '.join(held.devices())} on node {held.node} are no longer nominated "
+            f"to this pod: not placed within {self.claims.timeout:g}s"
+        )
+        return self._writer.note(pod, status="False", reason=EXPIRED, message=message)
 
     def _victims_remain(self, uid: str) -> bool:
         victims = self._victims.get(uid, frozenset())
@@ -110,3 +151,11 @@ class Preemptor:
             nominator.delete(other.metadata.uid)
         await self._writer.preempt(pod, candidate, lower)
         await self._writer.nominate(pod, candidate.node)
+        held = self.claims.held(pod.metadata.uid)
+        if held is not None:
+            message = (
+                f"devices {', '.join(held.devices())} on node {held.node} are nominated to this "
+                "pod until it binds, is deleted or waits longer than "
+                f"{self.claims.timeout:g}s for its preemption victims to go"
+            )
+            await self._writer.note(pod, status="True", reason=NOMINATED, message=message)

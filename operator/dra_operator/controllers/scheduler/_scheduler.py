@@ -336,7 +336,14 @@ class Scheduler:
                 self._spawn(self._writer.emit(_failed(key, subject, refusal.message)))
                 return Result()
         started = time.perf_counter()
+        nominated = self._nominated_pod(key)
+        held = self.preemptor.before_decide(nominated) if self.preemptor and nominated else None
         decision = self._decide(key, choice)
+        if held is not None and self.preemptor is not None and nominated is not None:
+            placed = isinstance(decision, Placement)
+            expired = self.preemptor.after_decide(nominated, held, placed=placed)
+            if expired is not None:
+                self._spawn(expired)
         log_decision(key, choice, decision, time.perf_counter() - started)
         if isinstance(decision, Unschedulable):
             self.unschedulable.add(key)
@@ -377,6 +384,15 @@ class Scheduler:
             return None
         return decide_claim(claim_entry.obj, self.state, choice.settings)
 
+    def _nominated_pod(self, key: WorkKey) -> Pod | None:
+        """The pod of `key` when devices are nominated to it (KEP-5690), else None."""
+        if self.preemptor is None or key.kind != "pod":
+            return None
+        entry = self.state.pods.get(ObjectKey(key.namespace, key.name))
+        if entry is None or self.preemptor.claims.held(entry.obj.metadata.uid) is None:
+            return None
+        return entry.obj
+
     def _post_filter(self, pod_key_: ObjectKey, message: str, choice: Choice) -> str:
         """PostFilter (preemption) of an unschedulable pod: its writes as a task; the
         FailedScheduling text with PostFilter's, as upstream's `FitError` joins them."""
@@ -386,6 +402,9 @@ class Scheduler:
         found = self.preemptor.post_filter(entry.obj, choice.settings)
         if found.candidate is not None:
             self._spawn(self.preemptor.carry_out(entry.obj, found.candidate))
+            if self.preemptor.claims.held(entry.obj.metadata.uid) is not None:
+                key = WorkKey("pod", pod_key_.namespace, pod_key_.name)
+                self.controller.queue.add_after(key, self.preemptor.claims.timeout)
         return f"{message} {found.message}" if found.message else message
 
     def _reserve(self, placement: Placement) -> None:

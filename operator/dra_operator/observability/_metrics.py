@@ -179,6 +179,13 @@ class Metrics:
             buckets=VICTIM_BUCKETS,
         )
         # ours
+        self._nominations = Counter(
+            "dra_operator_device_nominations_total",
+            "Devices nominated to a preemptor in the ledger (KEP-5690), by outcome: held when "
+            "nominated; bound, deleted or expired when the nomination ended.",
+            ["outcome"],
+            registry=r,
+        )
         self._attempts = Counter(
             "dra_operator_allocation_attempts_total",
             "Allocation attempts (a claim set on a candidate node, or a standalone claim), by "
@@ -408,6 +415,11 @@ class Metrics:
     def preempted(self, victims: int) -> None:
         """A preemption was carried out with `victims` pods evicted."""
         self._preemption_victims.observe(victims)
+
+    def device_nomination(self, outcome: str) -> None:
+        """A preemptor's devices were nominated (`held`) or their nomination ended (`bound`,
+        `deleted`, `expired`)."""
+        self._nominations.labels(outcome=outcome).inc()
 
     # -- API writes ------------------------------------------------------------------------
 

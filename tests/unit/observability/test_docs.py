@@ -54,6 +54,7 @@ def exercised() -> Metrics:
     metrics.pod_evicted(seconds_after_due=1.0)
     metrics.preemption_attempted()
     metrics.preempted(2)
+    metrics.device_nomination("held")
     metrics.api_conflict("Pod")
     metrics.api_retried("Pod", RetryReason.CONFLICT)
     metrics.watch_relisted("pods")

@@ -40,6 +40,12 @@ from dra_operator.observability import (
             id="claim-create-failed-with-admin-access",
         ),
         pytest.param(
+            lambda m: m.device_nomination("expired"),
+            "dra_operator_device_nominations_total",
+            {"outcome": "expired"},
+            id="device-nomination-expired",
+        ),
+        pytest.param(
             lambda m: m.preemption_attempted(),
             "scheduler_preemption_attempts_total",
             {},

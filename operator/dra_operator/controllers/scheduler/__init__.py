@@ -68,7 +68,7 @@ from dra_operator.controllers.scheduler._metrics import (
 )
 from dra_operator.controllers.scheduler._named import NamedInventory, NamedWrite
 from dra_operator.controllers.scheduler._policies import Choice, Governor
-from dra_operator.controllers.scheduler._preemption import PreemptionWriter
+from dra_operator.controllers.scheduler._preemption import DEVICES_NOMINATED, PreemptionWriter
 from dra_operator.controllers.scheduler._preemptor import Preemptor
 from dra_operator.controllers.scheduler._profile import REGISTRY, default_framework, default_profile
 from dra_operator.controllers.scheduler._scheduler import (
@@ -89,6 +89,7 @@ from dra_operator.controllers.scheduler._writes import (
 
 __all__ = [
     "DEALLOCATION_DONE",
+    "DEVICES_NOMINATED",
     "MAX_RESERVED_FOR",
     "NOT_AVAILABLE_ON_NODE",
     "NO_NODES",

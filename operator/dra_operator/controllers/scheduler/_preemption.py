@@ -86,6 +86,8 @@ class PreemptionRecorder(APIRecorder, Protocol):
 
     def preempted(self, victims: int) -> None: ...
 
+    def device_nomination(self, outcome: str) -> None: ...
+
 
 class PreemptionWriter:
     """The API writes of one preemption; see the module docstring."""

@@ -80,7 +80,9 @@ class Preemptor:
             if gone is not None:
                 self._state.framework.nominator.delete(gone.metadata.uid)
                 self._victims.pop(gone.metadata.uid, None)
-                self.claims.drop(gone.metadata.uid)
+                if self.claims.held(gone.metadata.uid) is not None:
+                    self.claims.drop(gone.metadata.uid)
+                    self._count("bound" if new is not None else "deleted")
             return
         nominated = new.status.nominated_node_name
         if nominated and self._state.framework.nominator.node_of(new.metadata.uid) != nominated:
@@ -110,6 +112,7 @@ class Preemptor:
             allocations = nominated_allocation(pod, candidate, self._state, settings)
             if allocations:
                 self.claims.hold(uid, candidate.node, allocations)
+                self._count("held")
             _log.info(
                 "preemption.chosen",
                 pod=f"{pod.metadata.namespace}/{pod.metadata.name}",
@@ -127,16 +130,20 @@ class Preemptor:
     ) -> Coroutine[Any, Any, None] | None:
         """Back into the ledger unless placed; the writes saying it expired, if it did."""
         uid = pod.metadata.uid
-        if placed:
-            self.claims.drop(uid)
+        if placed:  # counted "bound" when the binding shows
             return None
         if self.claims.restore(uid):
             return None
+        self._count("expired")
         message = (
             f"devices {', '.join(held.devices())} on node {held.node} are no longer nominated "
             f"to this pod: not placed within {self.claims.timeout:g}s"
         )
         return self._writer.note(pod, status="False", reason=EXPIRED, message=message)
+
+    def _count(self, outcome: str) -> None:
+        if self._metrics is not None:
+            self._metrics.device_nomination(outcome)
 
     def _victims_remain(self, uid: str) -> bool:
         victims = self._victims.get(uid, frozenset())

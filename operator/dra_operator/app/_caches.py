@@ -13,9 +13,10 @@ objects as they are (`model.v1alpha2`): the scheduler allocates named resources 
 The storage kinds (PVs, PVCs, StorageClasses, CSINodes, CSIDrivers) feed the scheduler's volume
 plugins; every server serves them (core/v1 and storage.k8s.io/v1), so they are always watched.
 
-When the AllocationPolicy CRD is installed (`policies`), its objects and the namespaces' labels
-(which policies select on) are watched too; when the scheduler runs, the PodDisruptionBudgets
-(`pdbs`), which preemption reads to spare the pods a budget protects.
+The namespaces' labels are always watched (InterPodAffinity's namespaceSelector, and the
+namespaceSelector of AllocationPolicies); the AllocationPolicy objects when their CRD is
+installed (`policies`); when the scheduler runs, the PodDisruptionBudgets (`pdbs`), which
+preemption reads to spare the pods a budget protects.
 """
 
 from __future__ import annotations
@@ -204,12 +205,12 @@ class Caches:
                 "PodGroup", lambda raw: model.parse_pod_group(raw, pod_groups), keep=slim
             )
             self.stores[Kind.POD_GROUPS] = self.pod_groups
-        self.namespaces: Store[Mapping[str, str]] | None = None
+        # Namespaces' labels: the scheduler's InterPodAffinity (namespaceSelector) and policies.
+        self.namespaces: Store[Mapping[str, str]] | None = Store("Namespace", namespace_labels)
+        self.stores[Kind.NAMESPACES] = self.namespaces
         self.policies: Store[hooks.AllocationPolicy] | None = None
         if policies:
-            self.namespaces = Store("Namespace", namespace_labels)
             self.policies = Store("AllocationPolicy", hooks.parse_allocation_policy)
-            self.stores[Kind.NAMESPACES] = self.namespaces
             self.stores[Kind.POLICIES] = self.policies
         self.pdbs: Store[model.PodDisruptionBudget] | None = None
         if pod_disruption_budgets:

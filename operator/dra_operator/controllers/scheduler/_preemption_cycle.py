@@ -1,10 +1,11 @@
 """Preemption for a pod the live scheduler found unschedulable: which pods to evict, and where.
 
 The live decision (`decide_pod`) runs the DynamicResources allocation itself, around the
-framework's node checks. Preemption needs both as Filter plugins, so that removing victims from
+framework's plugins. Preemption needs both as Filter plugins, so that removing victims from
 a node and filtering again answers "would the pod fit here without them": this module builds
-a framework of `TransitionalNodeChecks`, `DeviceFit` (the allocator on the node, with the
-devices as they are now) and `DefaultPreemption`, and runs one cycle of it on the NodeInfo
+a framework of the pod's live profile (the in-tree plugins it names; hook plugins are left
+out), `DeviceFit` (the allocator on the node) and `DefaultPreemption`, over a handle that reads
+what the live one reads (`PreemptionHandle`), and runs one cycle of it on the NodeInfo
 snapshot.
 
 Beyond upstream (v1.37.2 does not count a victim's devices free: they are freed only when the
@@ -34,8 +35,8 @@ from dra_operator.controllers.scheduler._decide import (
     _resolve_claims,
 )
 from dra_operator.controllers.scheduler._explain import NOT_AVAILABLE_ON_NODE, claim_failure
-from dra_operator.controllers.scheduler._extended import need_of
 from dra_operator.controllers.scheduler._preemption import PreemptionRecorder
+from dra_operator.controllers.scheduler._profile import REGISTRY
 from dra_operator.controllers.scheduler.framework import (
     SUCCESS,
     CycleState,
@@ -53,13 +54,24 @@ from dra_operator.controllers.scheduler.framework import (
     unresolvable,
     unschedulable,
 )
-from dra_operator.controllers.scheduler.plugins import defaultpreemption, transitionalnodechecks
+from dra_operator.controllers.scheduler.plugins import defaultpreemption
 from dra_operator.controllers.scheduler.plugins.defaultpreemption import (
     Candidate,
     chosen_candidate,
 )
-from dra_operator.controllers.scheduler.plugins.transitionalnodechecks import delegate_to_dra
-from dra_operator.model import AllocationResult, Pod, PodDisruptionBudget, node_matches
+from dra_operator.controllers.scheduler.plugins.noderesources.fit import ExtendedResourceHandle
+from dra_operator.model import (
+    AllocationResult,
+    CSIDriver,
+    CSINode,
+    ExtendedResourceClasses,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    Pod,
+    PodDisruptionBudget,
+    StorageClass,
+    node_matches,
+)
 
 DEVICE_FIT = "DeviceFit"
 CANNOT_ALLOCATE = "cannot allocate all claims"
@@ -144,26 +156,24 @@ def find_victims(
     if not isinstance(found, _Claims) or found.classic or found.named:
         return None, ""  # waits, errors, classic DRA and 1.30's named resources: not here
     devices = DeviceFit(pod.metadata.uid, found, state, settings)
-    registry: Mapping[str, PluginFactory] = {
-        transitionalnodechecks.NAME: transitionalnodechecks.new,
-        DEVICE_FIT: _fixed(devices),
-        defaultpreemption.NAME: defaultpreemption.new,
-    }
+    live = state.framework_for(pod)
+    kept = tuple(n for n in live.profile.multi_point if n in REGISTRY)
+    kept = tuple(n for n in kept if n != defaultpreemption.NAME)
+    registry: Mapping[str, PluginFactory] = {**REGISTRY, DEVICE_FIT: _fixed(devices)}
     profile = Profile(
-        scheduler_name=pod.spec.scheduler_name,
-        multi_point=(transitionalnodechecks.NAME, DEVICE_FIT, defaultpreemption.NAME),
+        scheduler_name=live.profile.scheduler_name,
+        multi_point=(*kept, DEVICE_FIT, defaultpreemption.NAME),
+        disabled=live.profile.disabled,
+        weights=live.profile.weights,
+        args=live.profile.args,
     )
-    handle = FrameworkHandle(nominator=nominator, pod_disruption_budgets=budgets)
+    handle = PreemptionHandle(live.handle, nominator=nominator, pod_disruption_budgets=budgets)
     framework = Framework(profile, registry, handle=handle)
     if offset is not None:
         plugin = framework.plugins[defaultpreemption.NAME]
         assert isinstance(plugin, defaultpreemption.DefaultPreemption)
         plugin.offset = offset
     cycle = CycleState()
-    if settings.extended_resources:
-        need = need_of(pod, pod.effective_requests, state.classes, state.claims)
-        if need is not None:
-            delegate_to_dra(cycle, need.backed)
     outcome = schedule_pod(framework, cycle, pod, state.node_infos.snapshot())
     if not isinstance(outcome, FitError):
         return None, ""
@@ -189,6 +199,51 @@ def nominated_allocation(
         return []
     results, _ = outcome
     return [(c.metadata.uid, r) for c, r in zip(found.unallocated, results, strict=True)]
+
+
+class PreemptionHandle(FrameworkHandle):
+    """The live framework's handle as the preemption framework sees it: the same listers and
+    DeviceClass mapping of extended resources, with the shared nominations and the budgets."""
+
+    __slots__ = ("_live",)
+
+    def __init__(
+        self,
+        live: Handle,
+        *,
+        nominator: Nominator,
+        pod_disruption_budgets: Callable[[], Sequence[PodDisruptionBudget]],
+    ) -> None:
+        super().__init__(nominator=nominator, pod_disruption_budgets=pod_disruption_budgets)
+        self._live = live
+
+    def namespace_labels(self, name: str) -> Mapping[str, str] | None:
+        return self._live.namespace_labels(name)
+
+    def pvc(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
+        return self._live.pvc(namespace, name)
+
+    def pv(self, name: str) -> PersistentVolume | None:
+        return self._live.pv(name)
+
+    def pvs(self, storage_class: str) -> Sequence[PersistentVolume]:
+        return self._live.pvs(storage_class)
+
+    def storage_class(self, name: str) -> StorageClass | None:
+        return self._live.storage_class(name)
+
+    def csi_node(self, name: str) -> CSINode | None:
+        return self._live.csi_node(name)
+
+    def csi_driver(self, name: str) -> CSIDriver | None:
+        return self._live.csi_driver(name)
+
+    @property
+    def extended_resource_classes(self) -> ExtendedResourceClasses:
+        live = self._live
+        if isinstance(live, ExtendedResourceHandle):
+            return live.extended_resource_classes
+        return ExtendedResourceClasses.of(())
 
 
 def _fixed(plugin: Plugin) -> PluginFactory:

@@ -71,6 +71,9 @@ class Preemptor:
         self._budgets = budgets
         self._metrics = metrics
         self._victims: dict[str, frozenset[str]] = {}  # preemptor UID -> its victims' UIDs
+        assert state.framework is not None  # set by State
+        # The live frameworks share one handle, hence one Nominator, as upstream's queue.
+        self.nominator = state.framework.nominator
         self.claims = ClaimNominations(state.ledger)
 
     def pod_changed(self, old: Pod | None, new: Pod | None) -> None:
@@ -78,15 +81,15 @@ class Preemptor:
         if new is None or new.spec.node_name:
             gone = new if new is not None else old
             if gone is not None:
-                self._state.framework.nominator.delete(gone.metadata.uid)
+                self.nominator.delete(gone.metadata.uid)
                 self._victims.pop(gone.metadata.uid, None)
                 if self.claims.held(gone.metadata.uid) is not None:
                     self.claims.drop(gone.metadata.uid)
                     self._count("bound" if new is not None else "deleted")
             return
         nominated = new.status.nominated_node_name
-        if nominated and self._state.framework.nominator.node_of(new.metadata.uid) != nominated:
-            self._state.framework.nominator.add(new, nominated)
+        if nominated and self.nominator.node_of(new.metadata.uid) != nominated:
+            self.nominator.add(new, nominated)
 
     def post_filter(self, pod: Pod, settings: Settings) -> Preempting:
         """DefaultPreemption for `pod`; a candidate found is nominated at once.
@@ -96,18 +99,18 @@ class Preemptor:
         terminating pods, which the cache may not show yet when the pod is decided again.
         """
         uid = pod.metadata.uid
-        if self._state.framework.nominator.node_of(uid) and self._victims_remain(uid):
+        if self.nominator.node_of(uid) and self._victims_remain(uid):
             return Preempting("")
         candidate, message = find_victims(
             pod,
             self._state,
             settings,
-            nominator=self._state.framework.nominator,
+            nominator=self.nominator,
             budgets=self._budgets,
             metrics=self._metrics,
         )
         if candidate is not None:
-            self._state.framework.nominator.add(pod, candidate.node)
+            self.nominator.add(pod, candidate.node)
             self._victims[uid] = frozenset(v.metadata.uid for v in candidate.victims)
             allocations = nominated_allocation(pod, candidate, self._state, settings)
             if allocations:
@@ -152,10 +155,9 @@ class Preemptor:
     async def carry_out(self, pod: Pod, candidate: Candidate) -> None:
         """Evict the victims, clear the lower-priority nominations on the node, then write
         the preemptor's `status.nominatedNodeName`."""
-        nominator = self._state.framework.nominator
-        lower = lower_priority_nominated(nominator, pod, candidate.node)
+        lower = lower_priority_nominated(self.nominator, pod, candidate.node)
         for other in lower:
-            nominator.delete(other.metadata.uid)
+            self.nominator.delete(other.metadata.uid)
         await self._writer.preempt(pod, candidate, lower)
         await self._writer.nominate(pod, candidate.node)
         held = self.claims.held(pod.metadata.uid)

@@ -745,6 +745,34 @@ def nodes_to_score(total: int, percentage: int) -> int:
     return max(_MIN_NODES_TO_SCORE, total * percentage // 100)
 
 
+_Fit = tuple[float, str, tuple[AllocationResult, ...] | None, ExtendedClaim | None]
+"""A fitting node: the policy's score, the node, its allocation (None: not made yet) and the
+special claim allocated with it."""
+
+
+def _scores_alike(claims: Sequence[ResourceClaim], policy: Policy) -> bool:
+    """Whether DynamicResources' Score gives every node the same score for `claims`: FirstFit
+    scores nothing and, without a prioritized list (`firstAvailable`, which kube-scheduler
+    v1.37.2's Score ranks by the subrequest allocated), neither does upstream."""
+    return isinstance(policy, FirstFit) and not any(
+        request.first_available for claim in claims for request in claim.spec.requests
+    )
+
+
+def _ranked(fitting: Sequence[_Fit], scorer: Scorer | None) -> list[_Fit]:
+    """The fitting nodes best first: the framework's Score totals plus the policy's score
+    rescaled as a Score plugin's (`_as_node_score`); ties to the smallest name."""
+    if scorer is not None:
+        totals = scorer([f[1] for f in fitting])
+        low = min(f[0] for f in fitting)
+        span = max(f[0] for f in fitting) - low
+        fitting = [
+            (_as_node_score(score, low, span) + totals.get(n, 0), n, kept, extra)
+            for score, n, kept, extra in fitting
+        ]
+    return sorted(fitting, key=lambda f: (-f[0], f[1]))
+
+
 def _place(
     candidates: Sequence[Node],
     claims: Sequence[ResourceClaim],
@@ -783,6 +811,12 @@ def _place(
     verdict for these claims is known (`State.verdicts`) is not handed to the allocator; over
     every node, only those not known to miss are walked at all, and the misses are explained
     only when no node fits.
+
+    With framework scores but DRA scores alike (`_scores_alike`), allocation is lazy: the
+    sample is the nodes that pass the Filters, scored first; the allocator then runs on the
+    best one only. Where it fails there, the node is rejected with the allocator's reason (as
+    if its Filter had failed), the walk goes on for one more node, and the sample is scored
+    again; so the allocator runs about once per decision instead of once per sampled node.
     """
     policy = settings.policy
     memo = state.verdicts if claims and extended_for is None and fits is None else None
@@ -812,57 +846,98 @@ def _place(
         start = state.score_start % max(len(ordered), 1)
         walk = [*ordered[start:], *ordered[:start]]
     classes = state.class_map()
+    lazy = scorer is not None and bool(claims) and _scores_alike(claims, policy)
     rejected: list[list[str]] = []
     known_misses: list[tuple[Node, Verdict | None]] = []
-    fitting: list[tuple[float, str, tuple[AllocationResult, ...] | None, ExtendedClaim | None]] = []
+    fitting: list[_Fit] = []
+    untried: dict[str, Node] = {}  # lazily: passed the filters, the allocator not asked yet
     learned: list[tuple[str, Verdict]] = []  # recorded after the walk, which reads the memo
     visited: set[str] = set()
-    for node in walk:
-        visited.add(node.name)
-        verdict = memo.get(node.name, shape) if memo is not None and shape is not None else None
-        if isinstance(verdict, Rejected):
-            known_misses.append((node, verdict))
-            continue
-        problems = node_filter(node)
-        if problems:
-            rejected.append(problems)
+
+    def allocate_on(node: Node) -> _Fit | errors.AllocationInputError | None:
+        """The node's fit, or None (rejected with the allocator's reason, recorded)."""
+        extra = extended_for(node) if extended_for is not None else None
+        tried = [*claims, extra.claim] if extra is not None else claims
+        outcome = _allocate_on(node, tried, classes, state, settings)
+        if isinstance(outcome, errors.AllocationInputError):
+            return outcome
+        if isinstance(outcome, Explanation):
+            mapped = {m.request_name: m.resource_name for m in extra.mappings} if extra else {}
+            reason = claim_failure(outcome, mapped)
+            rejected.append([reason])
             if debug:
-                _log.debug(LogEvent.ALLOCATION_NODE, pod=who, node=node.name, rejected=problems)
-            continue
-        if isinstance(verdict, Fits):
-            fitting.append((verdict.score, node.name, None, None))
-        else:
-            extra = extended_for(node) if extended_for is not None else None
-            tried = [*claims, extra.claim] if extra is not None else claims
-            outcome = _allocate_on(node, tried, classes, state, settings)
-            if isinstance(outcome, errors.AllocationInputError):
-                return outcome
-            if isinstance(outcome, Explanation):
-                mapped = {m.request_name: m.resource_name for m in extra.mappings} if extra else {}
-                reason = claim_failure(outcome, mapped)
-                rejected.append([reason])
+                _log.debug(LogEvent.ALLOCATION_NODE, pod=who, node=node.name, rejected=reason)
+            if not outcome.aborted:
+                learned.append((node.name, Rejected(reason, names)))
+            return None
+        results, score = outcome
+        short = fits(node, results[: len(claims)]) if fits is not None else []
+        if short:
+            rejected.append(short)
+            return None
+        if debug:
+            _log.debug(LogEvent.ALLOCATION_NODE, pod=who, node=node.name, fits=score)
+        learned.append((node.name, Fits(score)))
+        return (score, node.name, results, extra)
+
+    def walk_on(nodes: Iterator[Node]) -> errors.AllocationInputError | None:
+        """Walk until `wanted` nodes fit (lazily: may fit), or the nodes run out."""
+        for node in nodes:
+            visited.add(node.name)
+            verdict = memo.get(node.name, shape) if memo is not None and shape is not None else None
+            if isinstance(verdict, Rejected):
+                known_misses.append((node, verdict))
+                continue
+            problems = node_filter(node)
+            if problems:
+                rejected.append(problems)
                 if debug:
-                    _log.debug(LogEvent.ALLOCATION_NODE, pod=who, node=node.name, rejected=reason)
-                if not outcome.aborted:
-                    learned.append((node.name, Rejected(reason, names)))
+                    _log.debug(LogEvent.ALLOCATION_NODE, pod=who, node=node.name, rejected=problems)
                 continue
-            results, score = outcome
-            short = fits(node, results[: len(claims)]) if fits is not None else []
-            if short:
-                rejected.append(short)
-                continue
-            if debug:
-                _log.debug(LogEvent.ALLOCATION_NODE, pod=who, node=node.name, fits=score)
-            learned.append((node.name, Fits(score)))
-            fitting.append((score, node.name, results, extra))
-        if len(fitting) >= wanted:
+            if isinstance(verdict, Fits):
+                fitting.append((verdict.score, node.name, None, None))
+            elif lazy:
+                untried[node.name] = node
+                fitting.append((0.0, node.name, None, None))
+            else:
+                fit = allocate_on(node)
+                if isinstance(fit, errors.AllocationInputError):
+                    return fit
+                if fit is not None:
+                    fitting.append(fit)
+            if len(fitting) >= wanted:
+                break
+        return None
+
+    nodes = iter(walk)
+    failed = walk_on(nodes)
+    best: _Fit | None = None
+    while failed is None and fitting:
+        ranked = _ranked(fitting, scorer)
+        best = ranked[0]
+        if best[1] not in untried:
             break
+        # Lazily: the allocator on the best node not asked yet; where it fails, the walk goes
+        # on for one more node and the sample is scored again, as if it had been filtered out.
+        fit = allocate_on(untried.pop(best[1]))
+        fitting = [f for f in fitting if f[1] != best[1]]
+        if isinstance(fit, errors.AllocationInputError):
+            failed = fit
+        elif fit is not None:
+            fitting.append(fit)
+            best = (best[0], best[1], fit[2], fit[3])
+            break
+        else:
+            best = None
+            failed = walk_on(nodes)
+    if failed is not None:
+        return failed
     if memo is not None and shape is not None:
         for name, verdict in learned:
             memo.put(name, shape, verdict)
     if rotate:
         state.score_start = (start + len(visited)) % max(len(candidates), 1)
-    if not fitting:
+    if best is None:
         if skips_misses:
             known_misses += [(n, None) for n in candidates if n.name not in visited]
         for node, miss in known_misses:
@@ -874,15 +949,7 @@ def _place(
                 problems = [why]
             rejected.append(problems)
         return rejected
-    if scorer is not None:
-        totals = scorer([f[1] for f in fitting])
-        low = min(f[0] for f in fitting)
-        span = max(f[0] for f in fitting) - low
-        fitting = [
-            (_as_node_score(score, low, span) + totals.get(n, 0), n, kept, extra)
-            for score, n, kept, extra in fitting
-        ]
-    _, name, kept, extra = min(fitting, key=lambda f: (-f[0], f[1]))
+    _, name, kept, extra = best
     if kept is not None:
         return name, kept, extra
     # A reused verdict: allocate on the chosen node only (the allocator is deterministic).

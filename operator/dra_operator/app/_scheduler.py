@@ -34,6 +34,8 @@ from dra_operator.controllers.scheduler import (
     KubeContextWriter,
     KubeSchedulerWriter,
     LiveHandle,
+    PreemptionWriter,
+    Preemptor,
     Scheduler,
     Settings,
     State,
@@ -110,6 +112,13 @@ class SchedulerPlugin:
             contexts = KubeContextWriter(
                 ctx.api, ctx.server.resource(Kind.SCHEDULING_CONTEXTS), metrics=ctx.metrics
             )
+        pdbs = caches.pdbs
+        preemptor = Preemptor(
+            self.state,
+            PreemptionWriter(ctx.api, metrics=ctx.metrics),
+            budgets=lambda: [entry.obj for entry in pdbs] if pdbs is not None else [],
+            metrics=ctx.metrics,
+        )
         gangs = None
         group_resource = ctx.server.pod_group_resource
         if caches.pod_groups is not None and group_resource is not None:  # GenericWorkload
@@ -124,6 +133,7 @@ class SchedulerPlugin:
             observe=ctx.observe(names.SCHEDULER_QUEUE),
             governor=Governor(ctx.hooks, policies=caches.policies, namespaces=caches.namespaces),
             contexts=contexts,
+            preemptor=preemptor,
             gangs=gangs,
         )
         self.policy_status: Controller[str] | None = None
@@ -173,6 +183,8 @@ class SchedulerPlugin:
             self.state.node_infos.node_changed(node.obj)
         for entry in self.state.pods:
             self.state.node_infos.pod_changed(entry.obj)
+            if self.scheduler.preemptor is not None:  # nominations a status names
+                self.scheduler.preemptor.pod_changed(None, entry.obj)
         for entry in self.state.pods:
             if handles(entry.obj, names_):
                 self.scheduler.controller.enqueue(

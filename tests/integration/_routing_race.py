@@ -23,9 +23,11 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from bench.coexistence import delete_scene
+
 from dra_operator import controlplane, names, verify
 from dra_operator.errors import APIError, APIForbiddenError
-from dra_operator.kube import NAMESPACES, NODES, PODS, Client, Resource, dra
+from dra_operator.kube import NAMESPACES, PODS, Client, Resource, dra
 
 SCHEDULERS = ("default-scheduler", names.DEFAULT_SCHEDULER_NAME)
 PARAMS_NAMESPACE = "dra-operator-system"
@@ -220,30 +222,7 @@ class _Scene:
         )
 
     async def delete(self, api: Client) -> None:
-        """Pods at once (no kubelet would ever confirm), then the namespace and the devices."""
-        with contextlib.suppress(APIError):
-            pods = await api.list(PODS, namespace=self.namespace)
-            await asyncio.gather(
-                *(
-                    api.delete(
-                        PODS,
-                        p["metadata"]["name"],
-                        namespace=self.namespace,
-                        grace_period_seconds=0,
-                    )
-                    for p in pods.get("items") or ()
-                ),
-                return_exceptions=True,
-            )
-        with contextlib.suppress(APIError):
-            await api.delete(NAMESPACES, self.namespace)
-        for node in self.nodes:
-            with contextlib.suppress(APIError):
-                await api.delete(dra("resourceslices"), f"{node}-slice")
-            with contextlib.suppress(APIError):
-                await api.delete(NODES, node)
-        with contextlib.suppress(APIError):
-            await api.delete(dra("deviceclasses"), self.device_class)
+        await delete_scene(api, self.namespace, self.nodes, self.device_class)
 
 
 def _pod(

@@ -25,7 +25,16 @@ from typing import Any
 import yaml
 from tests.integration._routing_race import Race, race
 from tests.support.controlplane import bind_operator_rbac, require_binaries
-from tests.support.manifests import DEPLOY, kustomize, parse
+from tests.support.manifests import (
+    CHART,
+    DEPLOY,
+    NAMESPACE,
+    helm_env,
+    helm_path,
+    kustomize,
+    parse,
+    require_binary,
+)
 from tests.support.operator import wait_for
 
 from dra_operator import controlplane
@@ -143,6 +152,41 @@ def apply_routing(
 def layout_manifests(layout: str) -> list[dict[str, Any]]:
     """`kubectl kustomize deploy/<layout>`."""
     return parse(kustomize(controlplane.find_binaries().path("kubectl"), DEPLOY / layout))
+
+
+def routing_of(manifests: Iterable[dict[str, Any]]) -> set[tuple[str, str, str]]:
+    """(apiVersion, kind, name) of the admission policies and bindings among `manifests`."""
+    return {
+        (m["apiVersion"], m["kind"], m["metadata"]["name"])
+        for m in manifests
+        if m["kind"].endswith(("AdmissionPolicy", "AdmissionPolicyBinding"))
+    }
+
+
+def chart_routing(plane: Plane, home: Path) -> set[tuple[str, str, str]]:
+    """What the chart's default `routing.mode: auto` renders for this server: `helm template
+    --dry-run=server` reads the version and the served APIs from the cluster as `helm install`
+    does (`--take-ownership`: the layout's objects are there already, not Helm's)."""
+    helm = require_binary(helm_path(), "make helm")
+    done = subprocess.run(
+        [
+            str(helm),
+            "template",
+            "dra-operator",
+            str(CHART),
+            "--namespace",
+            NAMESPACE,
+            "--dry-run=server",
+            "--take-ownership",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        env={**os.environ, "KUBECONFIG": str(plane.state.admin_kubeconfig), **helm_env(home)},
+    )
+    assert done.returncode == 0, done.stderr
+    return routing_of(parse(done.stdout))
 
 
 @contextlib.contextmanager

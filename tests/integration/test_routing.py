@@ -13,6 +13,8 @@ choice) and `dra-operator run` (default flags, deploy/'s RBAC) as a subprocess:
   pod exists, on kube-scheduler) is reported: a Warning Event on the pod, the log line and the
   `device-pods-not-routed` gauge; a new pod asking the same is routed;
 * the parameters ConfigMap, deleted, is written again by the operator;
+* the chart's default (`routing.mode: auto`, rendered against the server) installs the same
+  admission policies and bindings as the layout, here and on each release below;
 * with ROUTING_RELEASES=1 (`make test-routing`), the race on each supported release with its
   install: 1.34 and 1.35 with the refusing policies alone (pods naming kube-scheduler are
   refused) and with MutatingAdmissionPolicy v1beta1 switched on (deploy/release-1.34), 1.36
@@ -34,9 +36,12 @@ import pytest
 from tests.integration._routing_plane import (
     BETA_GATES,
     Plane,
+    chart_routing,
+    layout_manifests,
     leading,
     races,
     routed_plane,
+    routing_of,
 )
 from tests.integration._routing_race import (
     CONFIG_MAPS,
@@ -80,6 +85,12 @@ async def test_every_pod_that_needs_a_device_is_routed_beside_kube_scheduler(
     assert {"claims", "explicit-extended-resource", "implicit-extended-resource"} <= kinds
     assert default_plane.events("allocation.foreign") == []
     assert default_plane.events("routing.unrouted_pod") == []
+
+
+def test_the_charts_auto_mode_installs_the_routing_of_deploy(
+    default_plane: Plane, tmp_path: Path
+) -> None:
+    assert chart_routing(default_plane, tmp_path) == routing_of(layout_manifests(""))
 
 
 @pytest.mark.timeout(600)
@@ -149,6 +160,7 @@ async def test_the_install_of_each_release_routes_or_refuses(
 ) -> None:
     with routed_plane(tmp_path, release, apiserver_args) as plane:
         assert plane.layout == layout
+        assert chart_routing(plane, tmp_path / "helm") == routing_of(layout_manifests(layout))
         async with Client.from_kubeconfig(plane.state.admin_kubeconfig) as api:
             await leading(api, plane)
             results = await races(api, plane, RACES)

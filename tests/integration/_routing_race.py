@@ -87,12 +87,14 @@ async def published(api: Client, name: str, timeout: float = 30.0) -> bool:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Arrivals:
-    """What claim pods arriving one by one left: `created` pods, `unrouted` pods that named
+    """What claim pods arriving one by one left: `created` pods, `bound` of them seen bound
+    (more than the devices: they were allocated again), `unrouted` pods that named
     kube-scheduler and kept it, `refused` creations, `overallocated` the most devices seen in
     two claims at one reading, `foreign` pods seen bound by another scheduler, and the end
     state once settled (`settled`, `violations` of `verify`)."""
 
     created: int
+    bound: int
     unrouted: tuple[str, ...]
     refused: int
     overallocated: int
@@ -122,6 +124,7 @@ class Arriving:
         self._refused = 0
         self._overallocated = 0
         self._foreign: set[str] = set()
+        self._bound: set[str] = set()
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -151,6 +154,7 @@ class Arriving:
             await self.scene.delete(self.api)
         return Arrivals(
             created=self.created,
+            bound=len(self._bound),
             unrouted=tuple(self._unrouted),
             refused=self._refused,
             overallocated=max(self._overallocated, end.overallocated),
@@ -183,6 +187,7 @@ class Arriving:
             self._overallocated, sum(1 for owners in users.values() if len(owners) > 1)
         )
         bound = [p for p in pods if p["spec"].get("nodeName")]
+        self._bound |= {p["metadata"]["name"] for p in bound}
         self._foreign |= {
             p["metadata"]["name"] for p in bound if p["spec"].get("schedulerName") != SCHEDULERS[1]
         }

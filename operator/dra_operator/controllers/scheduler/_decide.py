@@ -20,6 +20,7 @@ of state). On a 1.30 server, v1alpha2 claims of a structured ResourceClass are p
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -79,6 +80,10 @@ from dra_operator.controllers.scheduler._named import (
     named_claims,
     place_named,
 )
+from dra_operator.controllers.scheduler._nodealloc_fit import (
+    allocated_by_uid,
+    node_allocatable_fit,
+)
 from dra_operator.controllers.scheduler._profile import default_framework
 from dra_operator.controllers.scheduler._taints import TaintedSlices
 from dra_operator.controllers.scheduler._verdicts import (
@@ -103,6 +108,7 @@ from dra_operator.model import (
     DeviceClass,
     ExtendedClaim,
     Node,
+    NodeAllocatableClaimStatus,
     NodeSelector,
     Pod,
     PodSchedulingContext,
@@ -237,6 +243,7 @@ class Placement:
     bind: bool = False
     extended: ExtendedWrite | None = None  # the special claim for extended resources
     cycle: Cycle | None = field(default=None, compare=False)  # None: a bound pod, a claim
+    node_allocatable: tuple[NodeAllocatableClaimStatus, ...] = ()  # PreBind's pod status
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,8 +331,13 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
             return Unschedulable(prefilter_error(node_count, checks))
         node_checks, scorer, cycle = checks
 
+    fit = node_allocatable_fit(pod, state.claims, state.slices, state.node_infos)
+    unshareable = fit.sharing_problem() if fit is not None else None
+
     def node_filter(node: Node) -> list[str]:
         problems = node_checks(node) if node_checks is not None else []
+        if unshareable is not None:
+            problems.append(unshareable)
         if any(not node_matches(node.name, node.labels, s) for s in found.selectors) or (
             found.skips_node_operations and OPTIONAL_NODE_OPERATIONS not in node.declared_features
         ):
@@ -349,6 +361,11 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
         extended_for=(lambda node: need.on_node(node, requests)[1]) if need is not None else None,
         scorer=scorer,
         percentage=cycle.framework.percentage_of_nodes_to_score if cycle is not None else None,
+        fits=(
+            (lambda node, results: fit.problems(node, allocated_by_uid(found.unallocated, results)))
+            if fit is not None
+            else None
+        ),
     )
     if isinstance(placed, errors.AllocationInputError):
         return Unschedulable(prefilter_error(node_count, str(placed)))
@@ -375,7 +392,14 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
         for claim, result in zip(found.unallocated, results, strict=True)
     ]
     writes += [_reservation(claim) for claim in found.allocated]
-    return _placement(pod, node_name, writes, special, cycle)
+    placement = _placement(pod, node_name, writes, special, cycle)
+    if fit is not None:  # the chosen node passed `fits`: its statuses are computed again
+        chosen = state.nodes.get(ObjectKey("", node_name))
+        allocated = allocated_by_uid(found.unallocated, results)
+        if chosen is not None:
+            statuses = fit.statuses(chosen.obj, allocated)
+            placement = dataclasses.replace(placement, node_allocatable=statuses)
+    return placement
 
 
 Scorer = Callable[[Sequence[str]], Mapping[str, int]]
@@ -719,6 +743,34 @@ def nodes_to_score(total: int, percentage: int) -> int:
     return max(_MIN_NODES_TO_SCORE, total * percentage // 100)
 
 
+_Fit = tuple[float, str, tuple[AllocationResult, ...] | None, ExtendedClaim | None]
+"""A fitting node: the policy's score, the node, its allocation (None: not made yet) and the
+special claim allocated with it."""
+
+
+def _scores_alike(claims: Sequence[ResourceClaim], policy: Policy) -> bool:
+    """Whether DynamicResources' Score gives every node the same score for `claims`: FirstFit
+    scores nothing and, without a prioritized list (`firstAvailable`, which kube-scheduler
+    v1.37.2's Score ranks by the subrequest allocated), neither does upstream."""
+    return isinstance(policy, FirstFit) and not any(
+        request.first_available for claim in claims for request in claim.spec.requests
+    )
+
+
+def _ranked(fitting: Sequence[_Fit], scorer: Scorer | None) -> list[_Fit]:
+    """The fitting nodes best first: the framework's Score totals plus the policy's score
+    rescaled as a Score plugin's (`_as_node_score`); ties to the smallest name."""
+    if scorer is not None:
+        totals = scorer([f[1] for f in fitting])
+        low = min(f[0] for f in fitting)
+        span = max(f[0] for f in fitting) - low
+        fitting = [
+            (_as_node_score(score, low, span) + totals.get(n, 0), n, kept, extra)
+            for score, n, kept, extra in fitting
+        ]
+    return sorted(fitting, key=lambda f: (-f[0], f[1]))
+
+
 def _place(
     candidates: Sequence[Node],
     claims: Sequence[ResourceClaim],
@@ -731,6 +783,7 @@ def _place(
     extended_for: Callable[[Node], ExtendedClaim | None] | None = None,
     scorer: Scorer | None = None,
     percentage: int | None = None,
+    fits: Callable[[Node, Sequence[AllocationResult]], list[str]] | None = None,
 ) -> (
     tuple[str, tuple[AllocationResult, ...], ExtendedClaim | None]
     | list[list[str]]
@@ -745,7 +798,9 @@ def _place(
     `who` names the pod or claim in the per-node debug lines (`--log-level debug`). `scorer`
     gives the framework's Score totals of the fitting nodes, added to the policy's scores
     rescaled as a Score plugin's of weight 2 (`_as_node_score`); the profile's `percentage`
-    of nodes to score wins over the settings' when given.
+    of nodes to score wins over the settings' when given. `fits`
+    is the node-allocatable check of a node's allocation (`_nodealloc_fit`); no verdict is
+    reused with it, since it depends on the pod and on the node's room.
 
     Nodes are tried in name order. When every node scores alike (FirstFit, or nothing to
     allocate) the first that fits wins, so the search stops there; a scored policy looks at
@@ -754,9 +809,15 @@ def _place(
     verdict for these claims is known (`State.verdicts`) is not handed to the allocator; over
     every node, only those not known to miss are walked at all, and the misses are explained
     only when no node fits.
+
+    With framework scores but DRA scores alike (`_scores_alike`), allocation is lazy: the
+    sample is the nodes that pass the Filters, scored first; the allocator then runs on the
+    best one only. Where it fails there, the node is rejected with the allocator's reason (as
+    if its Filter had failed), the walk goes on for one more node, and the sample is scored
+    again; so the allocator runs about once per decision instead of once per sampled node.
     """
     policy = settings.policy
-    memo = state.verdicts if claims and extended_for is None else None
+    memo = state.verdicts if claims and extended_for is None and fits is None else None
     debug = _levels.isEnabledFor(logging.DEBUG)
     shape = None
     if memo is not None:
@@ -783,53 +844,98 @@ def _place(
         start = state.score_start % max(len(ordered), 1)
         walk = [*ordered[start:], *ordered[:start]]
     classes = state.class_map()
+    lazy = scorer is not None and bool(claims) and _scores_alike(claims, policy)
     rejected: list[list[str]] = []
     known_misses: list[tuple[Node, Verdict | None]] = []
-    fitting: list[tuple[float, str, tuple[AllocationResult, ...] | None, ExtendedClaim | None]] = []
+    fitting: list[_Fit] = []
+    untried: dict[str, Node] = {}  # lazily: passed the filters, the allocator not asked yet
     learned: list[tuple[str, Verdict]] = []  # recorded after the walk, which reads the memo
     visited: set[str] = set()
-    for node in walk:
-        visited.add(node.name)
-        verdict = memo.get(node.name, shape) if memo is not None and shape is not None else None
-        if isinstance(verdict, Rejected):
-            known_misses.append((node, verdict))
-            continue
-        problems = node_filter(node)
-        if problems:
-            rejected.append(problems)
+
+    def allocate_on(node: Node) -> _Fit | errors.AllocationInputError | None:
+        """The node's fit, or None (rejected with the allocator's reason, recorded)."""
+        extra = extended_for(node) if extended_for is not None else None
+        tried = [*claims, extra.claim] if extra is not None else claims
+        outcome = _allocate_on(node, tried, classes, state, settings)
+        if isinstance(outcome, errors.AllocationInputError):
+            return outcome
+        if isinstance(outcome, Explanation):
+            mapped = {m.request_name: m.resource_name for m in extra.mappings} if extra else {}
+            reason = claim_failure(outcome, mapped)
+            rejected.append([reason])
             if debug:
-                _log.debug(LogEvent.ALLOCATION_NODE, pod=who, node=node.name, rejected=problems)
-            continue
-        if isinstance(verdict, Fits):
-            fitting.append((verdict.score, node.name, None, None))
-        else:
-            extra = extended_for(node) if extended_for is not None else None
-            tried = [*claims, extra.claim] if extra is not None else claims
-            outcome = _allocate_on(node, tried, classes, state, settings)
-            if isinstance(outcome, errors.AllocationInputError):
-                return outcome
-            if isinstance(outcome, Explanation):
-                mapped = {m.request_name: m.resource_name for m in extra.mappings} if extra else {}
-                reason = claim_failure(outcome, mapped)
-                rejected.append([reason])
-                if debug:
-                    _log.debug(LogEvent.ALLOCATION_NODE, pod=who, node=node.name, rejected=reason)
-                if not outcome.aborted:
-                    learned.append((node.name, Rejected(reason, names)))
+                _log.debug(LogEvent.ALLOCATION_NODE, pod=who, node=node.name, rejected=reason)
+            if not outcome.aborted:
+                learned.append((node.name, Rejected(reason, names)))
+            return None
+        results, score = outcome
+        short = fits(node, results[: len(claims)]) if fits is not None else []
+        if short:
+            rejected.append(short)
+            return None
+        if debug:
+            _log.debug(LogEvent.ALLOCATION_NODE, pod=who, node=node.name, fits=score)
+        learned.append((node.name, Fits(score)))
+        return (score, node.name, results, extra)
+
+    def walk_on(nodes: Iterator[Node]) -> errors.AllocationInputError | None:
+        """Walk until `wanted` nodes fit (lazily: may fit), or the nodes run out."""
+        for node in nodes:
+            visited.add(node.name)
+            verdict = memo.get(node.name, shape) if memo is not None and shape is not None else None
+            if isinstance(verdict, Rejected):
+                known_misses.append((node, verdict))
                 continue
-            results, score = outcome
-            if debug:
-                _log.debug(LogEvent.ALLOCATION_NODE, pod=who, node=node.name, fits=score)
-            learned.append((node.name, Fits(score)))
-            fitting.append((score, node.name, results, extra))
-        if len(fitting) >= wanted:
+            problems = node_filter(node)
+            if problems:
+                rejected.append(problems)
+                if debug:
+                    _log.debug(LogEvent.ALLOCATION_NODE, pod=who, node=node.name, rejected=problems)
+                continue
+            if isinstance(verdict, Fits):
+                fitting.append((verdict.score, node.name, None, None))
+            elif lazy:
+                untried[node.name] = node
+                fitting.append((0.0, node.name, None, None))
+            else:
+                fit = allocate_on(node)
+                if isinstance(fit, errors.AllocationInputError):
+                    return fit
+                if fit is not None:
+                    fitting.append(fit)
+            if len(fitting) >= wanted:
+                break
+        return None
+
+    nodes = iter(walk)
+    failed = walk_on(nodes)
+    best: _Fit | None = None
+    while failed is None and fitting:
+        ranked = _ranked(fitting, scorer)
+        best = ranked[0]
+        if best[1] not in untried:
             break
+        # Lazily: the allocator on the best node not asked yet; where it fails, the walk goes
+        # on for one more node and the sample is scored again, as if it had been filtered out.
+        fit = allocate_on(untried.pop(best[1]))
+        fitting = [f for f in fitting if f[1] != best[1]]
+        if isinstance(fit, errors.AllocationInputError):
+            failed = fit
+        elif fit is not None:
+            fitting.append(fit)
+            best = (best[0], best[1], fit[2], fit[3])
+            break
+        else:
+            best = None
+            failed = walk_on(nodes)
+    if failed is not None:
+        return failed
     if memo is not None and shape is not None:
         for name, verdict in learned:
             memo.put(name, shape, verdict)
     if rotate:
         state.score_start = (start + len(visited)) % max(len(candidates), 1)
-    if not fitting:
+    if best is None:
         if skips_misses:
             known_misses += [(n, None) for n in candidates if n.name not in visited]
         for node, miss in known_misses:
@@ -841,15 +947,7 @@ def _place(
                 problems = [why]
             rejected.append(problems)
         return rejected
-    if scorer is not None:
-        totals = scorer([f[1] for f in fitting])
-        low = min(f[0] for f in fitting)
-        span = max(f[0] for f in fitting) - low
-        fitting = [
-            (_as_node_score(score, low, span) + totals.get(n, 0), n, kept, extra)
-            for score, n, kept, extra in fitting
-        ]
-    _, name, kept, extra = min(fitting, key=lambda f: (-f[0], f[1]))
+    _, name, kept, extra = best
     if kept is not None:
         return name, kept, extra
     # A reused verdict: allocate on the chosen node only (the allocator is deterministic).

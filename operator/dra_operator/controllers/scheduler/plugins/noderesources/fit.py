@@ -18,7 +18,7 @@ resources name one; the default cpu and memory are unaffected).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 from dra_operator.controllers.scheduler.framework import (
     CPU,
@@ -119,6 +119,9 @@ class NodeResourcesFit:
     def __init__(self, args: FitArgs, handle: Handle) -> None:
         self._args = args
         self._handle = handle
+        # Whether the handle serves DRA-backed extended resources, known once: a runtime
+        # Protocol check costs more than the rest of a node's Filter.
+        self._extended = isinstance(handle, ExtendedResourceHandle)
         self._scoring = ResourceAllocationScorer(args.resources, _scorer(args), use_requested=False)
 
     @property
@@ -144,7 +147,9 @@ class NodeResourcesFit:
             return error(f"error reading {_PRE_FILTER_KEY!r} from cycleState").with_plugin(NAME)
         handle = self._handle
         classes = (
-            handle.extended_resource_classes if isinstance(handle, ExtendedResourceHandle) else None
+            cast(ExtendedResourceHandle, handle).extended_resource_classes
+            if self._extended
+            else None
         )
         reasons, unresolvable = insufficient(
             requests,

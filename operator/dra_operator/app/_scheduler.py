@@ -53,6 +53,16 @@ from dra_operator.controllers.scheduler.gang import Gangs, KubeGroupWriter
 _POLICY_INPUTS = frozenset({Kind.POLICIES, Kind.NAMESPACES, Kind.CLAIMS})
 _NAMED_KINDS = frozenset({Kind.SLICES, Kind.CLASS_PARAMETERS, Kind.CLAIM_PARAMETERS})  # 1.30
 """Kinds whose changes may move a policy's status (claims governed, validity)."""
+_STORAGE_KINDS = frozenset(
+    {
+        Kind.PERSISTENT_VOLUMES,
+        Kind.PERSISTENT_VOLUME_CLAIMS,
+        Kind.STORAGE_CLASSES,
+        Kind.CSI_NODES,
+        Kind.CSI_DRIVERS,
+    }
+)
+"""Kinds the volume plugins read: their changes wake the parked pods."""
 
 
 class SchedulerPlugin:
@@ -172,6 +182,8 @@ class SchedulerPlugin:
             self.scheduler.context_changed(change)
         elif kind in (Kind.POLICIES, Kind.NAMESPACES):
             self.scheduler.policy_changed()
+        elif kind in _STORAGE_KINDS:
+            self.scheduler.storage_changed()
         elif kind is Kind.POD_GROUPS and self.scheduler.gangs is not None:
             self.scheduler.gangs.group_changed(change, self.scheduler)
         if self.policy_status is not None and kind in _POLICY_INPUTS:

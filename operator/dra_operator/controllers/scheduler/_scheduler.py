@@ -281,6 +281,13 @@ class Scheduler:
             self.state.node_infos.node_deleted(change.old.obj.name)
         self._wake_unschedulable()
 
+    def storage_changed(self) -> None:
+        """A PV, PVC, StorageClass, CSINode or CSIDriver changed: a pod parked by the volume
+        plugins may fit now (kube-scheduler v1.37.2 registers these events for VolumeBinding,
+        VolumeZone and NodeVolumeLimits). Their watches race the pods': a PV created before
+        the pod may reach the cache after the pod's first decision."""
+        self._wake_unschedulable()
+
     def policy_changed(self) -> None:
         """An AllocationPolicy or a namespace's labels changed: another policy may govern now."""
         self._wake_unschedulable()

@@ -372,7 +372,7 @@ def _framework_filter(
     cycle = CycleState()
     if need is not None:
         delegate_to_dra(cycle, need.backed)
-    result, status, narrowing = framework.run_pre_filter(cycle, pod, snapshot.node_infos)
+    result, status, narrowing = framework.run_pre_filter(cycle, pod, snapshot)
     if not status.ok:
         return ", ".join(status.reasons)
     wanted = result.node_names if result is not None else None

@@ -749,9 +749,9 @@ def _place(
     rotate = not alike and wanted < len(candidates)
     start = 0
     if rotate:
-        ordered = list(walk)
+        ordered = walk if isinstance(walk, Sequence) else list(walk)
         start = state.score_start % max(len(ordered), 1)
-        walk = [*ordered[start:], *ordered[:start]]
+        walk = (ordered[(start + i) % len(ordered)] for i in range(len(ordered)))  # no copy
     classes = state.class_map()
     rejected: list[list[str]] = []
     known_misses: list[tuple[Node, Verdict | None]] = []

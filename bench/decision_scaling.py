@@ -1,6 +1,7 @@
 """Whether a scheduling decision's cost grows with the cluster: CPU µs per pod by node count.
 
-    .venv/bin/python -m bench.decision_scaling [--sizes 20,500,2000,5000] [--profile]
+    .venv/bin/python -m bench.decision_scaling [--sizes 20,500,2000,5000] [--prefill 80]
+        [--profile | --memory]
 
 No API server: the operator's caches (`app.Caches`, fed raw objects as the watch would) and the
 live scheduler's `State` (NodeInfo cache, verdicts, the default profile's framework) for each
@@ -16,6 +17,10 @@ Prints, per size and phase, CPU µs per pod for the decision alone and for the w
 (decision plus the cache updates), and each one's ratio to the smallest size; `--profile` adds
 a cProfile top 15 of each size's fill and churn. CPU time is the process's (`time.process_time`),
 so other load on the machine inflates it less than wall time; still, compare ratios of one run.
+`--prefill P` places the first P % of the pods as bound, without deciding them, so that a
+large size's fill measured is its last stretch (what a shared machine can afford).
+`--memory` measures instead how much the Python heap grows per node, per pod of the fill and
+per churn pod (tracemalloc; a churn pod that comes and goes should leave nothing behind).
 """
 
 from __future__ import annotations
@@ -24,16 +29,18 @@ import argparse
 import collections
 import copy
 import cProfile
+import gc
 import io
 import pstats
 import time
+import tracemalloc
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from bench.scheduling import build
-from bench.scheduling._workloads import CLAIM_FINALIZER, DRIVER, Workload
+from bench.scheduling._workloads import CHURN_DEVICES, CLAIM_FINALIZER, DRIVER, Workload
 
 from dra_operator.allocator import CELSelectors, Features, FirstFit
 from dra_operator.app import DRA_KINDS, Caches, Kind
@@ -157,6 +164,21 @@ class Probe:
         phase.decide += decided - deciding
         phase.cycle += ended - started
 
+    def place(self, index: int, node: str, device: str) -> None:
+        """Pod `index` as the watch shows it once bound to `node` with `device` allocated,
+        without a decision (the fill below `--prefill`)."""
+        pod, claim = _pod_and_claim(self.workload, index)
+        claim["status"] = {
+            "allocation": _allocation(node, node, device),
+            "reservedFor": [
+                {"resource": "pods", "name": pod["metadata"]["name"], "uid": pod["metadata"]["uid"]}
+            ],
+        }
+        pod["spec"]["nodeName"] = node
+        self._apply(Kind.CLAIMS, "ADDED", claim)
+        self._apply(Kind.PODS, "ADDED", pod)
+        self.taken[claim["metadata"]["uid"]] = (node, device)
+
     def delete(self, index: int) -> None:
         """Pod `index` and its claim deleted (the claims controller's deletion included)."""
         pod, claim = _pod_and_claim(self.workload, index)
@@ -260,17 +282,27 @@ def _profiled(outcome: Outcome, name: str, enabled: bool) -> Iterator[None]:
         outcome.profiles[name] = text.getvalue()
 
 
-def run_size(nodes: int, *, churn: int, alive: int, profile: bool = False) -> Outcome:
+def run_size(
+    nodes: int, *, churn: int, alive: int, profile: bool = False, prefill: int = 0
+) -> Outcome:
     """Fill `nodes` × 8 devices to 90 %, then `churn` pods with at most `alive` churn pods at
-    once; every pod must be placed and no device handed out twice (AssertionError else)."""
+    once; every pod must be placed and no device handed out twice (AssertionError else).
+
+    The first `prefill` % of the devices are taken by pods placed round-robin as the watch
+    would show them, without decisions: the fill measured is the rest, up to 90 %.
+    """
     workload = build("s", nodes / 20)
     probe = Probe(workload)
     outcome = Outcome(nodes=len(workload.nodes), probe=probe)
-    devices = sum(len(piece["spec"]["devices"]) for piece in workload.slices)
+    devices = CHURN_DEVICES * len(workload.nodes)
     fill = max(1, devices * FILL_PERCENT // 100)
+    placed = min(devices * prefill // 100, fill - 1)
     alive = max(1, min(alive, devices - fill))
+    for index in range(placed):
+        device, node = divmod(index, len(workload.nodes))
+        probe.place(index, workload.nodes[node], f"gpu-{device}")
     with _profiled(outcome, "fill", profile):
-        for index in range(fill):
+        for index in range(placed, fill):
             probe.schedule(index, outcome.fill)
     probe.check()
     running: collections.deque[int] = collections.deque()
@@ -282,6 +314,54 @@ def run_size(nodes: int, *, churn: int, alive: int, profile: bool = False) -> Ou
             running.append(index)
     probe.check()
     return outcome
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """Bytes the Python heap grew by (tracemalloc), per object added in each step."""
+
+    nodes: int
+    per_node: float  # the node, its slice, its NodeInfo
+    per_pod: float  # a bound pod with its allocated claim: stores, ledger, NodeInfo
+    per_churn_pod: float  # after each churn pod came and went: should be about 0
+
+
+def measure_memory(nodes: int, *, churn: int, alive: int) -> Memory:
+    """The heap's growth per node, per pod of the fill, and per churn pod (tracemalloc, which
+    counts Python allocations only; the time it costs makes this a separate run)."""
+    workload = build("s", nodes / 20)
+    devices = CHURN_DEVICES * len(workload.nodes)
+    fill = devices * FILL_PERCENT // 100
+    alive = max(1, min(alive, devices - fill))
+    phase = Phase()
+    gc.collect()
+    tracemalloc.start()
+    start = tracemalloc.get_traced_memory()[0]
+    probe = Probe(workload)
+    gc.collect()
+    cluster = tracemalloc.get_traced_memory()[0]
+    for index in range(fill):
+        probe.schedule(index, phase)
+    gc.collect()
+    filled = tracemalloc.get_traced_memory()[0]
+    running: collections.deque[int] = collections.deque(range(fill, fill + alive))
+    for index in running:
+        probe.schedule(index, phase)
+    gc.collect()
+    steady = tracemalloc.get_traced_memory()[0]
+    for index in range(fill + alive, fill + alive + churn):
+        probe.delete(running.popleft())
+        probe.schedule(index, phase)
+        running.append(index)
+    gc.collect()
+    churned = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    return Memory(
+        nodes=len(workload.nodes),
+        per_node=(cluster - start) / len(workload.nodes),
+        per_pod=(filled - cluster) / fill,
+        per_churn_pod=(churned - steady) / max(churn, 1),
+    )
 
 
 def table(outcomes: list[Outcome]) -> str:
@@ -310,11 +390,28 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--churn", type=int, default=2000, help="churn pods per size")
     parser.add_argument("--alive", type=int, default=150, help="churn pods running at once")
     parser.add_argument("--profile", action="store_true", help="cProfile top 15 per size")
+    parser.add_argument(
+        "--prefill", type=int, default=0, help="%% of devices taken before the fill measured"
+    )
+    parser.add_argument(
+        "--memory", action="store_true", help="heap bytes per node, pod and churn pod instead"
+    )
     args = parser.parse_args(argv)
+    if args.memory:
+        print("| nodes | bytes per node | bytes per pod | bytes per churn pod |")
+        print("|---:|---:|---:|---:|")
+        for size in (int(s) for s in args.sizes.split(",")):
+            m = measure_memory(size, churn=args.churn, alive=args.alive)
+            print(
+                f"| {m.nodes:,} | {m.per_node:,.0f} | {m.per_pod:,.0f} | {m.per_churn_pod:,.0f} |"
+            )
+        return
     run_size(20, churn=50, alive=args.alive)  # warm-up: imports, CEL compilation, memos
     outcomes = []
     for size in (int(s) for s in args.sizes.split(",")):
-        outcome = run_size(size, churn=args.churn, alive=args.alive, profile=args.profile)
+        outcome = run_size(
+            size, churn=args.churn, alive=args.alive, profile=args.profile, prefill=args.prefill
+        )
         outcomes.append(outcome)
         for phase, text in outcome.profiles.items():
             print(f"## {outcome.nodes} nodes, {phase}\n{text}", flush=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import collections
 
-from bench.decision_scaling import Outcome, main, run_size, table
+from bench.decision_scaling import Outcome, main, measure_memory, run_size, table
 
 from dra_operator.model import Pod, ResourceClaim
 
@@ -51,4 +51,17 @@ def test_main_prints_the_profile_of_each_phase(capsys) -> None:  # type: ignore[
     main(["--sizes", "2", "--churn", "3", "--alive", "1", "--profile"])
     out = capsys.readouterr().out
     assert "## 2 nodes, fill" in out and "## 2 nodes, churn" in out
-    assert "decide_pod" in out
+    assert out.count("Ordered by: internal time") == 2  # one top 15 per phase
+
+
+def test_a_prefill_leaves_the_decisions_the_devices_still_free() -> None:
+    outcome = run_size(3, churn=5, alive=1, prefill=50)
+    assert (outcome.fill.pods, outcome.churn.pods) == (21 - 12, 5)
+    held = _held([entry.obj for entry in outcome.probe.caches.claims])
+    assert sum(held.values()) == 21 + 1 and max(held.values()) == 1
+
+
+def test_memory_per_object_is_measured_for_each_step() -> None:
+    memory = measure_memory(2, churn=3, alive=1)
+    assert memory.nodes == 2
+    assert memory.per_node > 0 and memory.per_pod > 0

@@ -29,6 +29,12 @@ def operators(tmp_path: Path) -> Iterator[Operators]:
     yield make
     for group in made:
         group.stop_all()
+        # Shown by pytest only when the test failed: what the operator said it decided.
+        for log in group.logs:
+            lines = log.read_text(errors="replace").splitlines()
+            notable = [line for line in lines if '"level": "info"' not in line]
+            print(f"--- {log.name}: {len(lines)} lines; warnings and errors, then the last 40")
+            print("\n".join([*notable[-80:], "...", *lines[-40:]]))
 
 
 @pytest.fixture(scope="module")

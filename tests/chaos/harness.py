@@ -252,6 +252,18 @@ class Burst:
             if not p["spec"].get("nodeName")
         }
 
+    async def claims_off(self, live: dict[str, str]) -> dict[str, list[str]]:
+        """Which pods own a wrong number of generated claims (claim names; [] when none)."""
+        owned: dict[str, list[str]] = {}
+        for c in await generated_claims(self.api, self.namespace):
+            owner = (c["metadata"].get("ownerReferences") or [{}])[0]
+            owned.setdefault(owner.get("name", "?"), []).append(
+                c["metadata"]["name"]
+                + (" (deleting)" if c["metadata"].get("deletionTimestamp") else "")
+            )
+        pods = set(owned) | set(live)
+        return {p: owned.get(p, []) for p in sorted(pods) if len(owned.get(p, [])) != (p in live)}
+
     async def check(self, plane: controlplane.ControlPlaneState) -> dict[str, int]:
         """The end state every scenario must reach; the counts it found (violations: 0)."""
         live = {n: u for n, u in self.created.items() if n not in self.deleted}
@@ -261,11 +273,14 @@ class Burst:
             claims = await ride_out(lambda: generated_claims(self.api, self.namespace))
             return claims if len(claims) == len(live) else None
 
-        claims = await wait_for(
-            claims_settled,
-            timeout=scale(150, 900),
-            what="one generated claim per live pod, no more",
-        )
+        try:
+            claims = await wait_for(
+                claims_settled,
+                timeout=scale(150, 900),
+                what="one generated claim per live pod, no more",
+            )
+        except pytest.fail.Exception:
+            pytest.fail(f"claims not settled: {await self.claims_off(live)}")
         owners = Counter(c["metadata"]["ownerReferences"][0]["uid"] for c in claims)
         assert set(owners) == set(live.values())
         assert set(owners.values()) == {1}

@@ -13,8 +13,9 @@ objects as they are (`model.v1alpha2`): the scheduler allocates named resources 
 The storage kinds (PVs, PVCs, StorageClasses, CSINodes, CSIDrivers) feed the scheduler's volume
 plugins; every server serves them (core/v1 and storage.k8s.io/v1), so they are always watched.
 
-When the AllocationPolicy CRD is installed (`policies`), its objects and the namespaces' labels
-(which policies select on) are watched too.
+The namespaces' labels are always watched (InterPodAffinity's namespaceSelector, and the
+namespaceSelector of AllocationPolicies); the AllocationPolicy objects when their CRD is
+installed (`policies`).
 """
 
 from __future__ import annotations
@@ -201,12 +202,12 @@ class Caches:
                 "PodGroup", lambda raw: model.parse_pod_group(raw, pod_groups), keep=slim
             )
             self.stores[Kind.POD_GROUPS] = self.pod_groups
-        self.namespaces: Store[Mapping[str, str]] | None = None
+        # Namespaces' labels: the scheduler's InterPodAffinity (namespaceSelector) and policies.
+        self.namespaces: Store[Mapping[str, str]] | None = Store("Namespace", namespace_labels)
+        self.stores[Kind.NAMESPACES] = self.namespaces
         self.policies: Store[hooks.AllocationPolicy] | None = None
         if policies:
-            self.namespaces = Store("Namespace", namespace_labels)
             self.policies = Store("AllocationPolicy", hooks.parse_allocation_policy)
-            self.stores[Kind.NAMESPACES] = self.namespaces
             self.stores[Kind.POLICIES] = self.policies
         self.ledger = DeviceLedger(consumable_capacity=consumable_capacity)
         self.deleted_pods = RecentlyDeleted()

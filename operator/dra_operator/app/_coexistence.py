@@ -75,6 +75,7 @@ class Coexistence:
         self._reported_managers: set[str] = set()
         self._paused_until = float("-inf")  # loop time; see `_check_creator`
         self._other_creator_seen = float("-inf")  # loop time; see `handover_recent`
+        self._terms_ended = 0
 
     def wanted(self) -> list[str]:
         """The controllers to run now: ours, minus those KCM runs while it holds its Lease
@@ -91,10 +92,15 @@ class Coexistence:
         return elapsed < HANDOVER_RECHECK
 
     def term_started(self) -> None:
+        if self._terms_ended:
+            # Our previous term counts as another claims controller: a creation it had in
+            # flight when the Lease was lost may land after this term's first reconcile.
+            self._other_creator_seen = asyncio.get_running_loop().time()
         if self.unsafe:
             self.report_unsafe()
 
     def term_ended(self) -> None:
+        self._terms_ended += 1
         self._reported_managers.clear()
 
     def pause_over(self) -> None:

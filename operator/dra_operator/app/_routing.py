@@ -77,7 +77,7 @@ class RoutingParamsPlugin:
         self._api = ctx.api
         self._caches: Caches = ctx.caches
         self._metrics: Metrics = ctx.metrics
-        self._ours = frozenset(ctx.settings.scheduler_names)
+        self._ours = ctx.settings.placed_scheduler_names
         self._resync = resync
         self._classes = ExtendedResourceClasses.of(())
         self._dirty = asyncio.Event()

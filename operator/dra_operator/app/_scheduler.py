@@ -57,6 +57,18 @@ class SchedulerPlugin:
     def __init__(self, ctx: Context) -> None:
         caches = ctx.caches
         features = ctx.server.features
+        handle = LiveHandle(
+            pvcs=caches.persistent_volume_claims,
+            pvs=caches.persistent_volumes,
+            storage_classes=caches.storage_classes,
+            csi_nodes=caches.csi_nodes,
+            csi_drivers=caches.csi_drivers,
+            classes=caches.classes,
+            namespaces=caches.namespaces,
+            client=ctx.api,
+            metrics=ctx.metrics,
+            extended_resources=ctx.server.extended_resources_in_effect,
+        )
         self.state = State(
             pods=caches.pods,
             claims=caches.claims,
@@ -72,20 +84,13 @@ class SchedulerPlugin:
                 selectorless_matches_all=not features.since_137,
             ),
             verdicts=Verdicts(),
-            framework=default_framework(  # hooks serving framework points too
-                hooks=ctx.hooks,
-                handle=LiveHandle(
-                    pvcs=caches.persistent_volume_claims,
-                    pvs=caches.persistent_volumes,
-                    storage_classes=caches.storage_classes,
-                    csi_nodes=caches.csi_nodes,
-                    csi_drivers=caches.csi_drivers,
-                    classes=caches.classes,
-                    namespaces=caches.namespaces,
-                    client=ctx.api,
-                    metrics=ctx.metrics,
-                ),
-            ),
+            # The default profile, and the `--config` file's profiles by scheduler name; hooks
+            # serving framework points join each.
+            framework=default_framework(hooks=ctx.hooks, handle=handle),
+            profiles={
+                p.scheduler_name: default_framework(hooks=ctx.hooks, handle=handle, profile=p)
+                for p in ctx.settings.scheduler_profiles
+            },
         )
         selectors = CELSelectors(features)
         settings = Settings(
@@ -107,7 +112,7 @@ class SchedulerPlugin:
             self.state,
             settings,
             writer,
-            scheduler_names=frozenset(ctx.settings.scheduler_names),
+            scheduler_names=ctx.settings.placed_scheduler_names,
             observe=ctx.observe(names.SCHEDULER_QUEUE),
             governor=Governor(ctx.hooks, policies=caches.policies, namespaces=caches.namespaces),
             contexts=contexts,

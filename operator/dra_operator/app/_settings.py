@@ -10,6 +10,7 @@ import dataclasses
 from typing import Final
 
 from dra_operator import names
+from dra_operator.controllers.scheduler.framework import Profile
 
 CLAIMS: Final = "claims"
 SCHEDULER: Final = "scheduler"
@@ -47,7 +48,9 @@ class Settings:
     holds its Lease `controller_manager_lease`" (watched every `upstream_period` seconds,
     together with kube-scheduler's `scheduler_lease`); a set means exactly those.
     `namespaces` empty means the whole cluster. `hooks` are `--hook module:attr` specs, loaded
-    after the entry points of group `dra_operator.hooks` (docs/hooks.md).
+    after the entry points of group `dra_operator.hooks` (docs/hooks.md). `scheduler_profiles`
+    are the profiles of a `--config` KubeSchedulerConfiguration (empty: the default profile);
+    the scheduler places the pods naming any of them or any of `scheduler_names`.
     """
 
     controllers: frozenset[str] | None = None
@@ -62,6 +65,13 @@ class Settings:
     controller_manager_lease: str = KCM_LEASE
     scheduler_lease: str = SCHEDULER_LEASE
     upstream_period: float = 1.0
+    scheduler_profiles: tuple[Profile, ...] = ()
+
+    @property
+    def placed_scheduler_names(self) -> frozenset[str]:
+        """Every `spec.schedulerName` the scheduler places pods for."""
+        profiles = (p.scheduler_name for p in self.scheduler_profiles)
+        return frozenset((*self.scheduler_names, *profiles))
 
 
 def choose_controllers(requested: frozenset[str] | None) -> list[str]:

@@ -13,10 +13,11 @@ As the scheduler would: the devices carry the taints of the DeviceTaintRules tha
 (when device taints are on), and the claims are allocated with the strategy and search budget
 of the AllocationPolicy that governs them (`Policies`; the scheduler's `Governor` choice).
 Hooks are not loaded here, so a policy's hooks neither run nor make it invalid; the diagnosis
-names them. An unbound pod's candidate nodes first pass the scheduler's node filters (ready,
-unschedulable, node taints, node affinity, resources), run by the scheduler's own framework
-(`default_framework`): a node that fails one is reported with the rejecting plugin and its
-reason text (the one the FailedScheduling event counts) and not tried.
+names them. An unbound pod's candidate nodes first pass the scheduler's node filters, run by
+the scheduler's own framework with its default profile (`default_framework`) but without the
+volume plugins (the diagnosis reads no storage objects): a node that fails one is reported with
+the rejecting plugin and its reason text (the one the FailedScheduling event counts) and not
+tried.
 """
 
 from __future__ import annotations
@@ -35,14 +36,19 @@ from dra_operator.allocator import (
     RequestExplanation,
     allocate,
 )
-from dra_operator.controllers.scheduler import default_framework
-from dra_operator.controllers.scheduler.framework import CycleState, build_snapshot, evaluate
-from dra_operator.controllers.scheduler.plugins.transitionalnodechecks import delegate_to_dra
+from dra_operator.controllers.scheduler import ClassesHandle, default_framework, default_profile
+from dra_operator.controllers.scheduler.framework import (
+    CycleState,
+    Profile,
+    build_snapshot,
+    evaluate,
+)
 from dra_operator.errors import AllocationInputError
 from dra_operator.hooks import AllocationPolicy, allocator_policy, decision_policy
 from dra_operator.model import (
     AllocationResult,
     ExtendedResourceClasses,
+    FrozenMap,
     Pod,
     ResourceClaim,
     apply_taint_rules,
@@ -240,13 +246,11 @@ def _blocked_nodes(state: ClusterState, pod: Pod | None) -> dict[str, tuple[str,
     unbound pod: node -> (the rejecting plugin, its reasons)."""
     if pod is None or pod.spec.node_name:
         return {}
-    cycle = CycleState()
-    # What a node serves through DRA is the special claim's to fit, not the node checks'.
-    delegate_to_dra(
-        cycle, dra_backed(pod.effective_requests, ExtendedResourceClasses.of(state.classes))
-    )
+    # What a node serves through DRA is the special claim's to fit, not NodeResourcesFit's.
+    handle = ClassesHandle(lambda: state.classes)
     snapshot = build_snapshot(state.nodes, state.pods)  # the pod is unbound: it counts nowhere
-    found = evaluate(default_framework(), pod, snapshot, state=cycle)
+    framework = default_framework(handle=handle, profile=_without_storage(default_profile()))
+    found = evaluate(framework, pod, snapshot, state=CycleState())
     if not found.prefilter.ok:
         reasons = list(found.prefilter.reasons)
         return {node.name: (found.prefilter.plugin, reasons) for node in state.nodes}
@@ -255,6 +259,17 @@ def _blocked_nodes(state: ClusterState, pod: Pod | None) -> dict[str, tuple[str,
         for name, status in found.filter.items()
         if not status.ok
     }
+
+
+_STORAGE_PLUGINS = frozenset(
+    {"VolumeBinding", "VolumeRestrictions", "VolumeZone", "NodeVolumeLimits"}
+)
+"""The volume plugins, left out: a diagnosis does not read PVCs, PVs nor StorageClasses."""
+
+
+def _without_storage(profile: Profile) -> Profile:
+    off = profile.disabled.get("*", frozenset()) | _STORAGE_PLUGINS
+    return replace(profile, disabled=FrozenMap({**profile.disabled, "*": off}))
 
 
 @dataclass(frozen=True, slots=True)

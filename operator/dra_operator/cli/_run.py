@@ -18,6 +18,9 @@ import click
 from dra_operator import app, errors, hooks, kube, names
 from dra_operator.cli._cluster_options import Target, cluster_options
 from dra_operator.cli._logging import log_options
+from dra_operator.controllers.scheduler import REGISTRY, check_configured, default_framework
+from dra_operator.controllers.scheduler.framework import Profile
+from dra_operator.controllers.scheduler.plugins import PluginArgsError, scheduler_config
 from dra_operator.observability import parse_bind_address
 
 __all__ = ["command"]
@@ -44,6 +47,20 @@ def _lease(value: str) -> str:
     if not namespace or not name or "/" in name:
         raise click.BadParameter(f"{value!r}: expected namespace/name")
     return value
+
+
+def _profiles(path: str | None) -> tuple[Profile, ...]:
+    """The file's profiles, each built once here so that a plugin's bad args stop us now."""
+    if path is None:
+        return ()
+    try:
+        profiles = scheduler_config.load(path, REGISTRY)
+        for profile in profiles:
+            check_configured(profile)
+            default_framework(profile=profile)
+    except (scheduler_config.SchedulerConfigError, PluginArgsError, ValueError) as exc:
+        raise click.BadParameter(str(exc), param_hint="--config") from exc
+    return profiles
 
 
 @click.command("run")
@@ -124,6 +141,15 @@ def _lease(value: str) -> str:
     help="Load this hook (repeatable; docs/hooks.md), after the entry points of group "
     "dra_operator.hooks.",
 )
+@click.option(
+    "--config",
+    "scheduler_config",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="A KubeSchedulerConfiguration file (kube-scheduler's --config; the subset of "
+    "docs/scheduler.md): its profiles replace the default one, and their schedulerNames are "
+    "placed too.",
+)
 def command(
     target: Target,
     controllers: str | None,
@@ -142,6 +168,7 @@ def command(
     controller_manager_lease: str,
     scheduler_lease: str,
     hook_specs: tuple[str, ...],
+    scheduler_config: str | None,
 ) -> None:
     """Run the DRA operator until SIGTERM or SIGINT."""
     if leader_elect_renew_deadline >= leader_elect_lease_duration:
@@ -167,6 +194,7 @@ def command(
         hooks=hook_specs,
         controller_manager_lease=controller_manager_lease,
         scheduler_lease=scheduler_lease,
+        scheduler_profiles=_profiles(scheduler_config),
     )
     for flag, value in (
         ("--metrics-bind-address", metrics_bind_address),

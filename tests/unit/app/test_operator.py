@@ -236,6 +236,27 @@ async def test_claims_are_rechecked_on_the_server_only_right_after_a_handover() 
     assert not operator.handover_recent()
 
 
+async def test_claims_are_rechecked_on_the_server_right_after_leadership_comes_back() -> None:
+    """A creation the lost term had in flight may land after the next term begins; the first
+    term of the process starts from a fresh LIST and needs no recheck."""
+    operator = operator_of({"claims": Claims})
+    term = asyncio.create_task(operator.lead())
+    await asyncio.wait_for(operator.leading.wait(), 1)
+    assert not operator.handover_recent()
+    term.cancel()  # the Lease was lost
+    with pytest.raises(asyncio.CancelledError):
+        await term
+    await asyncio.sleep(120)
+    term = asyncio.create_task(operator.lead())
+    await asyncio.wait_for(operator.leading.wait(), 1)
+    assert operator.handover_recent()
+    await asyncio.sleep(HANDOVER_RECHECK + 1)
+    assert not operator.handover_recent()
+    term.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await term
+
+
 async def test_a_relist_that_finds_nothing_prunes_and_is_counted() -> None:
     """Every kind comes through a Reflector, whose every LIST prunes: a relist that returns no
     object (the server holds no node any more) still forgets the cached ones."""

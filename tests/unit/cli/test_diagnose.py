@@ -152,10 +152,10 @@ def test_an_unbound_pod_blocked_by_a_node_taint_names_it() -> None:
     (verdict,) = found.nodes
     assert not verdict.fits
     assert verdict.node_problems == ("node(s) had untolerated taint(s)",)
-    assert verdict.plugin == "TransitionalNodeChecks"
+    assert verdict.plugin == "TaintToleration"
     assert _table(found).splitlines()[-2:] == [
         "  node node-1: node(s) had untolerated taint(s)",
-        "    rejected by the TransitionalNodeChecks Filter",
+        "    rejected by the TaintToleration Filter",
     ]
 
 

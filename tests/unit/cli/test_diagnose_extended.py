@@ -50,10 +50,14 @@ def _state(pod: Pod, *claims: ResourceClaim) -> ClusterState:
         slices=(node_slice(gpu("gpu-0"), gpu("gpu-1")),),
         pods=(pod,),
         nodes=(
-            Node(metadata=ObjectMeta(name="node-1"), ready=True),
+            Node(
+                metadata=ObjectMeta(name="node-1"),
+                allocatable=FrozenMap({"pods": Quantity(110)}),  # NodeResourcesFit counts pods
+                ready=True,
+            ),
             Node(
                 metadata=ObjectMeta(name="node-2"),
-                allocatable=FrozenMap({GPU: Quantity(4)}),
+                allocatable=FrozenMap({GPU: Quantity(4), "pods": Quantity(110)}),
                 ready=True,
             ),
         ),

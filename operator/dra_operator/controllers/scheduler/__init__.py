@@ -12,6 +12,7 @@ AllocationPolicies and hooks steer each decision through `Governor` (docs/polici
 See docs/scheduler.md.
 """
 
+from dra_operator.controllers.scheduler._classes_handle import ClassesHandle
 from dra_operator.controllers.scheduler._classic import (
     DEALLOCATION_DONE,
     PROVIDE_INFORMATION,
@@ -68,7 +69,12 @@ from dra_operator.controllers.scheduler._metrics import (
 )
 from dra_operator.controllers.scheduler._named import NamedInventory, NamedWrite
 from dra_operator.controllers.scheduler._policies import Choice, Governor
-from dra_operator.controllers.scheduler._profile import REGISTRY, default_framework, default_profile
+from dra_operator.controllers.scheduler._profile import (
+    REGISTRY,
+    check_configured,
+    default_framework,
+    default_profile,
+)
 from dra_operator.controllers.scheduler._scheduler import (
     ContextWriter,
     Scheduler,
@@ -99,6 +105,7 @@ __all__ = [
     "CELSelectors",
     "Choice",
     "ClaimWrite",
+    "ClassesHandle",
     "ContextWriter",
     "Decision",
     "Event",
@@ -128,6 +135,7 @@ __all__ = [
     "binding_body",
     "blocking_reason",
     "cel_stats",
+    "check_configured",
     "claim_failure",
     "claims_to_allocate",
     "consumer_of",

@@ -12,9 +12,10 @@ and return a `Placement` (what to write), a `Wait` (nothing to say yet: a genera
 not exist, or another decision's allocation of a shared claim is still being written) or an
 `Unschedulable` with the FailedScheduling message. Nothing here writes or awaits, and the only
 state changed is the decision's memory in `State` (verdicts, where scored policies start):
-the caller reserves the placement in the ledger before the next decision (rule 8). Each
-allocator call is reported to `Settings.metrics` (an observation, not a change of state).
-On a 1.30 server, v1alpha2 claims of a structured ResourceClass are placed by `_named`.
+the caller reserves the placement in the ledger before the next decision (rule 8), and runs
+the framework's Reserve, Permit, PreBind and Unreserve on the `Cycle` a pod's placement
+carries. Each allocator call is reported to `Settings.metrics` (an observation, not a change
+of state). On a 1.30 server, v1alpha2 claims of a structured ResourceClass are placed by `_named`.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from dra_operator.cluster import (
     PoolKey,
     Store,
 )
+from dra_operator.controllers.scheduler._classes_handle import ClassesHandle
 from dra_operator.controllers.scheduler._classic import (
     DEALLOCATION_DONE,
     ClassicWrite,
@@ -94,7 +96,6 @@ from dra_operator.controllers.scheduler.framework import (
     Status,
     node_info,
 )
-from dra_operator.controllers.scheduler.plugins.transitionalnodechecks import delegate_to_dra
 from dra_operator.hooks import HookPolicy
 from dra_operator.model import (
     AllocationResult,
@@ -166,7 +167,21 @@ class State:
     tainted: TaintedSlices = field(default_factory=TaintedSlices)
     verdicts: Verdicts | None = None  # None: ask the allocator on every node, every time
     score_start: int = 0  # where the next scored decision starts looking (upstream's rotation)
-    framework: Framework = field(default_factory=default_framework)  # PreFilter, Filter
+    framework: Framework | None = None  # None: the default profile over `classes`
+    profiles: Mapping[str, Framework] = field(default_factory=dict)  # by schedulerName
+
+    def __post_init__(self) -> None:
+        if self.framework is None:
+            classes = self.classes
+            self.framework = default_framework(
+                handle=ClassesHandle(lambda: (entry.obj for entry in classes))
+            )
+
+    def framework_for(self, pod: Pod) -> Framework:
+        """The framework of the profile named by the pod's `schedulerName`, else the default."""
+        found = self.profiles.get(pod.spec.scheduler_name, self.framework)
+        assert found is not None  # set in __post_init__
+        return found
 
     def nodes_by_name(self) -> list[Node]:
         """Every node, sorted by name (kept sorted between node changes with `verdicts`)."""
@@ -200,6 +215,16 @@ class ClaimWrite:
     named: NamedWrite | None = None  # 1.30: `allocation` as written (the ledger reads the other)
 
 
+@dataclass(frozen=True, slots=True)
+class Cycle:
+    """The framework's cycle of a placed pod, carried to Reserve, Permit and PreBind (which the
+    scheduler runs: they change state or write) and to Unreserve when a later step fails."""
+
+    framework: Framework
+    state: CycleState
+    pod: Pod
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Placement:
     """The decision: node, claim writes, and whether the pod still has to be bound."""
@@ -211,6 +236,7 @@ class Placement:
     consumer: ResourceClaimConsumerReference | None = None
     bind: bool = False
     extended: ExtendedWrite | None = None  # the special claim for extended resources
+    cycle: Cycle | None = field(default=None, compare=False)  # None: a bound pod, a claim
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,12 +317,12 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
         need = need_of(pod, requests, state.classes, state.claims)
     node_checks: Callable[[Node], list[str]] | None = None
     scorer: Scorer | None = None
-    permit: Callable[[str], str | None] | None = None
+    cycle: Cycle | None = None
     if not pod.spec.node_name:
-        checks = _framework_filter(pod, state, need)
+        checks = _framework_filter(pod, state)
         if isinstance(checks, str):
             return Unschedulable(prefilter_error(node_count, checks))
-        node_checks, scorer, permit = checks
+        node_checks, scorer, cycle = checks
 
     def node_filter(node: Node) -> list[str]:
         problems = node_checks(node) if node_checks is not None else []
@@ -322,6 +348,7 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
         who=_ref(pod),
         extended_for=(lambda node: need.on_node(node, requests)[1]) if need is not None else None,
         scorer=scorer,
+        percentage=cycle.framework.percentage_of_nodes_to_score if cycle is not None else None,
     )
     if isinstance(placed, errors.AllocationInputError):
         return Unschedulable(prefilter_error(node_count, str(placed)))
@@ -332,9 +359,6 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
             return Unschedulable(f"{message} {DEALLOCATION_DONE}", classic=handback)
         return Unschedulable(message, stale=need.stale if need is not None else None)
     node_name, results, extended = placed
-    refused = permit(node_name) if permit is not None else None
-    if refused is not None:
-        return Unschedulable(refused)
     special: ExtendedWrite | None = None
     if extended is not None:
         special = ExtendedWrite(
@@ -351,7 +375,7 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
         for claim, result in zip(found.unallocated, results, strict=True)
     ]
     writes += [_reservation(claim) for claim in found.allocated]
-    return _placement(pod, node_name, writes, special)
+    return _placement(pod, node_name, writes, special, cycle)
 
 
 Scorer = Callable[[Sequence[str]], Mapping[str, int]]
@@ -359,19 +383,17 @@ Scorer = Callable[[Sequence[str]], Mapping[str, int]]
 
 
 def _framework_filter(
-    pod: Pod, state: State, need: Need | None
-) -> tuple[Callable[[Node], list[str]], Scorer | None, Callable[[str], str | None]] | str:
+    pod: Pod, state: State
+) -> tuple[Callable[[Node], list[str]], Scorer | None, Cycle] | str:
     """The framework's PreFilter for an unbound pod, then, on the same CycleState, its Filter
-    as a node's reasons, its Score plugins as a `Scorer` (None without any) and its Permit as
-    the rejection message for the node chosen (None: permitted); the PreFilter message when it
-    rejects the pod. Extended resources a DeviceClass serves are left to the allocation
-    (`delegate_to_dra`). No plugin of the live profile answers Permit with Wait."""
-    framework = state.framework
+    as a node's reasons, its Score plugins as a `Scorer` (None without any) and the `Cycle`
+    that Reserve, Permit and PreBind continue; the PreFilter message when it rejects the pod.
+    Extended resources a DeviceClass serves are NodeResourcesFit's to leave to the allocation
+    (the Handle's `extended_resource_classes`)."""
+    framework = state.framework_for(pod)
     snapshot: Snapshot = state.node_infos.snapshot()
     framework.start_cycle(snapshot)
     cycle = CycleState()
-    if need is not None:
-        delegate_to_dra(cycle, need.backed)
     result, status, narrowing = framework.run_pre_filter(cycle, pod, snapshot)
     if not status.ok:
         return ", ".join(status.reasons)
@@ -386,21 +408,24 @@ def _framework_filter(
         return [] if verdict.ok else list(verdict.reasons)
 
     def scores(names: Sequence[str]) -> Mapping[str, int]:
+        if len(names) < 2:  # upstream does not score a single feasible node
+            return {}
         infos = [info for name in names if (info := snapshot.get(name)) is not None]
         if not framework.run_pre_score(cycle, pod, infos).ok:
             return {}
         found = framework.run_score(cycle, pod, infos)
         return {} if isinstance(found, Status) else {n.name: n.total for n in found}
 
-    def permit(node: str) -> str | None:
-        status, _ = framework.run_permit(cycle, pod, node)
-        return None if status.ok else ", ".join(status.reasons)
-
-    return problems, (scores if framework.score_plugins else None), permit
+    scorer = scores if framework.score_plugins else None
+    return problems, scorer, Cycle(framework, cycle, pod)
 
 
 def _placement(
-    pod: Pod, node: str, writes: list[ClaimWrite], extended: ExtendedWrite | None = None
+    pod: Pod,
+    node: str,
+    writes: list[ClaimWrite],
+    extended: ExtendedWrite | None = None,
+    cycle: Cycle | None = None,
 ) -> Placement:
     return Placement(
         node=node,
@@ -410,6 +435,7 @@ def _placement(
         consumer=consumer_of(pod),
         bind=not pod.spec.node_name,
         extended=extended,
+        cycle=cycle,
     )
 
 
@@ -704,6 +730,7 @@ def _place(
     who: str,
     extended_for: Callable[[Node], ExtendedClaim | None] | None = None,
     scorer: Scorer | None = None,
+    percentage: int | None = None,
 ) -> (
     tuple[str, tuple[AllocationResult, ...], ExtendedClaim | None]
     | list[list[str]]
@@ -716,7 +743,9 @@ def _place(
     `extended_for` builds a node's special claim for DRA-backed extended resources (None where
     the node serves them natively); its claims differ per node, so no verdict is reused then.
     `who` names the pod or claim in the per-node debug lines (`--log-level debug`). `scorer`
-    adds the framework's Score totals of the fitting nodes to the policy's scores.
+    gives the framework's Score totals of the fitting nodes, added to the policy's scores
+    rescaled as a Score plugin's of weight 2 (`_as_node_score`); the profile's `percentage`
+    of nodes to score wins over the settings' when given.
 
     Nodes are tried in name order. When every node scores alike (FirstFit, or nothing to
     allocate) the first that fits wins, so the search stops there; a scored policy looks at
@@ -741,7 +770,8 @@ def _place(
         shape = shape_of(claims, policy, settings.budget)
     names = tuple(claim.metadata.name for claim in claims)
     alike = (not claims or isinstance(policy, FirstFit)) and scorer is None
-    wanted = 1 if alike else nodes_to_score(len(candidates), settings.percentage_to_score)
+    share = percentage if percentage is not None else settings.percentage_to_score
+    wanted = 1 if alike else nodes_to_score(len(candidates), share)
     walk: Iterable[Node] = candidates
     skips_misses = memo is not None and shape is not None and every_node
     if memo is not None and shape is not None and every_node:
@@ -813,7 +843,12 @@ def _place(
         return rejected
     if scorer is not None:
         totals = scorer([f[1] for f in fitting])
-        fitting = [(score + totals.get(n, 0), n, kept, extra) for score, n, kept, extra in fitting]
+        low = min(f[0] for f in fitting)
+        span = max(f[0] for f in fitting) - low
+        fitting = [
+            (_as_node_score(score, low, span) + totals.get(n, 0), n, kept, extra)
+            for score, n, kept, extra in fitting
+        ]
     _, name, kept, extra = min(fitting, key=lambda f: (-f[0], f[1]))
     if kept is not None:
         return name, kept, extra
@@ -826,6 +861,18 @@ def _place(
     if isinstance(outcome, Explanation):  # cannot happen while the verdict is current
         raise errors.TerminalError(f"node {name}: a reused verdict no longer holds")
     return name, outcome[0], None
+
+
+DYNAMIC_RESOURCES_WEIGHT = 2
+"""DynamicResources' Score weight in kube-scheduler's default profile."""
+
+
+def _as_node_score(score: float, low: float, span: float) -> float:
+    """The policy's score of a node beside the framework's: rescaled over the fitting nodes to
+    [0, 100] (lowest 0, highest 100; all alike: 0), then weighted as DynamicResources is."""
+    if span <= 0:
+        return 0.0
+    return (score - low) * 100 / span * DYNAMIC_RESOURCES_WEIGHT
 
 
 def _miss_reason(

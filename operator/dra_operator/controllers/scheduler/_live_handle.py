@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from dra_operator import names
 from dra_operator.cluster import ObjectKey, Store
 from dra_operator.controllers import APIRecorder, counting_failures
+from dra_operator.controllers.scheduler._classes_handle import ClassesHandle
 from dra_operator.controllers.scheduler._volume_writes import KubeVolumeWriter
 from dra_operator.controllers.scheduler._writes import binding_body
-from dra_operator.controllers.scheduler.framework import FrameworkHandle
 from dra_operator.controllers.scheduler.plugins.defaultbinder import PodBinder
 from dra_operator.controllers.scheduler.plugins.volumebinding import VolumeWriter
 from dra_operator.kube import PODS, Client
@@ -26,7 +26,6 @@ from dra_operator.model import (
     CSIDriver,
     CSINode,
     DeviceClass,
-    ExtendedResourceClasses,
     PersistentVolume,
     PersistentVolumeClaim,
     StorageClass,
@@ -53,12 +52,12 @@ class KubePodBinder:
             )
 
 
-class LiveHandle(FrameworkHandle):
+class LiveHandle(ClassesHandle):
     """See the module docstring. `namespaces` is None when the operator does not watch
-    namespaces; a namespaceSelector then matches no namespace."""
+    namespaces; a namespaceSelector then matches no namespace. `extended_resources` says
+    whether DeviceClasses may serve extended resources (the server's DRAExtendedResource)."""
 
     __slots__ = (
-        "_classes",
         "_csi_drivers",
         "_csi_nodes",
         "_namespaces",
@@ -81,14 +80,14 @@ class LiveHandle(FrameworkHandle):
         namespaces: Store[Mapping[str, str]] | None,
         client: Client,
         metrics: APIRecorder | None = None,
+        extended_resources: bool = True,
     ) -> None:
-        super().__init__()
+        super().__init__((lambda: (e.obj for e in classes)) if extended_resources else None)
         self._pvcs = pvcs
         self._pvs = pvs
         self._storage_classes = storage_classes
         self._csi_nodes = csi_nodes
         self._csi_drivers = csi_drivers
-        self._classes = classes
         self._namespaces = namespaces
         self._pod_binder = KubePodBinder(client, metrics=metrics)
         self._volume_writer = KubeVolumeWriter(client, metrics=metrics)
@@ -122,11 +121,6 @@ class LiveHandle(FrameworkHandle):
     def csi_driver(self, name: str) -> CSIDriver | None:
         entry = self._csi_drivers.get(ObjectKey("", name))
         return entry.obj if entry is not None else None
-
-    @property
-    def extended_resource_classes(self) -> ExtendedResourceClasses:
-        """NodeResourcesFit's DeviceClass mapping, from the classes as they are now."""
-        return ExtendedResourceClasses.of(entry.obj for entry in self._classes)
 
     @property
     def pod_binder(self) -> PodBinder:

@@ -5,6 +5,8 @@ with every in-flight allocation in it; a placement is reserved in the ledger (an
 node infos) before the next decision starts, so two decisions never see the same free device or
 the same free CPU. Its writes then run as a task of their own, concurrently with later decisions:
 
+0. the framework's PreBind (VolumeBinding's PV and PVC writes), after its Reserve and Permit
+   ran with the decision; a failure of any step below runs its Unreserve;
 1. per claim to allocate: add the finalizer (Update, conditional on the version decided on), then
    `status.allocation` + `reservedFor` (UpdateStatus, on the version the first write returned);
    per allocated claim: `reservedFor` only;
@@ -305,6 +307,12 @@ class Scheduler:
                 self.unschedulable.discard(key)
                 return Result()
             pod = pod_entry.obj
+            if not pod.spec.node_name:
+                gate = self.state.framework_for(pod).run_pre_enqueue(pod)
+                if not gate.ok:  # SchedulingGates: its gates' removal is a pod update
+                    self.unschedulable.discard(key)
+                    _log.debug("pod.not_enqueued", key=str(key), reason=", ".join(gate.reasons))
+                    return Result()
             subject: tuple[str, str] = ("Pod", pod.metadata.uid)
             pending = claims_to_allocate(pod, self.state, self.settings.features)
         else:
@@ -346,8 +354,13 @@ class Scheduler:
             # so does any change that wakes unschedulable keys (a node appearing, say).
             self.unschedulable.add(key)
             return Result()
-        self.unschedulable.discard(key)
         if isinstance(decision, Placement):
+            refused = _reserve_and_permit(decision)
+            if refused is not None:
+                self.unschedulable.add(key)
+                self._spawn(self._writer.emit(_failed(key, subject, refused)))
+                return Result()
+            self.unschedulable.discard(key)
             self._reserve(decision)
             self._writing.add(key)
             self._spawn(self._carry_out(key, subject, decision, choice.points))
@@ -394,7 +407,12 @@ class Scheduler:
         retry = False
         current: ObjectKey | None = None
         created: list[Mapping[str, Any]] = []  # the special claim, once the server has it
+        cycle = placement.cycle
         try:
+            if cycle is not None:  # VolumeBinding's writes come before DynamicResources'
+                bound = await cycle.framework.run_pre_bind(cycle.state, cycle.pod, placement.node)
+                if not bound.ok:
+                    raise PreBindFailed(", ".join(bound.reasons))
             for write in placement.claims:
                 current = write.key
                 await self._write_claim(write, placement)
@@ -435,6 +453,8 @@ class Scheduler:
                 self.state.ledger.rollback(uid)
             if retry and placement.pod_uid:
                 self.state.node_infos.forget(placement.pod_uid)
+            if retry and cycle is not None:
+                cycle.framework.run_unreserve(cycle.state, cycle.pod, placement.node)
             self._writing.discard(key)
             self._after_writes(key, placement, retry, rolled_back=bool(pending))
         for claim_key, allocation in written:  # observers only: a slow one delays nothing else
@@ -726,7 +746,30 @@ def _bind_cannot_succeed(exc: Exception) -> bool:
     return isinstance(exc, errors.APIError) and 400 <= exc.status < 500 and exc.status != 429
 
 
+class PreBindFailed(Exception):
+    """A PreBind plugin failed; the message is the framework's (upstream's wording)."""
+
+
+def _reserve_and_permit(placement: Placement) -> str | None:
+    """The framework's Reserve, then Permit, on the node chosen; on a failure or a rejection,
+    Unreserve and the FailedScheduling message. Permit's Wait is not supported by the live
+    scheduler (no plugin of its profiles answers it) and is refused like a rejection."""
+    cycle = placement.cycle
+    if cycle is None:
+        return None
+    framework, state, pod = cycle.framework, cycle.state, cycle.pod
+    status = framework.run_reserve(state, pod, placement.node)
+    if status.ok:
+        status, _ = framework.run_permit(state, pod, placement.node)
+        if status.ok:
+            return None
+    framework.run_unreserve(state, pod, placement.node)
+    return ", ".join(status.reasons)
+
+
 def _write_failure(exc: Exception) -> str:
+    if isinstance(exc, PreBindFailed):
+        return str(exc)
     if isinstance(exc, errors.APIError):
         return f"binding rejected: {exc.message}"
     return f"running PreBind: {exc}"

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from dra_operator import errors, names
-from dra_operator.controllers.scheduler import STALE_CLAIM
+from dra_operator.controllers.scheduler import STALE_CLAIM, ClassesHandle, default_framework
 
-from .builders import NS, claim, device_class, node, pod, resource_slice, settings
+from .builders import NS, claim, device_class, new_state, node, pod, resource_slice, settings
 from .test_scheduler import WatchedWorld, _failed, _node_of, eventually, running
 
 pytestmark = [pytest.mark.asyncio(loop_scope="function"), pytest.mark.looptime]
@@ -113,7 +113,10 @@ async def test_without_the_feature_the_resource_is_only_a_node_resource() -> Non
     world = WatchedWorld()
     _cluster(world, devices=3)
     world.put("pods", gpu_pod("p"))
-    async with running(world, replace(settings(), extended_resources=False)) as scheduler:
+    # As the app wires it: the Handle serves no DRA-backed names without the feature.
+    state = replace(new_state(), framework=default_framework(handle=ClassesHandle(None)))
+    chosen = replace(settings(), extended_resources=False)
+    async with running(world, chosen, state) as scheduler:
         await eventually(lambda: bool(_failed(world, "p")))
         await scheduler.wait_for_writes()
     assert _failed(world, "p") == [f"0/1 nodes are available: 1 Insufficient {GPU}."]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,8 @@ from dra_operator.hooks import Guard, HookSet, load_hooks
 from dra_operator.model import Pod, parse_node, parse_pod
 from dra_operator.observability import Metrics
 
-from .builders import new_state, node, pod, settings
+from .builders import NS, new_state, node, pod, settings
+from .test_scheduler import WatchedWorld, _failed, _node_of, eventually, running
 
 EXAMPLES = Path(__file__).parents[4] / "examples" / "hooks"
 PREFER = "prefer_label:PreferLabel"
@@ -61,10 +63,13 @@ def _sample(metrics: Metrics, name: str, **labels: str) -> float:
 def test_the_label_score_example_joins_the_profile_with_its_weight() -> None:
     hooks = HookSet(load_hooks([PREFER], use_entry_points=False), Guard())
     framework = default_framework(hooks=hooks)
-    assert [p.name for p in framework.score_plugins] == [PREFER]
+    assert [p.name for p in framework.score_plugins][-1] == PREFER  # after the defaults
+    assert framework.weights[PREFER] == 2
     found = evaluate(framework, _pod(), build_snapshot(_nodes(), []))
-    assert found.scores == {PREFER: {"a": 0, "b": 100, "c": 0}}
-    assert found.total == {"a": 0, "b": 200, "c": 0}
+    assert found.scores[PREFER] == {"a": 0, "b": 100, "c": 0}
+    # Alike nodes: every default plugin scores them alike, the hook's weighted 100 decides.
+    assert found.total["b"] - found.total["a"] == 200
+    assert found.total["a"] == found.total["c"]
 
 
 @pytest.mark.usefixtures("examples")
@@ -154,7 +159,7 @@ def test_failing_hook_plugins_are_contained_per_failure_mode(
     assert _sample(metrics, "dra_operator_hook_calls_total", **labels) == 3
     assert _sample(metrics, "dra_operator_hook_failures_total", reason="error", **labels) == 3
     if passes:  # a score that is not a number counts as a failure and scores 0
-        assert found.scores == {f"{__name__}:{name}": {"a": 0, "b": 0, "c": 0}}
+        assert found.scores[f"{__name__}:{name}"] == {"a": 0, "b": 0, "c": 0}
         score_labels = {"hook": f"{__name__}:{name}", "point": "score"}
         assert (
             _sample(metrics, "dra_operator_hook_failures_total", reason="error", **score_labels)
@@ -168,13 +173,23 @@ def test_a_permit_hook_rejects_with_its_reason() -> None:
     status, _ = framework.run_permit(CycleState(), _pod(), "b")
     assert status.code is Code.UNSCHEDULABLE and status.reasons == ("quota exceeded",)
     assert framework.run_permit(CycleState(), _pod(), "a")[0].ok
-    assert framework.score_plugins == []  # a weight alone does not make it a Score plugin
+    # A weight alone does not make it a Score plugin.
+    assert f"{__name__}:Gate" not in [p.name for p in framework.score_plugins]
 
-    state = new_state()
-    change = state.nodes.apply("ADDED", node("b"))
-    assert change is not None and change.new is not None
-    state.node_infos.node_changed(change.new.obj)
-    state.framework = framework
-    refused = decide_pod(_pod(), state, settings())
-    assert isinstance(refused, Unschedulable) and refused.message == "quota exceeded"
-    assert state.node_infos.node_of(_pod().metadata.uid) is None  # nothing reserved
+
+@pytest.mark.asyncio(loop_scope="function")
+@pytest.mark.looptime
+async def test_the_scheduler_runs_permit_after_the_decision_and_reserves_nothing_refused() -> None:
+    """Permit comes after Reserve, in the scheduler: the decision names node b, the hook
+    refuses it, the pod gets the hook's reason as FailedScheduling and is not bound."""
+    world = WatchedWorld()
+    world.put("nodes", node("b"))
+    world.put("pods", pod("p"))
+    state = replace(new_state(), framework=default_framework(hooks=_hooks(Gate)))
+    async with running(world, state=state) as scheduler:
+        await eventually(lambda: bool(_failed(world, "p")))
+        await scheduler.wait_for_writes()
+    assert _failed(world, "p") == ["quota exceeded"]
+    assert _node_of(world, "p") is None
+    uid = world.get("pods", NS, "p")["metadata"]["uid"]
+    assert state.node_infos.node_of(uid) is None  # nothing reserved

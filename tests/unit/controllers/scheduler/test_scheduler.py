@@ -17,7 +17,7 @@ import pytest
 
 from dra_operator import errors, names
 from dra_operator.cluster import ObjectKey
-from dra_operator.controllers.scheduler import Scheduler, Settings, WorkKey
+from dra_operator.controllers.scheduler import Scheduler, Settings, State, WorkKey
 
 from .builders import (
     NS,
@@ -55,8 +55,10 @@ class WatchedWorld(World):
 
 
 @contextlib.asynccontextmanager
-async def running(world: WatchedWorld, chosen: Settings | None = None) -> AsyncIterator[Scheduler]:
-    scheduler = Scheduler(new_state(), chosen or settings(), world)
+async def running(
+    world: WatchedWorld, chosen: Settings | None = None, state: State | None = None
+) -> AsyncIterator[Scheduler]:
+    scheduler = Scheduler(state or new_state(), chosen or settings(), world)
     world.scheduler = scheduler
     deliver(world, scheduler)
     task = asyncio.create_task(scheduler.run())

@@ -22,10 +22,14 @@ from dra_operator.controllers.scheduler import (
     Unschedulable,
     Verdicts,
     decide_pod,
+    default_framework,
+    default_profile,
     nodes_to_score,
     renamed_reason,
     shape_of,
 )
+from dra_operator.controllers.scheduler.framework import Framework
+from dra_operator.model import FrozenMap
 
 from .builders import DRIVER, NS, claim, device, device_class, new_state, node, pod, settings
 
@@ -46,8 +50,10 @@ class EveryNode:
 class _Cluster:
     """Stores fed like the watch would, plus the placements decided so far."""
 
-    def __init__(self, nodes: int = _NODES) -> None:
+    def __init__(self, *, unscored: bool = False, nodes: int = _NODES) -> None:
         self.state = new_state()
+        if unscored:  # FirstFit with nothing to score: the first node that fits wins
+            self.state.framework = _unscored()
         self.versions = itertools.count(1)
         self.generations = itertools.count(2)
         self.placed: list[str] = []  # claim UIDs reserved in the ledger
@@ -125,12 +131,21 @@ class Attempts:
         pass
 
 
-def _run(events: list[tuple[Any, ...]], cached: Settings, plain: Settings) -> int:
+def _unscored() -> Framework:
+    """The default profile with its Score point off."""
+    profile = default_profile()
+    off = FrozenMap({"score": frozenset(profile.multi_point)})
+    return default_framework(profile=dataclasses.replace(profile, disabled=off))
+
+
+def _run(
+    events: list[tuple[Any, ...]], cached: Settings, plain: Settings, *, unscored: bool = False
+) -> int:
     """Play `events`, deciding every new pod both ways; returns the cached side's allocator
     calls."""
     attempts = Attempts()
     cached = dataclasses.replace(cached, metrics=attempts)
-    cluster = _Cluster()
+    cluster = _Cluster(unscored=unscored)
     state = cluster.state
     state.verdicts = Verdicts()
     uncached: State = dataclasses.replace(state, verdicts=None)
@@ -184,9 +199,10 @@ def test_a_scored_policy_with_reused_verdicts_decides_as_without(
 
 def test_pods_of_one_template_reuse_the_full_nodes_verdicts() -> None:
     """Nine one-device pods on four two-device nodes: once a node is full, later pods skip it
-    without asking the allocator; only the node that changed is asked again."""
+    without asking the allocator; only the node that changed is asked again (nothing scores,
+    so FirstFit takes the first node that fits)."""
     plain = dataclasses.replace(settings(), policy=EveryNode())
-    asked = _run([("pod", 1)] * 9, settings(), plain)
+    asked = _run([("pod", 1)] * 9, settings(), plain, unscored=True)
     # Pods 1-8: the node that took the last pod (full every other time, then the next one);
     # pod 9: n3 is full, and the misses of n0-n2 are explained from what was kept.
     assert asked == 1 + 1 + 2 + 1 + 2 + 1 + 2 + 1 + 1  # asking every node: 4 per pod
@@ -244,8 +260,8 @@ def test_nodes_to_score_follows_kube_schedulers_adaptive_percentage() -> None:
     assert nodes_to_score(500, 100) == 500
 
 
-def test_a_first_fit_decision_stops_at_the_first_node_that_fits() -> None:
-    cluster = _Cluster()
+def test_a_first_fit_decision_without_scores_stops_at_the_first_node_that_fits() -> None:
+    cluster = _Cluster(unscored=True)
     state = cluster.state
     state.verdicts = Verdicts()
     pending = cluster.new_pod(1)

@@ -15,6 +15,7 @@ created (the result then shows fewer bound pods than created).
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import itertools
 import json
@@ -43,12 +44,21 @@ from bench.scheduling._workloads import Phase, Workload
 from bench.scheduling.limit import plan as limit_plan
 
 from dra_operator import controlplane
-from dra_operator.kube import CORE_EVENTS, NAMESPACES, PODS, Client, dra, load_kubeconfig
+from dra_operator.kube import (
+    CORE_EVENTS,
+    NAMESPACES,
+    PODS,
+    Client,
+    Resource,
+    dra,
+    load_kubeconfig,
+)
 
 __all__ = ["PhaseResult", "exited", "percentile", "run_workload"]
 
 NAMESPACE = BENCH_NAMESPACE
 _CREATORS = 20
+POD_GROUPS = Resource("scheduling.k8s.io", "v1beta1", "podgroups", namespaced=True)
 _PACED_CREATORS = 100
 """At a fixed rate more requests may be in flight, so one slow answer delays no later slot."""
 _SETUP_CREATORS = 50
@@ -139,6 +149,8 @@ async def _setup(api: Client, workload: Workload) -> float:
     await _bounded(
         api.create(dra("resourceclaims"), c, namespace=NAMESPACE) for c in workload.claims
     )
+    groups = workload.pod_groups(sum(p.pods for p in workload.phases), NAMESPACE)
+    await _bounded(api.create(POD_GROUPS, g, namespace=NAMESPACE) for g in groups)
     return time.monotonic() - began
 
 
@@ -257,6 +269,9 @@ async def _run_phase(
         note = f"{len(unbound)} not done, e.g. {unbound[0]}: {await _last_event(api, unbound[0])}"
     if gone := exited(after):
         note = f"{', '.join(gone)} exited during the phase; {note}"
+    if workload.group_size:
+        partial = partial_groups(workload, finished, first, phase.pods)
+        note = f"{partial} groups bound in part; {note}".rstrip("; ")
     await tracker.wait(tracker.settled, _SETTLE)
     verify_exit, verify_output = await _verify(system)
     stall = math.nan
@@ -291,6 +306,14 @@ async def _run_phase(
         process_peak_rss_mib=tuple((n, s.peak_rss_mib) for n, s in after.items()),
         etcd_db_mib=db_mib,
     )
+
+
+def partial_groups(workload: Workload, finished: Iterable[str], first: int, pods: int) -> int:
+    """PodGroups of the phase with some but not all of their pods bound: 0 unless the
+    all-or-nothing rule was broken (`pod-<index>` names the pod)."""
+    done = collections.Counter(workload.group_of(int(n.rpartition("-")[2])) for n in finished)
+    sizes = collections.Counter(workload.group_of(i) for i in range(first, first + pods))
+    return sum(1 for group, size in sizes.items() if 0 < done[group] < size)
 
 
 def exited(samples: dict[str, ProcessSample]) -> list[str]:

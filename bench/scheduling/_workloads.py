@@ -1,4 +1,4 @@
-"""The eight benchmark workloads, modelled on upstream's scheduler_perf DRA tests.
+"""The benchmark workloads, modelled on upstream's scheduler_perf DRA tests.
 
 Every workload is plain API objects (nodes' slices, classes, templates, claims) and pod specs,
 sized from `--scale`: scale 1 is 20 nodes; devices per node follow the upstream test each one
@@ -9,7 +9,8 @@ and reserved (upstream's SteadyStateClusterResourceClaimTemplate). Pre-allocated
 written by the bench itself, as scheduler_perf's `allocResourceClaims` op does, before the phase
 starts. Workload `s` is ClusterLoader2's `dra-steady-state` (perf-tests, clusterloader2
 testing/dra): 8 devices per node filled to 90 % by pods that stay, then pods created at a fixed
-rate for a set time, each deleted once done.
+rate for a set time, each deleted once done. Workload `p` places gangs: PodGroups of 8 pods
+that must be bound whole (GenericWorkload), counting groups left bound in part.
 """
 
 from __future__ import annotations
@@ -77,9 +78,31 @@ class Workload:
     phases: tuple[Phase, ...]
     device_order: tuple[tuple[str, str], ...] = ()
     """(node, device) in the order pre-allocated claims take them."""
+    group_size: int = 0
+    """Pods per PodGroup (gang, `minCount` = the size); 0: the pods belong to no group."""
+
+    def pod_groups(self, pods: int, namespace: str) -> list[Manifest]:
+        """The PodGroups (scheduling.k8s.io/v1beta1, GenericWorkload) of `pods` pods."""
+        if not self.group_size:
+            return []
+        return [
+            {
+                "apiVersion": "scheduling.k8s.io/v1beta1",
+                "kind": "PodGroup",
+                "metadata": {"name": f"gang-{g:04d}", "namespace": namespace},
+                "spec": {"schedulingPolicy": {"gang": {"minCount": self.group_size}}},
+            }
+            for g in range(-(-pods // self.group_size))
+        ]
+
+    def group_of(self, index: int) -> str | None:
+        """The PodGroup of the index-th pod."""
+        return f"gang-{index // self.group_size:04d}" if self.group_size else None
 
     def pod(self, index: int, namespace: str, scheduler: str) -> Manifest:
         claims = self.pod_claims(index)
+        group = self.group_of(index)
+        scheduling = {"schedulingGroup": {"podGroupName": group}} if group else {}
         return {
             "apiVersion": "v1",
             "kind": "Pod",
@@ -95,6 +118,7 @@ class Workload:
                     }
                 ],
                 "resourceClaims": claims,
+                **scheduling,
             },
         }
 
@@ -432,6 +456,18 @@ def dra_steady_state(
     )
 
 
+GANG_SIZE = 8
+
+
+def gang(scale: float) -> Workload:
+    """Gangs of 8 pods (PodGroups with `gang.minCount: 8`, GenericWorkload), each pod with a
+    one-device template claim, until the 10 devices per node are full: every group fits whole,
+    and a group bound in part would be a failure of the all-or-nothing rule."""
+    base = _plain("p", "gangs of 8: PodGroups placed whole", scale, _claim_spec(_exactly()), 10)
+    pods = base.phases[0].pods - base.phases[0].pods % GANG_SIZE
+    return dataclasses.replace(base, group_size=GANG_SIZE, phases=(Phase(name="p", pods=pods),))
+
+
 WORKLOADS: dict[str, Callable[[float], Workload]] = {
     "a": fill,
     "b": steady,
@@ -441,6 +477,7 @@ WORKLOADS: dict[str, Callable[[float], Workload]] = {
     "f": match_attribute,
     "g": partitionable,
     "h": consumable_capacity,
+    "p": gang,
     "s": dra_steady_state,
 }
 
@@ -452,7 +489,7 @@ def build(
     churn_rate: float = CHURN_RATE,
     churn_seconds: float = CHURN_SECONDS,
 ) -> Workload:
-    """The workload named `key` (a–h, s) at `scale`; the churn settings shape `s` only."""
+    """The workload named `key` (a–h, p, s) at `scale`; the churn settings shape `s` only."""
     if key == "s":
         return dra_steady_state(scale, churn_rate, churn_seconds)
     return WORKLOADS[key](scale)

@@ -45,6 +45,8 @@ NODE_ANNOTATION: Final = f"{OUR_GROUP}/node"
 
 CONDITION_DISRUPTION_TARGET: Final = "DisruptionTarget"
 REASON_DELETION_BY_DEVICE_TAINT_MANAGER: Final = "DeletionByDeviceTaintManager"
+CONDITION_POD_GROUP_INITIALLY_SCHEDULED: Final = "PodGroupInitiallyScheduled"
+"""The PodGroup condition kube-scheduler sets after each group cycle (scheduling/v1beta1)."""
 
 # -- event reasons ---------------------------------------------------------------------------
 

@@ -61,6 +61,14 @@ async def test_missing_object_is_not_found(admin_api: Client, namespace: str) ->
     assert caught.value.status == 404
 
 
+async def test_find_reads_an_object_or_none(admin_api: Client, namespace: str) -> None:
+    assert await admin_api.find(CLAIMS, "nope", namespace=namespace) is None
+    created = await admin_api.create(CLAIMS, _claim(namespace))
+    found = await admin_api.find(CLAIMS, "claim", namespace=namespace)
+    assert found is not None
+    assert found["metadata"]["uid"] == created["metadata"]["uid"]
+
+
 async def test_invalid_object_is_a_plain_api_error(admin_api: Client, namespace: str) -> None:
     bad = _claim(namespace)
     bad["spec"]["devices"]["requests"][0]["name"] = "Not_A_DNS_Label"

@@ -1,8 +1,9 @@
 """kopf is used through its public API only: nothing in the repository imports its private
 modules or changes kopf's own modules at run time.
 
-ruff's TID251 bans the imports (`kopf._cogs`, `kopf._core`, `kopf._kits`, pyproject.toml) and
-import-linter keeps `import kopf` to `app._kopf`; neither sees an assignment into a kopf module
+ruff's TID251 bans the imports (`kopf._cogs`, `kopf._core`, `kopf._kits`, pyproject.toml),
+import-linter's `kopf-public` contract forbids any `kopf._*` import and its `kopf-confined` one
+keeps `import kopf` to `app._kopf`; none sees an assignment into a kopf module
 (`watching.continuous_watch = ...`), a `setattr` on one or a `monkeypatch`/`mock.patch` of a
 kopf name, which is what a kopf upgrade breaks silently. This walks every Python file for them.
 """

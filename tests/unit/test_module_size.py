@@ -11,10 +11,9 @@ REASON = "# Over 500 lines"
 BEING_SPLIT = {
     "operator/dra_operator/controllers/scheduler/_decide.py",
     "operator/dra_operator/controllers/scheduler/_scheduler.py",
-    "operator/dra_operator/cli/_diagnose.py",
 }
-"""Split by the scheduling framework's rework (the scheduler's rooms, and diagnose reading
-the scheduler's own verdicts); a module leaves this set with that change."""
+"""Split by the scheduling framework's rework (the scheduler's rooms); a module leaves this set
+with that change."""
 
 
 def _too_long() -> dict[str, int]:

@@ -15,6 +15,7 @@ pool once and for all.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from fractions import Fraction
 
 from dra_operator.allocator._inputs import Ledger
@@ -30,6 +31,17 @@ Consumption = tuple[tuple[tuple[str, str], int], ...]
 
 def _nanos(value: Fraction) -> int:
     return int(value * _NANO)
+
+
+def allocated_consumers(pool: Pool, ledger: Ledger) -> Iterator[Device]:
+    """The pool's devices that consume counters and are allocated already: what a claim's
+    devices share the pool's counters with (the counters' and the groups' baseline)."""
+    for piece in (*pool.slices, *pool.other_slices):
+        for device in piece.devices:
+            if device.consumes_counters and ledger.is_allocated(
+                DeviceID(piece.driver, piece.pool.name, device.name)
+            ):
+                yield device
 
 
 class _PoolCounters:
@@ -84,17 +96,10 @@ class CounterBook:
             for set_name, counter_set in pool.counter_sets.items()
             for name, q in counter_set.counters.items()
         }
-        for piece in (*pool.slices, *pool.other_slices):
-            for device in piece.devices:
-                if not device.consumes_counters:
-                    continue
-                if not self._ledger.is_allocated(
-                    DeviceID(piece.driver, piece.pool.name, device.name)
-                ):
-                    continue
-                for key, amount in self._of(device):
-                    if key in found:
-                        found[key] -= amount
+        for device in allocated_consumers(pool, self._ledger):
+            for key, amount in self._of(device):
+                if key in found:
+                    found[key] -= amount
         return found
 
     def _entry(self, candidate: Candidate) -> tuple[_PoolCounters, Consumption]:

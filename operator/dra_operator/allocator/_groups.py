@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from dra_operator.allocator._counters import allocated_consumers
 from dra_operator.allocator._inputs import Ledger
 from dra_operator.allocator._pools import Pool
 from dra_operator.allocator._requests import Candidate
-from dra_operator.model import DeviceID
 
 # None: no member yet. NO_GROUPS: every member declared no groups (group names are DNS
 # labels, so the empty name cannot clash). Otherwise the running intersection, which only
@@ -85,18 +85,11 @@ class GroupBook:
         if found is not None and found[0] is pool:
             return found[1]
         baseline: dict[str, State] = {}
-        for piece in (*pool.slices, *pool.other_slices):
-            for device in piece.devices:
-                if not device.consumes_counters:
-                    continue
-                if not self._ledger.is_allocated(
-                    DeviceID(piece.driver, piece.pool.name, device.name)
-                ):
-                    continue
-                for consumption in device.consumes_counters:
-                    name = consumption.counter_set
-                    baseline[name] = add(
-                        baseline.get(name), frozenset(consumption.compatibility_groups)
-                    )
+        for device in allocated_consumers(pool, self._ledger):
+            for consumption in device.consumes_counters:
+                name = consumption.counter_set
+                baseline[name] = add(
+                    baseline.get(name), frozenset(consumption.compatibility_groups)
+                )
         self._baselines[id(pool)] = (pool, baseline)
         return baseline

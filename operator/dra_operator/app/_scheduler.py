@@ -7,6 +7,7 @@ the CEL evaluator and its counters, which the operator's metrics read when scrap
 DeviceTaintRules reach the decisions through `TaintedSlices` when the server has them in effect
 (`ServerInfo.taint_rules_in_effect`). When the AllocationPolicy CRD is served, the plugin also
 runs the policy status writer (the scheduler is what applies policies), in a queue of its own.
+When the server serves PodGroups, the pods of a gang are placed by group cycles (`Gangs`).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from dra_operator.controllers.scheduler import (
     waiting_texts,
 )
 from dra_operator.controllers.scheduler.framework import NodeInfoCache
+from dra_operator.controllers.scheduler.gang import Gangs, KubeGroupWriter
 
 _POLICY_INPUTS = frozenset({Kind.POLICIES, Kind.NAMESPACES, Kind.CLAIMS})
 _NAMED_KINDS = frozenset({Kind.SLICES, Kind.CLASS_PARAMETERS, Kind.CLAIM_PARAMETERS})  # 1.30
@@ -108,6 +110,12 @@ class SchedulerPlugin:
             contexts = KubeContextWriter(
                 ctx.api, ctx.server.resource(Kind.SCHEDULING_CONTEXTS), metrics=ctx.metrics
             )
+        gangs = None
+        group_resource = ctx.server.pod_group_resource
+        if caches.pod_groups is not None and group_resource is not None:  # GenericWorkload
+            gangs = Gangs(
+                caches.pod_groups, KubeGroupWriter(ctx.api, group_resource, metrics=ctx.metrics)
+            )
         self.scheduler = Scheduler(
             self.state,
             settings,
@@ -116,6 +124,7 @@ class SchedulerPlugin:
             observe=ctx.observe(names.SCHEDULER_QUEUE),
             governor=Governor(ctx.hooks, policies=caches.policies, namespaces=caches.namespaces),
             contexts=contexts,
+            gangs=gangs,
         )
         self.policy_status: Controller[str] | None = None
         if caches.policies is not None and caches.namespaces is not None:
@@ -153,6 +162,8 @@ class SchedulerPlugin:
             self.scheduler.context_changed(change)
         elif kind in (Kind.POLICIES, Kind.NAMESPACES):
             self.scheduler.policy_changed()
+        elif kind is Kind.POD_GROUPS and self.scheduler.gangs is not None:
+            self.scheduler.gangs.group_changed(change, self.scheduler)
         if self.policy_status is not None and kind in _POLICY_INPUTS:
             self.policy_status.queue.add_after(ALL_POLICIES, STATUS_DELAY)
 

@@ -13,16 +13,10 @@ import functools
 from typing import Any
 
 from dra_operator.cel import _types as T
-from dra_operator.cel._checker import Checker, CompileIssues, Environment, ResultTypeError
-from dra_operator.cel._codegen import CodeGen
 from dra_operator.cel._device import DeviceView
-from dra_operator.cel._ops import GLOBALS
-from dra_operator.cel._parser import parse
-from dra_operator.cel._selector import MAX_EXPRESSION_LENGTH, CELFeatures
-from dra_operator.cel._text import CompileIssue, render_issue, render_issues
-from dra_operator.cel._validate import ProgramError, validate
+from dra_operator.cel._selector import CELFeatures, compile_python
 from dra_operator.cel._values import Semver, UInt
-from dra_operator.errors import CELCompileError, CELRuntimeError
+from dra_operator.errors import CELRuntimeError
 from dra_operator.model import AttributeKind, DeviceAttribute
 
 _SCALARS = frozenset({T.BOOL, T.INT, T.STRING, T.ANY, T.DYN, T.FREE, T.SEMVER})
@@ -63,35 +57,8 @@ class CompiledDerived:
 @functools.lru_cache(maxsize=256)
 def compile_derived(expression: str, features: CELFeatures) -> CompiledDerived:
     """Compile `expression`; raises CELCompileError with upstream's text (not cached then)."""
-    if len(expression.encode()) > MAX_EXPRESSION_LENGTH:
-        raise CELCompileError(f"Too long: may not be more than {MAX_EXPRESSION_LENGTH} bytes")
-    env = Environment(list_type_attributes=features.list_type_attributes or features.expose_lists)
-    try:
-        tree = parse(expression)
-        checked = Checker(env).check(tree, accept=_allowed)
-        validate(tree, checked)
-    except CompileIssues as found:
-        raise CELCompileError(
-            "compilation failed: " + render_issues(expression, found.issues)
-        ) from None
-    except ProgramError as exc:
-        raise CELCompileError(f"program instantiation failed: {exc}") from None
-    except CompileIssue as issue:
-        raise CELCompileError("compilation failed: " + render_issue(expression, issue)) from None
-    except ResultTypeError as exc:
-        raise CELCompileError(_EXPECTED.format(exc)) from None
-    except RecursionError:
-        raise CELCompileError("compilation failed: expression nested too deeply") from None
-    generated = CodeGen(checked, consumable_capacity=features.consumable_capacity).function(
-        tree, any_result=True
-    )
-    namespace: dict[str, Any] = {**GLOBALS, **generated.namespace}
-    try:
-        code = compile(generated.source, "<cel>", "exec")
-    except (RecursionError, SyntaxError, MemoryError):
-        raise CELCompileError("compilation failed: expression nested too deeply") from None
-    exec(code, namespace)
-    return CompiledDerived(expression, features, namespace["_selector"])
+    _, fn = compile_python(expression, features, result_error=_EXPECTED.format, accept=_allowed)
+    return CompiledDerived(expression, features, fn)
 
 
 def _go_type(value: object) -> str:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from dra_operator.cel import _lib_core, _lib_ext, _lib_k8s, _lib_net, _lib_strings
+from dra_operator.cel import _types as T
 from dra_operator.cel._checker import Checker, CompileIssues, Environment, ResultTypeError
 from dra_operator.cel._codegen import CodeGen
 from dra_operator.cel._device import DeviceView
@@ -81,15 +83,39 @@ def compile_selector(
     expression: str, *, features: CELFeatures = DEFAULT_FEATURES
 ) -> CompiledSelector:
     """Compile `expression` in the DRA environment; raises CELCompileError with upstream text."""
+
+    def result_error(exc: ResultTypeError) -> str:
+        if features.named_resources:
+            return "must evaluate to bool"
+        return f"must evaluate to bool or the unknown type, not {exc}"
+
+    source, fn = compile_python(
+        expression, features, result_error=result_error, named_resources=features.named_resources
+    )
+    return CompiledSelector(expression, features, source, fn)
+
+
+def compile_python(
+    expression: str,
+    features: CELFeatures,
+    *,
+    result_error: Callable[[ResultTypeError], str],
+    accept: Callable[[T.Type], bool] | None = None,
+    named_resources: bool = False,
+) -> tuple[str, Any]:
+    """`expression` parsed, checked and generated as the Python function `_selector(device)`,
+    with its source; selectors and derived attributes share it, and upstream's compile-error
+    texts with it. The result must be a bool unless `accept` allows its type; `result_error`
+    words a result of another type."""
     if len(expression.encode()) > MAX_EXPRESSION_LENGTH:
         raise CELCompileError(f"Too long: may not be more than {MAX_EXPRESSION_LENGTH} bytes")
     env = Environment(
         list_type_attributes=features.list_type_attributes or features.expose_lists,
-        named_resources=features.named_resources,
+        named_resources=named_resources,
     )
     try:
         tree = parse(expression)
-        checked = Checker(env).check(tree)
+        checked = Checker(env).check(tree, accept=accept)
         validate(tree, checked)
     except CompileIssues as found:
         raise CELCompileError(
@@ -100,23 +126,19 @@ def compile_selector(
     except CompileIssue as issue:
         raise CELCompileError("compilation failed: " + render_issue(expression, issue)) from None
     except ResultTypeError as exc:
-        if features.named_resources:
-            raise CELCompileError("must evaluate to bool") from None
-        raise CELCompileError(f"must evaluate to bool or the unknown type, not {exc}") from None
+        raise CELCompileError(result_error(exc)) from None
     except RecursionError:
         raise CELCompileError("compilation failed: expression nested too deeply") from None
     generated = CodeGen(
-        checked,
-        consumable_capacity=features.consumable_capacity,
-        named_resources=features.named_resources,
-    ).function(tree)
+        checked, consumable_capacity=features.consumable_capacity, named_resources=named_resources
+    ).function(tree, any_result=accept is not None)
     namespace: dict[str, Any] = {**GLOBALS, **generated.namespace}
     try:
         code = compile(generated.source, "<cel>", "exec")
     except (RecursionError, SyntaxError, MemoryError):
         raise CELCompileError("compilation failed: expression nested too deeply") from None
     exec(code, namespace)
-    return CompiledSelector(expression, features, generated.source, namespace["_selector"])
+    return generated.source, namespace["_selector"]
 
 
 class SelectorCache:

@@ -7,9 +7,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+from pathlib import Path
 
 import click
 
+from dra_operator.cli._cluster_options import kubeconfig_option
 from dra_operator.cli._logging import log_options
 
 __all__ = ["command"]
@@ -33,15 +35,10 @@ __all__ = ["command"]
     show_default=True,
     help="Put the pod in reservedFor when allocating (else the scheduler does).",
 )
-@click.option(
-    "--kubeconfig",
-    type=click.Path(exists=True, dir_okay=False),
-    default=None,
-    help="Kubeconfig to use [default: $KUBECONFIG, in-cluster, ~/.kube/config].",
-)
+@kubeconfig_option
 @log_options
 def command(
-    driver: str, nodes: str, namespace: str | None, reserve: bool, kubeconfig: str | None
+    driver: str, nodes: str, namespace: str | None, reserve: bool, kubeconfig: Path | None
 ) -> None:
     """Allocate classic claims for the node the scheduler selects."""
     from dra_operator.driver import ClassicDriver, ClassicDriverSettings

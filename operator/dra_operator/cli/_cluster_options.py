@@ -16,7 +16,7 @@ import click
 
 from dra_operator import kube
 
-__all__ = ["Target", "cluster_options"]
+__all__ = ["Target", "cluster_options", "kubeconfig_option"]
 
 T = TypeVar("T")
 
@@ -33,15 +33,19 @@ class Target:
         return kube.load_config(self.kubeconfig, context=self.context)
 
 
+kubeconfig_option = click.option(
+    "--kubeconfig",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Kubeconfig to use [default: $KUBECONFIG, in-cluster, ~/.kube/config].",
+)
+"""`--kubeconfig` alone, as `kubeconfig: Path | None`: for the drivers, which take no context."""
+
+
 def cluster_options(command: Callable[..., T]) -> Callable[..., T]:
     """Add `--kubeconfig` and `--context`; the command gets them as `target: Target`."""
 
-    @click.option(
-        "--kubeconfig",
-        type=click.Path(exists=True, dir_okay=False, path_type=Path),
-        default=None,
-        help="Kubeconfig to use [default: $KUBECONFIG, in-cluster, ~/.kube/config].",
-    )
+    @kubeconfig_option
     @click.option("--context", default=None, help="The kubeconfig context to use.")
     @functools.wraps(command)
     def wrapped(*args: Any, kubeconfig: Path | None, context: str | None, **kwargs: Any) -> T:

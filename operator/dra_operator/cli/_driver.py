@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from dra_operator.cli._cluster_options import kubeconfig_option
 from dra_operator.cli._logging import log_options
 from dra_operator.errors import InvalidObjectError
 
@@ -54,12 +55,7 @@ _BAD_INPUT, _CANNOT_START = 2, 1
     default=None,
     help="Where the checkpoint is kept [default: <kubelet-root>/plugins/<driver>].",
 )
-@click.option(
-    "--kubeconfig",
-    type=click.Path(exists=True, dir_okay=False),
-    default=None,
-    help="Kubeconfig to use [default: $KUBECONFIG, in-cluster, ~/.kube/config].",
-)
+@kubeconfig_option
 @click.option(
     "--metrics-port",
     type=int,
@@ -82,7 +78,7 @@ def command(
     kubelet_root: Path,
     cdi_dir: Path,
     state_dir: Path | None,
-    kubeconfig: str | None,
+    kubeconfig: Path | None,
     metrics_port: int | None,
     node_allocatable: tuple[str, ...],
 ) -> None:

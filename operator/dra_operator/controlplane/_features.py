@@ -4,8 +4,8 @@ The local control plane must serve *everything* DRA of its release: every resour
 version (v1beta1, v1beta2 and v1alpha3 are off by default) and every DRA feature gate on.
 The flags cannot be one list for all releases: kube-apiserver exits on a gate it does not know
 and on a locked gate set against its default, and a gate whose dependency is off fails
-validation. So the table lists, per minor, each DRA gate with its stage, default and lock, as
-upstream's versioned gate specs (`pkg/features/kube_features.go`,
+validation. So the table lists each DRA gate's stage, default and lock from the minor they
+change in, as upstream's versioned gate specs (`pkg/features/kube_features.go`,
 `defaultVersionedKubernetesFeatureGates`, 1.31's unversioned `defaultKubernetesFeatureGates`)
 give it; 1.30-1.35 are checked against each pinned release's own source. Locked gates are
 already at their (on) default and are not passed. Non-DRA gates that DRA gates depend on
@@ -74,137 +74,94 @@ _RESOURCE_VERSIONS = (
     "resource.k8s.io/v1alpha3",
 )
 
-_RELEASES: dict[int, Release] = {
-    # 1.27-1.30: classic DRA's v1alpha2 (1.30 adds structured parameters: ResourceSlice with
-    # named resources, class/claim parameter objects); one alpha gate for all of it. All four
-    # are pinned and built.
-    **{
-        minor: Release(
-            minor=minor,
-            gates=(Gate("DynamicResourceAllocation", _A, False),),
-            runtime_config=("resource.k8s.io/v1alpha2",),
-        )
-        for minor in (27, 28, 29, 30)
-    },
-    # 1.31-1.33: the API versions a release lacks are left out (the apiserver exits on an
-    # unknown group version), and DynamicResourceAllocation is alpha/beta off, so it is passed.
-    # 1.31's DRAControlPlaneController is on too: classic DRA (docs/classic.md) keeps
-    # `spec.controller`, `allocation.controller` and `deallocationRequested` only with it.
-    31: Release(
-        minor=31,
-        gates=(
-            Gate("DRAControlPlaneController", _A, False),
-            Gate("DynamicResourceAllocation", _A, False),
-        ),
-        runtime_config=("resource.k8s.io/v1alpha3",),
+_Spec = tuple[int, Stage | None, bool, bool]
+"""From minor release, the gate's stage (None: removed), default and lock."""
+
+
+def _since(minor: int, stage: Stage | None, default: bool = False, locked: bool = False) -> _Spec:
+    return (minor, stage, default, locked)
+
+
+# Each DRA gate's changes, as upstream's versioned specs list them: a gate keeps its last
+# spec until the next one. 1.27-1.30 (classic DRA's v1alpha2, structured parameters in 1.30)
+# have one alpha gate for all of it; 1.31's DRAControlPlaneController is on too: classic DRA
+# (docs/classic.md) keeps `spec.controller`, `allocation.controller` and
+# `deallocationRequested` only with it.
+_GATES: dict[str, tuple[_Spec, ...]] = {
+    "DRAAdminAccess": (_since(32, _A), _since(34, _B, True), _since(36, _GA, True, True)),
+    "DRAConsumableCapacity": (_since(34, _A), _since(36, _B, True)),
+    "DRAControlPlaneController": (_since(31, _A), _since(32, None)),
+    "DRADerivedAttributes": (_since(37, _A),),
+    "DRADeviceBindingConditions": (_since(34, _A), _since(36, _B, True)),
+    "DRADeviceCompatibilityGroups": (_since(37, _A),),
+    "DRADeviceTaintRules": (_since(35, _A), _since(36, _B), _since(37, _GA, True)),
+    "DRADeviceTaints": (_since(33, _A), _since(36, _B, True), _since(37, _GA, True)),
+    "DRAExtendedResource": (_since(34, _A), _since(36, _B, True), _since(37, _GA, True, True)),
+    "DRAFractionalCapacityRange": (_since(37, _B, True),),
+    "DRAListTypeAttributes": (_since(36, _A),),
+    "DRANodeAllocatableResources": (_since(36, _A),),
+    # DRAOptionalNodeOperations also needs NodeDeclaredFeatures, locked on in 1.37.
+    "DRAOptionalNodeOperations": (_since(37, _A),),
+    "DRAPartitionableDevices": (_since(33, _A), _since(36, _B, True)),
+    "DRAPartitionableDevicesType": (_since(37, _A),),
+    "DRAPrioritizedList": (
+        _since(33, _A),
+        _since(34, _B, True),
+        _since(36, _GA, True),
+        _since(37, _GA, True, True),
     ),
-    32: Release(
-        minor=32,
-        gates=(
-            Gate("DRAAdminAccess", _A, False),
-            Gate("DRAResourceClaimDeviceStatus", _A, False),
-            Gate("DynamicResourceAllocation", _B, False),
-        ),
-        runtime_config=("resource.k8s.io/v1beta1", "resource.k8s.io/v1alpha3"),
+    "DRAResourceClaimDeviceStatus": (
+        _since(32, _A),
+        _since(33, _B, True),
+        _since(37, _GA, True, True),
     ),
-    33: Release(
-        minor=33,
-        gates=(
-            Gate("DRAAdminAccess", _A, False),
-            Gate("DRADeviceTaints", _A, False),
-            Gate("DRAPartitionableDevices", _A, False),
-            Gate("DRAPrioritizedList", _A, False),
-            Gate("DRAResourceClaimDeviceStatus", _B, True),
-            Gate("DynamicResourceAllocation", _B, False),
-        ),
-        runtime_config=_RESOURCE_VERSIONS,
-    ),
-    34: Release(
-        minor=34,
-        gates=(
-            Gate("DRAAdminAccess", _B, True),
-            Gate("DRAConsumableCapacity", _A, False),
-            Gate("DRADeviceBindingConditions", _A, False),
-            Gate("DRADeviceTaints", _A, False),
-            Gate("DRAExtendedResource", _A, False),
-            Gate("DRAPartitionableDevices", _A, False),
-            Gate("DRAPrioritizedList", _B, True),
-            Gate("DRAResourceClaimDeviceStatus", _B, True),
-            Gate("DRASchedulerFilterTimeout", _B, True),
-            Gate("DynamicResourceAllocation", _GA, True),
-        ),
-        runtime_config=_RESOURCE_VERSIONS,
-    ),
-    35: Release(
-        minor=35,
-        gates=(
-            Gate("DRAAdminAccess", _B, True),
-            Gate("DRAConsumableCapacity", _A, False),
-            Gate("DRADeviceBindingConditions", _A, False),
-            Gate("DRADeviceTaintRules", _A, False),
-            Gate("DRADeviceTaints", _A, False),
-            Gate("DRAExtendedResource", _A, False),
-            Gate("DRAPartitionableDevices", _A, False),
-            Gate("DRAPrioritizedList", _B, True),
-            Gate("DRAResourceClaimDeviceStatus", _B, True),
-            Gate("DRASchedulerFilterTimeout", _B, True),
-            Gate("DynamicResourceAllocation", _GA, True, locked=True),
-        ),
-        runtime_config=_RESOURCE_VERSIONS,
-    ),
-    36: Release(
-        minor=36,
-        gates=(
-            Gate("DRAAdminAccess", _GA, True, locked=True),
-            Gate("DRAConsumableCapacity", _B, True),
-            Gate("DRADeviceBindingConditions", _B, True),
-            Gate("DRADeviceTaintRules", _B, False),
-            Gate("DRADeviceTaints", _B, True),
-            Gate("DRAExtendedResource", _B, True),
-            Gate("DRAListTypeAttributes", _A, False),
-            Gate("DRANodeAllocatableResources", _A, False),
-            Gate("DRAPartitionableDevices", _B, True),
-            Gate("DRAPrioritizedList", _GA, True),
-            Gate("DRAResourceClaimDeviceStatus", _B, True),
-            Gate("DRAResourceClaimGranularStatusAuthorization", _B, True),
-            Gate("DRAResourcePoolStatus", _A, False),
-            Gate("DRASchedulerFilterTimeout", _B, True),
-            Gate("DRAWorkloadResourceClaims", _A, False),
-            Gate("DynamicResourceAllocation", _GA, True, locked=True),
-        ),
-        dependency_gates=(Gate("GenericWorkload", _A, False),),
-        runtime_config=(*_RESOURCE_VERSIONS, "scheduling.k8s.io/v1alpha2"),
-    ),
-    37: Release(
-        minor=37,
-        gates=(
-            Gate("DRAAdminAccess", _GA, True, locked=True),
-            Gate("DRAConsumableCapacity", _B, True),
-            Gate("DRADerivedAttributes", _A, False),
-            Gate("DRADeviceBindingConditions", _B, True),
-            Gate("DRADeviceCompatibilityGroups", _A, False),
-            Gate("DRADeviceTaintRules", _GA, True),
-            Gate("DRADeviceTaints", _GA, True),
-            Gate("DRAExtendedResource", _GA, True, locked=True),
-            Gate("DRAFractionalCapacityRange", _B, True),
-            Gate("DRAListTypeAttributes", _A, False),
-            Gate("DRANodeAllocatableResources", _A, False),
-            Gate("DRAOptionalNodeOperations", _A, False),
-            Gate("DRAPartitionableDevices", _B, True),
-            Gate("DRAPartitionableDevicesType", _A, False),
-            Gate("DRAPrioritizedList", _GA, True, locked=True),
-            Gate("DRAResourceClaimDeviceStatus", _GA, True, locked=True),
-            Gate("DRAResourceClaimGranularStatusAuthorization", _B, True),
-            Gate("DRAResourcePoolStatus", _A, False),
-            Gate("DRASchedulerFilterTimeout", _B, True),
-            Gate("DRAWorkloadResourceClaims", _B, False),
-            Gate("DynamicResourceAllocation", _GA, True, locked=True),
-        ),
-        # DRAOptionalNodeOperations also needs NodeDeclaredFeatures, locked on in 1.37.
-        dependency_gates=(Gate("GenericWorkload", _B, False),),
-        runtime_config=(*_RESOURCE_VERSIONS, "scheduling.k8s.io/v1beta1"),
+    "DRAResourceClaimGranularStatusAuthorization": (_since(36, _B, True),),
+    "DRAResourcePoolStatus": (_since(36, _A),),
+    "DRASchedulerFilterTimeout": (_since(34, _B, True),),
+    "DRAWorkloadResourceClaims": (_since(36, _A), _since(37, _B)),
+    "DynamicResourceAllocation": (
+        _since(27, _A),
+        _since(32, _B),
+        _since(34, _GA, True),
+        _since(35, _GA, True, True),
     ),
 }
+_DEPENDENCY_GATES: dict[str, tuple[_Spec, ...]] = {
+    "GenericWorkload": (_since(36, _A), _since(37, _B)),
+}
+# The API versions that are off by default, from each minor on. A release lacks the versions
+# it is not given (the apiserver exits on an unknown group version).
+_RUNTIME_CONFIG: dict[int, tuple[str, ...]] = {
+    27: ("resource.k8s.io/v1alpha2",),
+    31: ("resource.k8s.io/v1alpha3",),
+    32: ("resource.k8s.io/v1beta1", "resource.k8s.io/v1alpha3"),
+    33: _RESOURCE_VERSIONS,
+    36: (*_RESOURCE_VERSIONS, "scheduling.k8s.io/v1alpha2"),
+    37: (*_RESOURCE_VERSIONS, "scheduling.k8s.io/v1beta1"),
+}
+_NEWEST = 37
+
+
+def _gates_at(minor: int, specs: dict[str, tuple[_Spec, ...]]) -> tuple[Gate, ...]:
+    """The gates release 1.`minor` defines: each one's last spec from that minor or before."""
+    gates = []
+    for name, changes in sorted(specs.items()):
+        current = [spec for spec in changes if spec[0] <= minor]
+        if current and (stage := current[-1][1]) is not None:
+            gates.append(Gate(name, stage, current[-1][2], locked=current[-1][3]))
+    return tuple(gates)
+
+
+def _release(minor: int) -> Release:
+    return Release(
+        minor=minor,
+        gates=_gates_at(minor, _GATES),
+        dependency_gates=_gates_at(minor, _DEPENDENCY_GATES),
+        runtime_config=_RUNTIME_CONFIG[max(m for m in _RUNTIME_CONFIG if m <= minor)],
+    )
+
+
+_RELEASES = {minor: _release(minor) for minor in range(min(_RUNTIME_CONFIG), _NEWEST + 1)}
 
 SUPPORTED_MINORS = tuple(sorted(_RELEASES))
 

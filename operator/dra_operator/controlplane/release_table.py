@@ -112,6 +112,8 @@ def _row(field: str, label: str) -> str:
 _SERVED_ROWS = (
     ("ResourcePoolStatusRequest answers (docs/poolstatus.md)", "DRAResourcePoolStatus"),
     ("PodGroup claims (docs/workloads.md)", "DRAWorkloadResourceClaims"),
+    ("Gang scheduling of PodGroups (docs/workloads.md)", "GenericWorkload"),
+    ("Node-allocatable devices in the scheduler", "DRANodeAllocatableResources"),
 )
 """Controllers that act when the server serves their API, which its gate switches on."""
 
@@ -119,7 +121,9 @@ _SERVED_ROWS = (
 def _served_row(label: str, gate_name: str) -> str:
     cells = []
     for minor in MINORS:
-        gate = next((g for g in release_flags(minor).gates if g.name == gate_name), None)
+        flags = release_flags(minor)
+        gates = (*flags.gates, *flags.dependency_gates)
+        gate = next((g for g in gates if g.name == gate_name), None)
         cells.append(
             "—" if gate is None else _gate_cell(True, (gate,)).replace(" (", " when served (", 1)
         )
@@ -147,14 +151,14 @@ making it again. On every release the scheduler judges a deleted claim as 1.37's
 `pod.status.resourceClaimStatuses` as 1.37 does (the entries already there merged with the new
 ones, sorted by name): 1.36's partial apply makes the status flip between entries for ever once
 a pod's claim is deleted (measured on 1.36.4, docs/design/operator.md).
-**Not implemented**: gang scheduling of PodGroups (GenericWorkload: all-or-nothing placement,
-PodGroupPostFilter, pending group allocations; the scheduler places a PodGroup's pods one by
-one, while their shared claims are the claims controller's, docs/workloads.md),
-the scheduler's part of node-allocatable resources (DRANodeAllocatableResources: computing and
-writing `pod.status.nodeAllocatableResourceClaimStatuses`, the sharing rule for claims with
-mapped devices; the amounts a pod's status records do count in its requests, as 1.37's
-NodeResourcesFit counts them, and `model.node_allocatable_statuses` computes them as 1.37
-does), pre-queueing hints
+Where the server serves PodGroups (1.36 with GenericWorkload, 1.37), a gang's pods are placed
+all or none in one group cycle with 1.37's texts and the PodGroup's
+`PodGroupInitiallyScheduled` condition (docs/workloads.md "Gang scheduling"); devices with
+`nodeAllocatableResources` (DRANodeAllocatableResources) count against the node's allocatable,
+a claim holding a mapped device is not shared, and the amounts go to
+`pod.status.nodeAllocatableResourceClaimStatuses` before binding, as 1.37's DynamicResources
+does. **Not implemented**: PodGroupPostFilter, CompositePodGroups and topology-aware workload
+scheduling (reported as not supported), pre-queueing hints
 (SchedulerPreQueueingHints), and PostFilter (no preemption, no deallocation after a failed
 attempt: the PostFilter texts 1.37 removed never were in our FailedScheduling message). 1.37's
 in-flight allocation change (kept until PreBind succeeds) has no equivalent: a written claim

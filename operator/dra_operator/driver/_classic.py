@@ -194,9 +194,8 @@ class ClassicDriver:
         if meta.get("deletionTimestamp") or (not selected and not potential):
             return
         namespace = str(meta["namespace"])
-        try:
-            pod = await self.api.get(PODS, str(meta["name"]), namespace=namespace)
-        except errors.APINotFoundError:
+        pod = await self.api.find(PODS, str(meta["name"]), namespace=namespace)
+        if pod is None:
             return
         pod_uid = pod["metadata"]["uid"]
         owned = any(
@@ -232,9 +231,8 @@ class ClassicDriver:
                 name = deterministic_claim_name(pod["metadata"]["name"], str(entry["name"]))
             if not name:
                 continue  # not created yet
-            try:
-                claim = await self.api.get(self.claims, name, namespace=namespace)
-            except errors.APINotFoundError:
+            claim = await self.api.find(self.claims, name, namespace=namespace)
+            if claim is None:
                 continue
             if not self._is_mine(claim) or self._immediate(claim):
                 continue  # ≤1.30: the context is only about WaitForFirstConsumer claims

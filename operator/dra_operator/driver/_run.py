@@ -48,7 +48,7 @@ class DriverSettings:
     kubelet_root: Path = Path("/var/lib/kubelet")
     cdi_dir: Path = Path("/var/run/cdi")
     state_dir: Path | None = None
-    kubeconfig: str | None = None
+    kubeconfig: Path | None = None
     metrics_port: int | None = None
     node_allocatable: tuple[str, ...] = ()  # `--node-allocatable` profiles
 

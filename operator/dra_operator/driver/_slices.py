@@ -68,9 +68,8 @@ class SlicePublisher:
         return bool(annotations.get(CONTENT_ANNOTATION) == self._hash(index))
 
     async def _owner(self) -> list[JSONObject]:
-        try:
-            node = await self.api.get(NODES, self.inventory.node)
-        except APINotFoundError:
+        node = await self.api.find(NODES, self.inventory.node)
+        if node is None:
             return []
         meta = node["metadata"]
         return [{"apiVersion": "v1", "kind": "Node", "name": meta["name"], "uid": meta["uid"]}]

@@ -217,6 +217,20 @@ class Client:
         path = self._object_path(resource, name, namespace, subresource)
         return await self.request("GET", path, timeout=timeout)
 
+    async def find(
+        self,
+        resource: Resource,
+        name: str,
+        *,
+        namespace: str | None = None,
+        timeout: float | None = None,
+    ) -> JSONObject | None:
+        """Read one object, None when it does not exist (404); other errors are raised."""
+        try:
+            return await self.get(resource, name, namespace=namespace, timeout=timeout)
+        except APINotFoundError:
+            return None
+
     async def list(
         self,
         resource: Resource,

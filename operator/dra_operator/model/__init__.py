@@ -105,6 +105,7 @@ from dra_operator.model._pod_claims import (
     controller_of,
     deterministic_claim_name,
     is_for_pod,
+    not_controlled_by,
     resolve_claim,
 )
 from dra_operator.model._pod_scheduling import (
@@ -350,6 +351,7 @@ __all__ = [
     "node_allocatable_claim_requests",
     "node_allocatable_statuses",
     "node_matches",
+    "not_controlled_by",
     "parse_allocation_result",
     "parse_csi_driver",
     "parse_csi_node",

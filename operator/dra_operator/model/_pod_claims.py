@@ -11,7 +11,7 @@ import enum
 from dataclasses import dataclass
 
 from dra_operator.model._pod import Pod, PodResourceClaim
-from dra_operator.model._types import OwnerReference, ResourceClaim
+from dra_operator.model._types import ObjectMeta, OwnerReference, ResourceClaim
 
 __all__ = [
     "ClaimNaming",
@@ -89,16 +89,22 @@ def controller_of(claim: ResourceClaim) -> OwnerReference | None:
 
 def is_for_pod(pod: Pod, claim: ResourceClaim) -> str | None:
     """upstream `resourceclaim.IsForPod`: None when the pod controls the claim, else why not."""
-    p, c = pod.metadata, claim.metadata
-    if c.namespace != p.namespace:
+    return not_controlled_by("Pod", pod.metadata, claim)
+
+
+def not_controlled_by(kind: str, owner: ObjectMeta, claim: ResourceClaim) -> str | None:
+    """Why `owner` (a `kind`) does not control the claim, or None when it does: upstream's
+    `IsForPod` and `IsForPodGroup` word it alike."""
+    c = claim.metadata
+    if c.namespace != owner.namespace:
         return (
             f"ResourceClaim {c.namespace}/{c.name} is not in the same namespace as "
-            f"Pod {p.namespace}/{p.name}"
+            f"{kind} {owner.namespace}/{owner.name}"
         )
     controller = controller_of(claim)
-    if controller is None or controller.uid != p.uid:
+    if controller is None or controller.uid != owner.uid:
         return (
-            f"ResourceClaim {c.namespace}/{c.name} was not created for Pod "
-            f"{p.namespace}/{p.name} (Pod is not owner)"
+            f"ResourceClaim {c.namespace}/{c.name} was not created for {kind} "
+            f"{owner.namespace}/{owner.name} ({kind} is not owner)"
         )
     return None

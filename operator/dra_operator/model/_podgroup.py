@@ -6,6 +6,10 @@ claims, that the whole group shares: the claims controller makes one claim per t
 group, owned by the PodGroup and recorded in `status.resourceClaimStatuses`, and reserves it
 for the PodGroup rather than for each pod (k8s.io/api v0.37.2, scheduling/v1beta1). Both list
 entries have the shapes of the pod's, so the pod's types are reused.
+
+The scheduler reads the group's policy: a `gang` policy's `minCount` makes its pods placed
+all or none (docs/workloads.md), and a group under a CompositePodGroup or with topology
+constraints is one the operator does not place.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dra_operator import names
 from dra_operator.model._parse_common import (
     Raw,
     as_object,
@@ -39,6 +44,10 @@ class PodGroup:
     api_version: str = ""  # as read: owner references of its claims name it
     resource_claims: tuple[PodResourceClaim, ...] = ()
     resource_claim_statuses: tuple[PodResourceClaimStatus, ...] = ()
+    min_count: int | None = None  # spec.schedulingPolicy.gang.minCount; None: basic policy
+    parent_composite: str | None = None  # spec.parentCompositePodGroupName (CompositePodGroup)
+    topology_constraints: bool = False  # spec.schedulingConstraints.topology is not empty
+    initially_scheduled: str | None = None  # status of the PodGroupInitiallyScheduled condition
 
 
 def _entry(value: object, path: str) -> PodResourceClaim:
@@ -63,9 +72,26 @@ def parse_pod_group(raw: Raw, version: str = "v1beta1") -> PodGroup:
     `version` names it when the object does not (items of a LIST carry no apiVersion)."""
     spec = opt_object(raw, "spec", "") or {}
     status = opt_object(raw, "status", "") or {}
+    policy = opt_object(spec, "schedulingPolicy", "spec") or {}
+    gang = opt_object(policy, "gang", "spec.schedulingPolicy")
+    constraints = opt_object(spec, "schedulingConstraints", "spec") or {}
+    conditions = status.get("conditions")
+    scheduled = next(
+        (
+            str(c.get("status"))
+            for c in (conditions if isinstance(conditions, list) else ())
+            if isinstance(c, dict)
+            and c.get("type") == names.CONDITION_POD_GROUP_INITIALLY_SCHEDULED
+        ),
+        None,
+    )
     return PodGroup(
         metadata=metadata(raw),
         api_version=str(raw.get("apiVersion") or f"{PodGroup.API_GROUP}/{version}"),
         resource_claims=list_of(spec, "resourceClaims", "spec", _entry),
         resource_claim_statuses=list_of(status, "resourceClaimStatuses", "status", _status),
+        min_count=int(gang.get("minCount") or 0) if gang is not None else None,
+        parent_composite=opt_str(spec, "parentCompositePodGroupName", "spec"),
+        topology_constraints=bool(constraints.get("topology")),
+        initially_scheduled=scheduled,
     )

@@ -30,7 +30,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 
 from dra_operator import names
-from dra_operator.model import Node, Pod, PodGroup, ResourceClaim, node_matches
+from dra_operator.model import (
+    Node,
+    ObjectMeta,
+    OwnerReference,
+    Pod,
+    PodGroup,
+    ResourceClaim,
+    controller_of,
+    node_matches,
+)
 from dra_operator.verify._state import Code, Severity, Violation
 
 __all__ = ["RESERVED_FOR_MAX_SIZE", "check_consumers"]
@@ -175,27 +184,12 @@ def _check_owner(claim: ResourceClaim, pods: Mapping[_Key, Pod]) -> list[Violati
     meta = claim.metadata
     if not any(a in meta.annotations for a in GENERATED) or meta.deletion_timestamp is not None:
         return []
-    owner = next(
-        (
-            o
-            for o in meta.owner_references
-            if o.controller and o.api_version == "v1" and o.kind == "Pod"
-        ),
-        None,
-    )
-    if owner is None:
+    owner = controller_of(claim)
+    if owner is None or owner.api_version != "v1" or owner.kind != "Pod":
         return []
     pod = pods.get((meta.namespace, owner.name))
-    where = f"pod {meta.namespace}/{owner.name}"
-    if pod is None:
-        problem = f"{where}, which no longer exists"
-    elif pod.metadata.uid != owner.uid:
-        problem = f"{where} with UID {owner.uid}, but that pod has UID {pod.metadata.uid}"
-    elif (why := _done_reason(pod)) is not None:
-        problem = f"{where}, which {why}; the claim should have been deleted"
-    else:
-        return []
-    return [_claim_violation(Code.OWNER_MISSING, claim, f"The claim was generated for {problem}.")]
+    why = _done_reason(pod) if pod is not None else None
+    return _owner_gone(claim, "pod", owner, pod.metadata if pod else None, why)
 
 
 def _is_group_ref(api_group: str, resource: str) -> bool:
@@ -211,24 +205,33 @@ def _check_group_owner(
         return []
     if names.POD_CLAIM_NAME_ANNOTATION not in meta.annotations:
         return []
-    owner = next(
-        (
-            o
-            for o in meta.owner_references
-            if o.controller
-            and o.kind == "PodGroup"
-            and o.api_version.startswith(f"{PodGroup.API_GROUP}/")
-        ),
-        None,
-    )
-    if owner is None:
+    owner = controller_of(claim)
+    if (
+        owner is None
+        or owner.kind != "PodGroup"
+        or not owner.api_version.startswith(f"{PodGroup.API_GROUP}/")
+    ):
         return []
     group = groups.get((meta.namespace, owner.name))
-    where = f"PodGroup {meta.namespace}/{owner.name}"
-    if group is None:
+    return _owner_gone(claim, "PodGroup", owner, group.metadata if group else None)
+
+
+def _owner_gone(
+    claim: ResourceClaim,
+    noun: str,
+    owner: OwnerReference,
+    found: ObjectMeta | None,
+    why: str | None = None,
+) -> list[Violation]:
+    """OWNER_MISSING when the owner a claim was generated for is gone, was replaced (another
+    UID) or is done (`why`)."""
+    where = f"{noun} {claim.metadata.namespace}/{owner.name}"
+    if found is None:
         problem = f"{where}, which no longer exists"
-    elif group.metadata.uid != owner.uid:
-        problem = f"{where} with UID {owner.uid}, but that PodGroup has UID {group.metadata.uid}"
+    elif found.uid != owner.uid:
+        problem = f"{where} with UID {owner.uid}, but that {noun} has UID {found.uid}"
+    elif why is not None:
+        problem = f"{where}, which {why}; the claim should have been deleted"
     else:
         return []
     return [_claim_violation(Code.OWNER_MISSING, claim, f"The claim was generated for {problem}.")]

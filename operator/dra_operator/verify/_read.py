@@ -172,10 +172,10 @@ async def read_schedulers(api: Client) -> Schedulers | None:
     good enough for a report) and a routing policy is bound; None when unreadable."""
     namespace, name = KUBE_SCHEDULER_LEASE
     try:
-        lease = await _get(api, LEASES, name, namespace)
+        lease = await api.find(LEASES, name, namespace=namespace)
         bindings = [
-            await _get(api, MUTATING_POLICY_BINDINGS, names.ROUTE_CLAIMS_POLICY),
-            await _get(api, VALIDATING_POLICY_BINDINGS, names.REQUIRE_SCHEDULER_POLICY),
+            await api.find(MUTATING_POLICY_BINDINGS, names.ROUTE_CLAIMS_POLICY),
+            await api.find(VALIDATING_POLICY_BINDINGS, names.REQUIRE_SCHEDULER_POLICY),
         ]
     except APIError:
         return None
@@ -194,15 +194,6 @@ def _is_held(lease: JSONObject, now: datetime.datetime) -> bool:
     renew_time = datetime.datetime.fromisoformat(renewed.replace("Z", "+00:00"))
     duration = datetime.timedelta(seconds=float(spec.get("leaseDurationSeconds") or 15))
     return now <= renew_time + duration
-
-
-async def _get(
-    api: Client, resource: Resource, name: str, namespace: str | None = None
-) -> JSONObject | None:
-    try:
-        return await api.get(resource, name, namespace=namespace)
-    except APINotFoundError:
-        return None
 
 
 async def _nothing() -> tuple[()]:

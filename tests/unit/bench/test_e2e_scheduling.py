@@ -13,7 +13,7 @@ import pytest
 from bench.scheduling import WORKLOADS, PhaseResult, build, parse_collapsed, percentile, rows
 from bench.scheduling._creator import Pacer, creation_rate
 from bench.scheduling._report import markdown, process_peaks
-from bench.scheduling._runner import exited, longest_stall
+from bench.scheduling._runner import exited, longest_stall, partial_groups
 from bench.scheduling._scale import HEADERS, SizedResult, summary_rows, workloads_for
 from bench.scheduling._system import ProcessSample, apiserver_args, count_requests, etcd_db_mib
 from bench.scheduling._tracker import claim_names
@@ -235,7 +235,7 @@ def test_creation_rate_counts_intervals_between_first_and_last() -> None:
     ("nodes", "expected"),
     [
         pytest.param(100, list(WORKLOADS), id="small-every-workload"),
-        pytest.param(1000, ["a", "b", "e", "h", "s"], id="scheduler-perf-500-node-set"),
+        pytest.param(1000, ["a", "b", "e", "h", "p", "s"], id="scheduler-perf-500-node-set"),
         pytest.param(5000, ["s"], id="steady-state-only"),
     ],
 )
@@ -296,3 +296,16 @@ def test_a_component_gone_when_sampled_is_named() -> None:
         "kube-controller-manager": ProcessSample(3.0, 155.0),
     }
     assert exited(samples) == ["kube-scheduler"]
+
+
+def test_the_gang_workload_groups_pods_by_eight_and_counts_groups_bound_in_part() -> None:
+    workload = build("p", 1.0)
+    (phase,) = workload.phases
+    assert phase.pods == 200 and phase.pods % 8 == 0
+    groups = workload.pod_groups(phase.pods, "ns")
+    assert len(groups) == 25
+    assert groups[0]["spec"]["schedulingPolicy"] == {"gang": {"minCount": 8}}
+    assert workload.pod(9, "ns", "s")["spec"]["schedulingGroup"] == {"podGroupName": "gang-0001"}
+    whole = [f"pod-{i:05d}" for i in range(16)]
+    assert partial_groups(workload, whole, 0, phase.pods) == 0
+    assert partial_groups(workload, [*whole, "pod-00016"], 0, phase.pods) == 1

@@ -42,6 +42,7 @@ from dra_operator.model import (
     ResourceClaimConsumerReference,
     ResourceClaimTemplate,
     controller_of,
+    not_controlled_by,
 )
 
 
@@ -89,19 +90,7 @@ def shares_with_group(group: PodGroup | None, entry: PodResourceClaim) -> bool:
 
 def is_for_group(group: PodGroup, claim: ResourceClaim) -> str | None:
     """upstream `IsForPodGroup`: None when the PodGroup controls the claim, else why not."""
-    g, c = group.metadata, claim.metadata
-    if c.namespace != g.namespace:
-        return (
-            f"ResourceClaim {c.namespace}/{c.name} is not in the same namespace as "
-            f"PodGroup {g.namespace}/{g.name}"
-        )
-    controller = controller_of(claim)
-    if controller is None or controller.uid != g.uid:
-        return (
-            f"ResourceClaim {c.namespace}/{c.name} was not created for PodGroup "
-            f"{g.namespace}/{g.name} (PodGroup is not owner)"
-        )
-    return None
+    return not_controlled_by("PodGroup", group.metadata, claim)
 
 
 def owned_by_pods_group(pod: Pod, claim: ResourceClaim) -> bool:

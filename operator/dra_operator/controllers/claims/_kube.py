@@ -100,18 +100,12 @@ class KubeClaimsWriter:
             return
 
     async def get_pod(self, namespace: str, name: str) -> Pod | None:
-        try:
-            raw = await self._api.get(kube.PODS, name, namespace=namespace)
-        except errors.APINotFoundError:
-            return None
-        return parse_pod(raw)
+        raw = await self._api.find(kube.PODS, name, namespace=namespace)
+        return parse_pod(raw) if raw is not None else None
 
     async def get_claim(self, namespace: str, name: str) -> ResourceClaim | None:
-        try:
-            raw = await self._api.get(self._claims, name, namespace=namespace)
-        except errors.APINotFoundError:
-            return None
-        return parse_resource_claim(raw, self._claims.version)
+        raw = await self._api.find(self._claims, name, namespace=namespace)
+        return parse_resource_claim(raw, self._claims.version) if raw is not None else None
 
     async def emit(self, event: Event) -> None:
         regarding = kube.event_target(

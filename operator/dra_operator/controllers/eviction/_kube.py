@@ -53,11 +53,8 @@ class KubeEvictionWriter:
         self._metrics = metrics
 
     async def get_pod(self, namespace: str, name: str) -> Pod | None:
-        try:
-            raw = await self._api.get(kube.PODS, name, namespace=namespace)
-        except errors.APINotFoundError:
-            return None
-        return parse_pod(raw)
+        raw = await self._api.find(kube.PODS, name, namespace=namespace)
+        return parse_pod(raw) if raw is not None else None
 
     async def emit(self, pod: Pod, message: str) -> None:
         meta = pod.metadata

@@ -20,6 +20,7 @@ of state). On a 1.30 server, v1alpha2 claims of a structured ResourceClass are p
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -79,6 +80,10 @@ from dra_operator.controllers.scheduler._named import (
     named_claims,
     place_named,
 )
+from dra_operator.controllers.scheduler._nodealloc_fit import (
+    allocated_by_uid,
+    node_allocatable_fit,
+)
 from dra_operator.controllers.scheduler._profile import default_framework
 from dra_operator.controllers.scheduler._taints import TaintedSlices
 from dra_operator.controllers.scheduler._verdicts import (
@@ -103,6 +108,7 @@ from dra_operator.model import (
     DeviceClass,
     ExtendedClaim,
     Node,
+    NodeAllocatableClaimStatus,
     NodeSelector,
     Pod,
     PodSchedulingContext,
@@ -237,6 +243,7 @@ class Placement:
     bind: bool = False
     extended: ExtendedWrite | None = None  # the special claim for extended resources
     cycle: Cycle | None = field(default=None, compare=False)  # None: a bound pod, a claim
+    node_allocatable: tuple[NodeAllocatableClaimStatus, ...] = ()  # PreBind's pod status
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,8 +331,13 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
             return Unschedulable(prefilter_error(node_count, checks))
         node_checks, scorer, cycle = checks
 
+    fit = node_allocatable_fit(pod, state.claims, state.slices, state.node_infos)
+    unshareable = fit.sharing_problem() if fit is not None else None
+
     def node_filter(node: Node) -> list[str]:
         problems = node_checks(node) if node_checks is not None else []
+        if unshareable is not None:
+            problems.append(unshareable)
         if any(not node_matches(node.name, node.labels, s) for s in found.selectors) or (
             found.skips_node_operations and OPTIONAL_NODE_OPERATIONS not in node.declared_features
         ):
@@ -349,6 +361,11 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
         extended_for=(lambda node: need.on_node(node, requests)[1]) if need is not None else None,
         scorer=scorer,
         percentage=cycle.framework.percentage_of_nodes_to_score if cycle is not None else None,
+        fits=(
+            (lambda node, results: fit.problems(node, allocated_by_uid(found.unallocated, results)))
+            if fit is not None
+            else None
+        ),
     )
     if isinstance(placed, errors.AllocationInputError):
         return Unschedulable(prefilter_error(node_count, str(placed)))
@@ -375,7 +392,14 @@ def decide_pod(pod: Pod, state: State, settings: Settings) -> Decision:
         for claim, result in zip(found.unallocated, results, strict=True)
     ]
     writes += [_reservation(claim) for claim in found.allocated]
-    return _placement(pod, node_name, writes, special, cycle)
+    placement = _placement(pod, node_name, writes, special, cycle)
+    if fit is not None:  # the chosen node passed `fits`: its statuses are computed again
+        chosen = state.nodes.get(ObjectKey("", node_name))
+        allocated = allocated_by_uid(found.unallocated, results)
+        if chosen is not None:
+            statuses = fit.statuses(chosen.obj, allocated)
+            placement = dataclasses.replace(placement, node_allocatable=statuses)
+    return placement
 
 
 Scorer = Callable[[Sequence[str]], Mapping[str, int]]
@@ -731,6 +755,7 @@ def _place(
     extended_for: Callable[[Node], ExtendedClaim | None] | None = None,
     scorer: Scorer | None = None,
     percentage: int | None = None,
+    fits: Callable[[Node, Sequence[AllocationResult]], list[str]] | None = None,
 ) -> (
     tuple[str, tuple[AllocationResult, ...], ExtendedClaim | None]
     | list[list[str]]
@@ -745,7 +770,9 @@ def _place(
     `who` names the pod or claim in the per-node debug lines (`--log-level debug`). `scorer`
     gives the framework's Score totals of the fitting nodes, added to the policy's scores
     rescaled as a Score plugin's of weight 2 (`_as_node_score`); the profile's `percentage`
-    of nodes to score wins over the settings' when given.
+    of nodes to score wins over the settings' when given. `fits`
+    is the node-allocatable check of a node's allocation (`_nodealloc_fit`); no verdict is
+    reused with it, since it depends on the pod and on the node's room.
 
     Nodes are tried in name order. When every node scores alike (FirstFit, or nothing to
     allocate) the first that fits wins, so the search stops there; a scored policy looks at
@@ -756,7 +783,7 @@ def _place(
     only when no node fits.
     """
     policy = settings.policy
-    memo = state.verdicts if claims and extended_for is None else None
+    memo = state.verdicts if claims and extended_for is None and fits is None else None
     debug = _levels.isEnabledFor(logging.DEBUG)
     shape = None
     if memo is not None:
@@ -818,6 +845,10 @@ def _place(
                     learned.append((node.name, Rejected(reason, names)))
                 continue
             results, score = outcome
+            short = fits(node, results[: len(claims)]) if fits is not None else []
+            if short:
+                rejected.append(short)
+                continue
             if debug:
                 _log.debug(LogEvent.ALLOCATION_NODE, pod=who, node=node.name, fits=score)
             learned.append((node.name, Fits(score)))

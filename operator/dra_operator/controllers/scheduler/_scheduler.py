@@ -72,6 +72,7 @@ from dra_operator.controllers.scheduler._extended import (
     owner_of_deleted,
     pod_status_patch,
 )
+from dra_operator.controllers.scheduler._nodealloc_fit import status_patch
 from dra_operator.controllers.scheduler._policies import Choice, Governor
 from dra_operator.controllers.scheduler._writes import (
     Event,
@@ -85,6 +86,7 @@ from dra_operator.controllers.scheduler._writes import (
     unreserve_body,
     without_finalizer_body,
 )
+from dra_operator.controllers.scheduler.gang import Gangs
 from dra_operator.hooks import HookPoints
 from dra_operator.model import (
     AllocationResult,
@@ -174,8 +176,10 @@ class Scheduler:
         observe: Observer[WorkKey] | None = None,
         governor: Governor | None = None,
         contexts: ContextWriter | None = None,
+        gangs: Gangs | None = None,
     ) -> None:
         self.state = state
+        self.gangs = gangs  # PodGroups served: their gangs are placed whole (gang/)
         self._contexts = contexts
         self.settings = settings
         self.governor = governor if governor is not None else Governor()
@@ -313,6 +317,9 @@ class Scheduler:
                     self.unschedulable.discard(key)
                     _log.debug("pod.not_enqueued", key=str(key), reason=", ".join(gate.reasons))
                     return Result()
+            if self.gangs is not None and self.gangs.takes(pod):
+                await self.gangs.schedule(self, key, pod)  # the group's cycle, all or none
+                return Result()
             subject: tuple[str, str] = ("Pod", pod.metadata.uid)
             pending = claims_to_allocate(pod, self.state, self.settings.features)
         else:
@@ -424,6 +431,9 @@ class Scheduler:
             if placement.extended is not None:
                 await self._write_special(placement, placement.extended, created)
                 pending.remove(placement.extended.uid)
+            if placement.node_allocatable and placement.pod is not None:  # PreBind
+                patch = status_patch(placement.node_allocatable)
+                await self._writer.patch_pod_status(placement.pod, patch)
             if placement.bind and placement.pod is not None:
                 body = binding_body(placement.pod, placement.pod_uid, placement.node)
                 await self._writer.bind(body)

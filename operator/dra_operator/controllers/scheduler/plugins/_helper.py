@@ -1,8 +1,29 @@
-"""Score helpers shared by plugins (kube-scheduler v1.37.2, plugins/helper/normalize_score.go)."""
+"""Helpers shared by plugins: score normalisation (kube-scheduler v1.37.2,
+plugins/helper/normalize_score.go) and reading what an earlier extension point wrote."""
 
 from __future__ import annotations
 
-from dra_operator.controllers.scheduler.framework import MAX_NODE_SCORE, NodeScore
+from typing import TypeVar
+
+from dra_operator.controllers.scheduler.framework import (
+    MAX_NODE_SCORE,
+    CycleState,
+    NodeScore,
+    Status,
+    error,
+)
+
+S = TypeVar("S")
+
+
+def read_state(state: CycleState, key: str, kind: type[S], point: str) -> S | Status:
+    """The `kind` that extension point `point` wrote under `key`, or the error upstream's
+    plugins return when it did not run (`reading "<key>" from cycleState: <point> did not
+    run`, as interpodaffinity's and podtopologyspread's getPreFilterState/getPreScoreState)."""
+    found = state.get(key)
+    if isinstance(found, kind):
+        return found
+    return error(f'reading "{key}" from cycleState: {point} did not run')
 
 
 def default_normalize_score(scores: list[NodeScore], *, reverse: bool) -> None:

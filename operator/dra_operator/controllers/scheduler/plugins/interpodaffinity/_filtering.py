@@ -20,10 +20,10 @@ from dra_operator.controllers.scheduler.framework import (
     PodInfo,
     Snapshot,
     Status,
-    error,
     unresolvable,
     unschedulable,
 )
+from dra_operator.controllers.scheduler.plugins import _helper
 from dra_operator.controllers.scheduler.plugins.interpodaffinity._terms import (
     AffinityTerm,
     NamespaceLabels,
@@ -127,10 +127,7 @@ def pre_filter(
 
 
 def read_state(state: CycleState) -> PreFilterState | Status:
-    found = state.get(PRE_FILTER_KEY)
-    if isinstance(found, PreFilterState):
-        return found
-    return error(f'reading "{PRE_FILTER_KEY}" from cycleState: PreFilter did not run')
+    return _helper.read_state(state, PRE_FILTER_KEY, PreFilterState, "PreFilter")
 
 
 def _satisfies_affinity(s: PreFilterState, labels: Mapping[str, str]) -> bool:

@@ -24,6 +24,7 @@ from dra_operator.controllers.scheduler.framework import (
     Status,
     error,
 )
+from dra_operator.controllers.scheduler.plugins import _helper
 from dra_operator.controllers.scheduler.plugins.interpodaffinity._filtering import NAME
 from dra_operator.controllers.scheduler.plugins.interpodaffinity._terms import (
     AffinityTerm,
@@ -131,10 +132,7 @@ def pre_score(
 
 
 def read_state(state: CycleState) -> PreScoreState | Status:
-    found = state.get(PRE_SCORE_KEY)
-    if isinstance(found, PreScoreState):
-        return found
-    return error(f'reading "{PRE_SCORE_KEY}" from cycleState: PreScore did not run')
+    return _helper.read_state(state, PRE_SCORE_KEY, PreScoreState, "PreScore")
 
 
 def score_node(s: PreScoreState, node: NodeInfo) -> int:

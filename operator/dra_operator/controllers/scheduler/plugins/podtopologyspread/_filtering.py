@@ -19,10 +19,10 @@ from dra_operator.controllers.scheduler.framework import (
     NodeInfo,
     PodInfo,
     Status,
-    error,
     unresolvable,
     unschedulable,
 )
+from dra_operator.controllers.scheduler.plugins import _helper
 from dra_operator.controllers.scheduler.plugins.podtopologyspread._common import (
     NAME,
     Constraint,
@@ -125,10 +125,7 @@ def pre_filter(
 
 
 def read_state(state: CycleState) -> PreFilterState | Status:
-    found = state.get(PRE_FILTER_KEY)
-    if isinstance(found, PreFilterState):
-        return found
-    return error(f'reading "{PRE_FILTER_KEY}" from cycleState: PreFilter did not run')
+    return _helper.read_state(state, PRE_FILTER_KEY, PreFilterState, "PreFilter")
 
 
 def update(state: CycleState, pod: Pod, other: PodInfo, node: NodeInfo, delta: int) -> Status:

@@ -23,8 +23,8 @@ from dra_operator.controllers.scheduler.framework import (
     NodeScore,
     Snapshot,
     Status,
-    error,
 )
+from dra_operator.controllers.scheduler.plugins import _helper
 from dra_operator.controllers.scheduler.plugins.podtopologyspread._common import (
     HOSTNAME,
     NAME,
@@ -91,10 +91,7 @@ def pre_score(
 
 
 def read_state(state: CycleState) -> PreScoreState | Status:
-    found = state.get(PRE_SCORE_KEY)
-    if isinstance(found, PreScoreState):
-        return found
-    return error(f'reading "{PRE_SCORE_KEY}" from cycleState: PreScore did not run')
+    return _helper.read_state(state, PRE_SCORE_KEY, PreScoreState, "PreScore")
 
 
 def score_node(s: PreScoreState, pod: Pod, info: NodeInfo) -> int:

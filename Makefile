@@ -80,6 +80,11 @@ SCALE_ARGS ?= --sizes 20,100,500 --systems upstream,ours,limit --plot /tmp/bench
 .PHONY: bench-scale
 bench-scale: $(STAMP) controlplane ; $(BIN)/python -m bench.scheduling $(SCALE_ARGS) $(BENCH_ARGS)
 
+# The scheduler's CPU per pod at 20, 500, 2,000 and 5,000 nodes × 8 devices, in process: no API
+# server, the decision and the cache updates only (docs/benchmarks.md; several minutes).
+.PHONY: bench-decision-scaling
+bench-decision-scaling: $(STAMP) ; $(BIN)/python -m bench.decision_scaling $(BENCH_ARGS)
+
 # ClusterLoader2's dra-steady-state at 5,000 nodes × 8 devices: fill 36,000 pods as fast
 # as each system goes, then 5 pods/s for 5 min; upstream's fill alone takes most of an hour.
 STEADY_ARGS ?= --sizes 5000 --workloads s --systems upstream,ours,limit --churn-rate 5 --churn-seconds 300 --plot /tmp/bench-steady.png --markdown /tmp/bench-steady.md

@@ -418,7 +418,7 @@ def _framework_filter(
     snapshot: Snapshot = state.node_infos.snapshot()
     framework.start_cycle(snapshot)
     cycle = CycleState()
-    result, status, narrowing = framework.run_pre_filter(cycle, pod, snapshot.node_infos)
+    result, status, narrowing = framework.run_pre_filter(cycle, pod, snapshot)
     if not status.ok:
         return ", ".join(status.reasons)
     wanted = result.node_names if result is not None else None
@@ -842,9 +842,9 @@ def _place(
     rotate = not alike and wanted < len(candidates)
     start = 0
     if rotate:
-        ordered = list(walk)
+        ordered = walk if isinstance(walk, Sequence) else list(walk)
         start = state.score_start % max(len(ordered), 1)
-        walk = [*ordered[start:], *ordered[:start]]
+        walk = (ordered[(start + i) % len(ordered)] for i in range(len(ordered)))  # no copy
     classes = state.class_map()
     lazy = scorer is not None and bool(claims) and _scores_alike(claims, policy)
     rejected: list[list[str]] = []

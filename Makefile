@@ -46,13 +46,15 @@ oracle:
 	bash tests/oracle/scheduler/build.sh
 
 # The routing races at full counts (20 per install) and on every supported release
-# with its install (tests/integration/test_routing.py; `make test` runs 3 races, one release).
+# with its install (tests/integration/test_routing.py; `make test` runs 3 races, one release),
+# and the upgrades from the previous chart and layout with more pods arriving
+# (tests/integration/test_routing_upgrade.py; `make test` runs them lean).
 # Each race's counts go to routing-figures.jsonl for docs/coexistence.md.
 .PHONY: test-routing
 test-routing: $(STAMP) controlplane
 	ROUTING_FULL=1 ROUTING_RELEASES=1 ROUTING_FIGURES=routing-figures.jsonl \
 	  $(BIN)/pytest -q -p no:cacheprovider -o timeout=0 tests/integration/test_routing.py \
-	  $(PYTEST_ARGS)
+	  tests/integration/test_routing_upgrade.py $(PYTEST_ARGS)
 
 # The chaos suite at full counts (tests/chaos; `make test` runs it lean). Figures
 # go to chaos-figures.jsonl for docs/reliability.md. About 75 min on a loaded 2-core machine,
@@ -81,6 +83,11 @@ bench-e2e: $(STAMP) controlplane ; $(BIN)/python -m bench.scheduling $(BENCH_ARG
 SCALE_ARGS ?= --sizes 20,100,500 --systems upstream,ours,limit --plot /tmp/bench-scale.png --markdown /tmp/bench-scale.md
 .PHONY: bench-scale
 bench-scale: $(STAMP) controlplane ; $(BIN)/python -m bench.scheduling $(SCALE_ARGS) $(BENCH_ARGS)
+
+# The scheduler's CPU per pod at 20, 500, 2,000 and 5,000 nodes × 8 devices, in process: no API
+# server, the decision and the cache updates only (docs/benchmarks.md; several minutes).
+.PHONY: bench-decision-scaling
+bench-decision-scaling: $(STAMP) ; $(BIN)/python -m bench.decision_scaling $(BENCH_ARGS)
 
 # ClusterLoader2's dra-steady-state at 5,000 nodes × 8 devices: fill 36,000 pods as fast
 # as each system goes, then 5 pods/s for 5 min; upstream's fill alone takes most of an hour.

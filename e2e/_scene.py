@@ -106,19 +106,27 @@ class Scene:
         return {"name": "pause", "image": "registry.k8s.io/pause:3.10"}
 
     async def pod(
-        self, name: str, *, claim: str | None = None, node: str | None = None
+        self,
+        name: str,
+        *,
+        claim: str | None = None,
+        node: str | None = None,
+        labels: dict[str, str] | None = None,
+        spec: JSONObject | None = None,
     ) -> JSONObject:
         """A pod for the operator's scheduler (or bound to `node` by hand), using ResourceClaim
-        `claim` or, without it, a claim generated from the template."""
+        `claim` or, without it, a claim generated from the template; `labels` and the `spec`
+        fields (affinity, spread, gates) as a workload sets them."""
         source = {"resourceClaimName": claim} if claim else {"resourceClaimTemplateName": TEMPLATE}
         placement = {"nodeName": node} if node else {}
         body = {
             "apiVersion": "v1",
             "kind": "Pod",
-            "metadata": {"name": name},
+            "metadata": {"name": name, **({"labels": labels} if labels else {})},
             "spec": {
                 "schedulerName": names.DEFAULT_SCHEDULER_NAME,
                 **placement,
+                **(spec or {}),
                 "terminationGracePeriodSeconds": 1,
                 "containers": [{**self._container(), "resources": {"claims": [{"name": REQUEST}]}}],
                 "resourceClaims": [{"name": REQUEST, **source}],

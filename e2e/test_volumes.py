@@ -5,9 +5,9 @@ local control plane's real nodes): a pod with a device claim and a WaitForFirstC
 whose only PV is a local volume on one node is placed by the operator on that node, the claim
 is bound to the PV, and the pod runs there.
 
-Expected to fail until the live scheduler runs the framework's default profile (VolumeBinding
-registered, a Handle over the watched storage kinds and the volume writer): today's scheduler
-places pods with basic node filters only and never binds the claim.
+The operator's VolumeBinding finds the PV, binds the claim to it in PreBind and binds the pod;
+the PV's watch event may reach the operator after the pod's, so a pod first found without a
+PV is decided again when the PV arrives.
 """
 
 from __future__ import annotations
@@ -19,18 +19,19 @@ import pytest
 from tests.support.operator import wait_for
 
 from dra_operator import names
+from dra_operator.controlplane import TEST_IMAGE
 from dra_operator.errors import APINotFoundError
 from dra_operator.kube import PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, PODS, STORAGE_CLASSES
 from e2e._scene import REQUEST, TEMPLATE, Scene
 
-pytestmark = [
-    pytest.mark.controlplane,
-    pytest.mark.xfail(
-        reason="the live scheduler does not run the framework's VolumeBinding yet", strict=False
-    ),
-]
+pytestmark = pytest.mark.controlplane
 
 HOSTNAME = "kubernetes.io/hostname"
+MOUNTED = "data-mounted"
+# The container says whether the kubelet mounted the volume at /data, then waits.
+SHOW_MOUNT = (
+    f'grep -q " /data " /proc/mounts && echo {MOUNTED}; trap "exit 0" TERM; sleep 3600 & wait'
+)
 
 
 @pytest.fixture
@@ -111,7 +112,8 @@ async def test_a_wffc_local_volume_is_bound_and_the_pod_runs_on_its_node(on_node
                     "containers": [
                         {
                             "name": "main",
-                            "image": "registry.k8s.io/pause:3.10",
+                            "image": TEST_IMAGE,
+                            "command": ["/bin/sh", "-c", SHOW_MOUNT],
                             "resources": {"claims": [{"name": REQUEST}]},
                             "volumeMounts": [{"name": "data", "mountPath": "/data"}],
                         }
@@ -131,6 +133,12 @@ async def test_a_wffc_local_volume_is_bound_and_the_pod_runs_on_its_node(on_node
 
         claim = await wait_for(bound, what="claim data Bound")
         assert claim["spec"]["volumeName"] == pv
+
+        async def mounted() -> bool:
+            code, out = await scene.kubectl("logs", "trainer", f"--namespace={scene.namespace}")
+            return code == 0 and MOUNTED in out.splitlines()
+
+        await wait_for(mounted, what="trainer reporting /data mounted")
     finally:
         await scene.delete_pod("trainer")
         with contextlib.suppress(APINotFoundError):

@@ -261,30 +261,33 @@ class _Scene:
         )
 
     async def delete(self, api: Client) -> None:
-        """Pods at once (no kubelet would ever confirm), then the namespace and the devices."""
+        await delete_scene(api, self.namespace, self.nodes, self.device_class)
+
+
+async def delete_scene(
+    api: Client, namespace: str, nodes: Iterable[str], device_class: str
+) -> None:
+    """What a race made, gone: its pods at once (no kubelet would ever confirm), then the
+    namespace, each node with its `<node>-slice`, and the class. The routing race of
+    tests/integration deletes its scenes with it too."""
+    with contextlib.suppress(APIError):
+        pods = await api.list(PODS, namespace=namespace)
+        await asyncio.gather(
+            *(
+                api.delete(PODS, p["metadata"]["name"], namespace=namespace, grace_period_seconds=0)
+                for p in pods.get("items") or ()
+            ),
+            return_exceptions=True,
+        )
+    with contextlib.suppress(APIError):
+        await api.delete(NAMESPACES, namespace)
+    for node in nodes:
         with contextlib.suppress(APIError):
-            pods = await api.list(PODS, namespace=self.namespace)
-            await asyncio.gather(
-                *(
-                    api.delete(
-                        PODS,
-                        p["metadata"]["name"],
-                        namespace=self.namespace,
-                        grace_period_seconds=0,
-                    )
-                    for p in pods.get("items") or ()
-                ),
-                return_exceptions=True,
-            )
+            await api.delete(dra("resourceslices"), f"{node}-slice")
         with contextlib.suppress(APIError):
-            await api.delete(NAMESPACES, self.namespace)
-        for node in self.nodes:
-            with contextlib.suppress(APIError):
-                await api.delete(dra("resourceslices"), f"{node}-slice")
-            with contextlib.suppress(APIError):
-                await api.delete(NODES, node)
-        with contextlib.suppress(APIError):
-            await api.delete(dra("deviceclasses"), self.device_class)
+            await api.delete(NODES, node)
+    with contextlib.suppress(APIError):
+        await api.delete(dra("deviceclasses"), device_class)
 
 
 def _pod(

@@ -23,9 +23,11 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from bench.coexistence import delete_scene
+
 from dra_operator import controlplane, names, verify
 from dra_operator.errors import APIError, APIForbiddenError
-from dra_operator.kube import NAMESPACES, NODES, PODS, Client, Resource, dra
+from dra_operator.kube import NAMESPACES, PODS, Client, Resource, dra
 
 SCHEDULERS = ("default-scheduler", names.DEFAULT_SCHEDULER_NAME)
 PARAMS_NAMESPACE = "dra-operator-system"
@@ -83,8 +85,125 @@ async def published(api: Client, name: str, timeout: float = 30.0) -> bool:
     return False
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Arrivals:
+    """What claim pods arriving one by one left: `created` pods, `bound` of them seen bound
+    (more than the devices: they were allocated again), `unrouted` pods that named
+    kube-scheduler and kept it, `refused` creations, `overallocated` the most devices seen in
+    two claims at one reading, `foreign` pods seen bound by another scheduler, and the end
+    state once settled (`settled`, `violations` of `verify`)."""
+
+    created: int
+    bound: int
+    unrouted: tuple[str, ...]
+    refused: int
+    overallocated: int
+    foreign: tuple[str, ...]
+    settled: bool
+    violations: tuple[str, ...]
+
+    @property
+    def safe(self) -> bool:
+        return self.settled and not (
+            self.unrouted or self.overallocated or self.foreign or self.violations
+        )
+
+
+class Arriving:
+    """Claim pods (the kind every routing layout so far sends to dra-operator) created one at a
+    time, alternately naming each scheduler, while something else changes the cluster (an
+    upgrade). A pod seen bound is deleted, so the devices are allocated again and again and
+    either scheduler could take them in any window the change opens."""
+
+    def __init__(self, api: Client, pace: float = 0.3) -> None:
+        self.api = api
+        self.pace = pace
+        self.scene = _Scene("arrive")
+        self.created = 0
+        self._unrouted: list[str] = []
+        self._refused = 0
+        self._overallocated = 0
+        self._foreign: set[str] = set()
+        self._bound: set[str] = set()
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        await self.scene.set_up(self.api)
+        self._task = asyncio.create_task(self._arrive())
+
+    async def until(self, count: int, timeout: float = 300.0) -> None:
+        """Until `count` pods were created in all (the creator failing raises here)."""
+        deadline = time.monotonic() + timeout
+        while self.created < count:
+            assert self._task is not None and time.monotonic() < deadline, self.created
+            if self._task.done():
+                self._task.result()
+            await asyncio.sleep(_POLL)
+
+    async def finish(self) -> Arrivals:
+        """Stop creating, let the last pods settle (bound ones stay), read, then delete all."""
+        assert self._task is not None
+        self._stop.set()
+        try:
+            await self._task
+            settled = await self.scene.wait_settled(self.api, 120.0)
+            await self._observe(delete_bound=False)
+            end = await self.scene.measure(self.api, 0, settled, 0, ())
+        finally:
+            await self.scene.delete(self.api)
+        return Arrivals(
+            created=self.created,
+            bound=len(self._bound),
+            unrouted=tuple(self._unrouted),
+            refused=self._refused,
+            overallocated=max(self._overallocated, end.overallocated),
+            foreign=tuple(sorted(self._foreign | set(end.foreign))),
+            settled=end.settled,
+            violations=end.violations,
+        )
+
+    async def _arrive(self) -> None:
+        while not self._stop.is_set():
+            scheduler = SCHEDULERS[self.created % len(SCHEDULERS)]
+            name = f"arrive-{self.created}"
+            try:
+                answer = await self.api.create(
+                    PODS, _pod(name, scheduler, template="one"), namespace=self.scene.namespace
+                )
+            except APIForbiddenError:
+                self._refused += 1
+            else:
+                if answer["spec"].get("schedulerName") != SCHEDULERS[1]:
+                    self._unrouted.append(name)
+            self.created += 1
+            await self._observe(delete_bound=True)
+            await asyncio.sleep(self.pace)
+
+    async def _observe(self, *, delete_bound: bool) -> None:
+        pods, claims = await self.scene._read(self.api)
+        users = _device_users(claims)
+        self._overallocated = max(
+            self._overallocated, sum(1 for owners in users.values() if len(owners) > 1)
+        )
+        bound = [p for p in pods if p["spec"].get("nodeName")]
+        self._bound |= {p["metadata"]["name"] for p in bound}
+        self._foreign |= {
+            p["metadata"]["name"] for p in bound if p["spec"].get("schedulerName") != SCHEDULERS[1]
+        }
+        if delete_bound:
+            for pod in bound:
+                with contextlib.suppress(APIError):
+                    await self.api.delete(
+                        PODS,
+                        pod["metadata"]["name"],
+                        namespace=self.scene.namespace,
+                        grace_period_seconds=0,
+                    )
+
+
 class _Scene:
-    def __init__(self, run: int) -> None:
+    def __init__(self, run: int | str) -> None:
         suffix = uuid.uuid4().hex[:6]
         self.namespace = f"route-{run}-{suffix}"
         self.driver = f"route-{run}-{suffix}.example.com"
@@ -93,8 +212,8 @@ class _Scene:
         self.implicit = f"deviceclass.resource.kubernetes.io/{self.device_class}"
         self.nodes = [f"route-{run}-{suffix}-{i}" for i in range(2)]
 
-    async def create(self, api: Client) -> tuple[int, tuple[str, ...]]:
-        """The scene, then every pod at once: (pods refused, kinds of pods created)."""
+    async def set_up(self, api: Client) -> None:
+        """The namespace, the nodes with their devices, the class and the one-device template."""
         ns = self.namespace
         await api.create(
             NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
@@ -103,7 +222,6 @@ class _Scene:
             await controlplane.create_ready_node(api, node)
             await api.create(dra("resourceslices"), self._slice(node))
         await api.create(dra("deviceclasses"), self._class())
-        assert await published(api, self.explicit), f"{self.explicit} never published"
         request = {"name": "gpu", "exactly": {"deviceClassName": self.device_class}}
         await api.create(
             dra("resourceclaimtemplates"),
@@ -114,6 +232,11 @@ class _Scene:
                 "spec": {"spec": {"devices": {"requests": [request]}}},
             },
         )
+
+    async def create(self, api: Client) -> tuple[int, tuple[str, ...]]:
+        """The scene, then every pod at once: (pods refused, kinds of pods created)."""
+        await self.set_up(api)
+        assert await published(api, self.explicit), f"{self.explicit} never published"
         pods = []
         for index, scheduler in enumerate(SCHEDULERS):
             pods += [
@@ -123,7 +246,8 @@ class _Scene:
                 _pod(f"group-{index}", scheduler, template="one", group="gang"),
             ]
         answers = await asyncio.gather(
-            *(api.create(PODS, pod, namespace=ns) for pod in pods), return_exceptions=True
+            *(api.create(PODS, pod, namespace=self.namespace) for pod in pods),
+            return_exceptions=True,
         )
         refused = 0
         kinds: set[str] = set()
@@ -220,30 +344,7 @@ class _Scene:
         )
 
     async def delete(self, api: Client) -> None:
-        """Pods at once (no kubelet would ever confirm), then the namespace and the devices."""
-        with contextlib.suppress(APIError):
-            pods = await api.list(PODS, namespace=self.namespace)
-            await asyncio.gather(
-                *(
-                    api.delete(
-                        PODS,
-                        p["metadata"]["name"],
-                        namespace=self.namespace,
-                        grace_period_seconds=0,
-                    )
-                    for p in pods.get("items") or ()
-                ),
-                return_exceptions=True,
-            )
-        with contextlib.suppress(APIError):
-            await api.delete(NAMESPACES, self.namespace)
-        for node in self.nodes:
-            with contextlib.suppress(APIError):
-                await api.delete(dra("resourceslices"), f"{node}-slice")
-            with contextlib.suppress(APIError):
-                await api.delete(NODES, node)
-        with contextlib.suppress(APIError):
-            await api.delete(dra("deviceclasses"), self.device_class)
+        await delete_scene(api, self.namespace, self.nodes, self.device_class)
 
 
 def _pod(

@@ -269,4 +269,9 @@ async def test_failed_scheduling_is_worded_as_kube_scheduler_words_it(
     expected = [f"{len(nodes)} node(s) had untolerated taint(s)"]
     if others:
         expected.append(f"{others} node(s) didn't match Pod's node affinity/selector")
-    assert message == f"0/{total} nodes are available: {', '.join(sorted(expected))}."
+    # PostFilter (DefaultPreemption) appends its part, as kube-scheduler's FitError does.
+    preemption = f"preemption: 0/{total} nodes are available: {total} Preemption is not helpful"
+    assert message == (
+        f"0/{total} nodes are available: {', '.join(sorted(expected))}. "
+        f"{preemption} for scheduling."
+    )

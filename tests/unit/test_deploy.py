@@ -10,7 +10,8 @@ Aspects covered:
   policies, monitoring switches) and `helm lint --strict` passes;
 * the Deployment is hardened (non-root, seccomp RuntimeDefault, read-only root filesystem, no
   privilege escalation, every capability dropped), in both renderings;
-* the chart, the image tag and the Python package carry one version;
+* the chart's appVersion, the image tag and the Python package carry one version, and the
+  chart's version is above the previous chart's;
 * every alert and dashboard query parses as PromQL and uses only metrics docs/metrics.md lists;
 * the kind configs switch on exactly the gates and API versions the local control plane
   does, for every release it supports (1.34 to 1.37).
@@ -21,6 +22,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import tarfile
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -379,13 +381,24 @@ def test_deployment_is_locked_down(
     assert "schedulerName" not in pod, "the operator cannot place its own pods"
 
 
-def test_one_version_for_package_chart_and_image() -> None:
+def test_one_version_for_package_app_and_image() -> None:
+    """The chart's appVersion and the image tag are the package's; the chart's own version is
+    above that of the previous chart kept in tests/data (the upgrade tests install it)."""
     package = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
     chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
     base = yaml.safe_load((DEPLOY / "base" / "kustomization.yaml").read_text())
+    with tarfile.open(REPO / "tests" / "data" / "dra-operator-0.1.0.tgz") as packaged:
+        meta = packaged.extractfile("dra-operator/Chart.yaml")
+        assert meta is not None
+        previous = yaml.safe_load(meta)["version"]
 
-    assert chart["version"] == chart["appVersion"] == package
+    assert chart["appVersion"] == package
+    assert _semver(chart["version"]) > _semver(previous), (chart["version"], previous)
     assert base["images"] == [{"name": "dra-operator", "newTag": package}]
+
+
+def _semver(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
 
 
 def test_chart_files_are_links_to_deploy() -> None:

@@ -15,7 +15,8 @@ plugins; every server serves them (core/v1 and storage.k8s.io/v1), so they are a
 
 The namespaces' labels are always watched (InterPodAffinity's namespaceSelector, and the
 namespaceSelector of AllocationPolicies); the AllocationPolicy objects when their CRD is
-installed (`policies`).
+installed (`policies`); when the scheduler runs, the PodDisruptionBudgets (`pdbs`), which
+preemption reads to spare the pods a budget protects.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ class Kind(enum.StrEnum):
     CSI_NODES = "csinodes"
     CSI_DRIVERS = "csidrivers"
     POD_GROUPS = "podgroups"  # scheduling.k8s.io, 1.36+ with GenericWorkload
+    PDBS = "poddisruptionbudgets"
 
 
 CORE_KINDS: Final = frozenset({Kind.PODS, Kind.NODES})
@@ -83,6 +85,7 @@ class Caches:
         consumable_capacity: bool = True,
         policies: bool = False,
         pod_groups: str = "",
+        pod_disruption_budgets: bool = False,
         deterministic_claim_names: bool = False,
         on_invalid: InvalidHook | None = None,
     ) -> None:
@@ -209,6 +212,10 @@ class Caches:
         if policies:
             self.policies = Store("AllocationPolicy", hooks.parse_allocation_policy)
             self.stores[Kind.POLICIES] = self.policies
+        self.pdbs: Store[model.PodDisruptionBudget] | None = None
+        if pod_disruption_budgets:
+            self.pdbs = Store("PodDisruptionBudget", model.parse_pod_disruption_budget, keep=slim)
+            self.stores[Kind.PDBS] = self.pdbs
         self.ledger = DeviceLedger(consumable_capacity=consumable_capacity)
         self.deleted_pods = RecentlyDeleted()
         self._on_invalid = on_invalid

@@ -39,6 +39,7 @@ CORE_RESOURCES: Final[Mapping[Kind, kube.Resource]] = {
     Kind.STORAGE_CLASSES: kube.STORAGE_CLASSES,
     Kind.CSI_NODES: kube.CSI_NODES,
     Kind.CSI_DRIVERS: kube.CSI_DRIVERS,
+    Kind.PDBS: kube.POD_DISRUPTION_BUDGETS,
 }
 """The kinds whose resource does not depend on the server's DRA versions (those come from
 discovery, `ServerInfo.resource`)."""

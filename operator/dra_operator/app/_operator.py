@@ -31,7 +31,7 @@ from dra_operator.app._leader import LeaseElector
 from dra_operator.app._plugin import Builder, Context, Plugin
 from dra_operator.app._reflector import Reflector
 from dra_operator.app._registry import BUILDERS
-from dra_operator.app._settings import Settings
+from dra_operator.app._settings import SCHEDULER, Settings
 from dra_operator.app._upstream import Upstream
 from dra_operator.cluster import Change
 from dra_operator.controllers import Observer
@@ -68,6 +68,7 @@ class Operator:
             server.versions,
             consumable_capacity=server.features.consumable_capacity,
             policies=server.policies,
+            pod_disruption_budgets=SCHEDULER in controllers,
             pod_groups=server.pod_groups,
             deterministic_claim_names=server.claim_naming is model.ClaimNaming.DETERMINISTIC,
             on_invalid=self._invalid,

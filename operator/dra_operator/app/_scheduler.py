@@ -34,6 +34,8 @@ from dra_operator.controllers.scheduler import (
     KubeContextWriter,
     KubeSchedulerWriter,
     LiveHandle,
+    PreemptionWriter,
+    Preemptor,
     Scheduler,
     Settings,
     State,
@@ -51,6 +53,16 @@ from dra_operator.controllers.scheduler.gang import Gangs, KubeGroupWriter
 _POLICY_INPUTS = frozenset({Kind.POLICIES, Kind.NAMESPACES, Kind.CLAIMS})
 _NAMED_KINDS = frozenset({Kind.SLICES, Kind.CLASS_PARAMETERS, Kind.CLAIM_PARAMETERS})  # 1.30
 """Kinds whose changes may move a policy's status (claims governed, validity)."""
+_STORAGE_KINDS = frozenset(
+    {
+        Kind.PERSISTENT_VOLUMES,
+        Kind.PERSISTENT_VOLUME_CLAIMS,
+        Kind.STORAGE_CLASSES,
+        Kind.CSI_NODES,
+        Kind.CSI_DRIVERS,
+    }
+)
+"""Kinds the volume plugins read: their changes wake the parked pods."""
 
 
 class SchedulerPlugin:
@@ -110,6 +122,13 @@ class SchedulerPlugin:
             contexts = KubeContextWriter(
                 ctx.api, ctx.server.resource(Kind.SCHEDULING_CONTEXTS), metrics=ctx.metrics
             )
+        pdbs = caches.pdbs
+        preemptor = Preemptor(
+            self.state,
+            PreemptionWriter(ctx.api, metrics=ctx.metrics),
+            budgets=lambda: [entry.obj for entry in pdbs] if pdbs is not None else [],
+            metrics=ctx.metrics,
+        )
         gangs = None
         group_resource = ctx.server.pod_group_resource
         if caches.pod_groups is not None and group_resource is not None:  # GenericWorkload
@@ -124,6 +143,7 @@ class SchedulerPlugin:
             observe=ctx.observe(names.SCHEDULER_QUEUE),
             governor=Governor(ctx.hooks, policies=caches.policies, namespaces=caches.namespaces),
             contexts=contexts,
+            preemptor=preemptor,
             gangs=gangs,
         )
         self.policy_status: Controller[str] | None = None
@@ -162,6 +182,8 @@ class SchedulerPlugin:
             self.scheduler.context_changed(change)
         elif kind in (Kind.POLICIES, Kind.NAMESPACES):
             self.scheduler.policy_changed()
+        elif kind in _STORAGE_KINDS:
+            self.scheduler.storage_changed()
         elif kind is Kind.POD_GROUPS and self.scheduler.gangs is not None:
             self.scheduler.gangs.group_changed(change, self.scheduler)
         if self.policy_status is not None and kind in _POLICY_INPUTS:
@@ -173,6 +195,8 @@ class SchedulerPlugin:
             self.state.node_infos.node_changed(node.obj)
         for entry in self.state.pods:
             self.state.node_infos.pod_changed(entry.obj)
+            if self.scheduler.preemptor is not None:  # nominations a status names
+                self.scheduler.preemptor.pod_changed(None, entry.obj)
         for entry in self.state.pods:
             if handles(entry.obj, names_):
                 self.scheduler.controller.enqueue(

@@ -3,7 +3,8 @@
 Reads the cluster as `verify` does (plus DeviceClasses and DeviceTaintRules, and the
 AllocationPolicies with the namespace's labels when the CRD is installed), runs the allocator
 in explain mode as the scheduler would (see `_diagnose`) and prints which policy governed the
-attempt and, per candidate node and request, the funnel of devices and the stage that blocks.
+attempt and, per candidate node and request, the funnel of devices and the stage that blocks;
+for a pod, also the devices a preemption nominated to it (its `DevicesNominated` condition).
 Exit status: 0 when everything is allocated, 3 when something is not (explained), 1 when the
 object does not exist, 2 when the cluster could not be read.
 """
@@ -23,6 +24,7 @@ from dra_operator.cli._cluster_options import Target, cluster_options
 from dra_operator.cli._completion import complete_names
 from dra_operator.cli._diagnose import Diagnosis, Policies, diagnose_claim, diagnose_pod
 from dra_operator.cli._output import output_option, print_document
+from dra_operator.controllers.scheduler import DEVICES_NOMINATED
 from dra_operator.errors import APIError, APINotFoundError, InvalidObjectError
 from dra_operator.hooks import parse_allocation_policy
 from dra_operator.kube import ALLOCATION_POLICIES, NAMESPACES, Client, ClusterConfig
@@ -81,6 +83,22 @@ def group_reservations(state: verify.ClusterState, namespace: str) -> dict[str, 
         for ref in claim.status.reserved_for
         if ref.api_group == PodGroup.API_GROUP and ref.resource == PodGroup.PLURAL
     }
+
+
+def nomination_lines(state: verify.ClusterState, namespace: str, name: str) -> list[str]:
+    """The pod's `DevicesNominated` condition: the devices a preemption nominated to it
+    (KEP-5690), or that the nomination expired."""
+    for pod in state.pods:
+        if (pod.metadata.namespace, pod.metadata.name) != (namespace, name):
+            continue
+        return [
+            f"devices nominated by preemption ({c.reason}): {c.message}"
+            if c.status == "True"
+            else f"device nomination ended ({c.reason}): {c.message}"
+            for c in pod.status.conditions
+            if c.type == DEVICES_NOMINATED
+        ]
+    return []
 
 
 def _table(found: Diagnosis, *, wide: bool = False, groups: Mapping[str, str] | None = None) -> str:
@@ -175,5 +193,7 @@ def command(
         print_document(dataclasses.asdict(found) | {"is_allocated": found.is_allocated}, output)
     else:
         groups = group_reservations(state, namespace)
-        click.echo(_table(found, wide=output == "wide", groups=groups))
+        table = _table(found, wide=output == "wide", groups=groups)
+        extra = nomination_lines(state, namespace, name) if kind == "pod" else []
+        click.echo("\n".join([table, *extra]) if extra else table)
     sys.exit(_OK if found.is_allocated else _UNALLOCATED)

@@ -218,6 +218,35 @@ class DeviceLedger:
             )
         return found
 
+    def snapshot_without(self, uids: Set[str], pools: Iterable[tuple[str, str]]) -> Ledger:
+        """`snapshot(pools)` as if claims `uids` held nothing, observed or in flight: what
+        preemption sees once the claims of its victims are deallocated."""
+        pools = set(pools)
+        exclusive = collections.Counter(
+            {d: n for d, n in self._exclusive.items() if (d.driver, d.pool) in pools}
+        )
+        shares = collections.Counter(
+            {s: n for s, n in self._shares.items() if (s.device.driver, s.device.pool) in pools}
+        )
+        capacity = {
+            d: dict(totals) for d, totals in self._capacity.items() if (d.driver, d.pool) in pools
+        }
+        gone = [self._observed[uid] for uid in uids if uid in self._observed]
+        gone += [self._in_flight[uid].usage for uid in uids if uid in self._in_flight]
+        for usage in gone:
+            _count(exclusive, usage.exclusive, -1)
+            _count(shares, usage.shares, -1)
+            for device, consumed in usage.capacity:
+                totals = capacity.get(device, {})
+                for name, quantity in consumed.items():
+                    if name in totals:
+                        totals[name] = totals[name] - quantity
+        return Ledger(
+            exclusive=frozenset(d for d in exclusive if (d.driver, d.pool) in pools),
+            shares=frozenset(shares),
+            consumed_capacity=FrozenMap({d: FrozenMap(t) for d, t in capacity.items() if t}),
+        )
+
     def is_in_use(self, device: DeviceID) -> bool:
         """Whether any allocation uses `device` in any way (exclusively, shared, capacity)."""
         return device in self._by_pool.get((device.driver, device.pool), ())

@@ -72,17 +72,20 @@ UPSTREAM_USERS = {
 }
 _ETCD_TIMEOUT = 30.0
 
-# Real nodes without --with-upstream: only KCM's node-lifecycle controller, to lift the
-# not-ready taint as a cluster does. Not leader-elected, so its Lease never tells the operator
-# that a whole KCM (and its claims controller) runs.
-_NODE_LIFECYCLE = ["--controllers=nodelifecycle", "--leader-elect=false"]
+# Real nodes without --with-upstream: KCM's node-lifecycle controller, to lift the not-ready
+# taint as a cluster does, and its PV controller (persistentvolume-binder), which moves a new
+# PV to Available and completes a binding's phases (the kubelet mounts only a Bound claim): the
+# operator's VolumeBinding, as kube-scheduler's, writes only the binding itself. Not
+# leader-elected, so its Lease never tells the operator that a whole KCM (and its claims
+# controller) runs.
+_NODE_LIFECYCLE = ["--controllers=nodelifecycle,persistentvolume-binder", "--leader-elect=false"]
 # `in_cluster`: also what a Deployment's pods need (docs/install.md): a ServiceAccount in
 # every namespace, the kube-root-ca.crt ConfigMap their token volume projects, Deployments and
 # ReplicaSets made into pods, and their removal once the owner is deleted. Still no claims
 # controller and no Lease, so the operator runs its own claims controller as without.
 _IN_CLUSTER = [
-    "--controllers=nodelifecycle,serviceaccount,root-ca-cert-publisher,deployment,replicaset,"
-    "garbagecollector",
+    "--controllers=nodelifecycle,persistentvolume-binder,serviceaccount,root-ca-cert-publisher,"
+    "deployment,replicaset,garbagecollector",
     "--leader-elect=false",
 ]
 

@@ -89,6 +89,7 @@ CSI_DRIVERS = Resource("storage.k8s.io", "v1", "csidrivers", namespaced=False)
 CORE_EVENTS = Resource("", "v1", "events", namespaced=True)
 EVENTS = Resource("events.k8s.io", "v1", "events", namespaced=True)
 LEASES = Resource("coordination.k8s.io", "v1", "leases", namespaced=True)
+POD_DISRUPTION_BUDGETS = Resource("policy", "v1", "poddisruptionbudgets", namespaced=True)
 MUTATING_POLICY_BINDINGS = Resource(
     "admissionregistration.k8s.io", "v1", "mutatingadmissionpolicybindings", namespaced=False
 )

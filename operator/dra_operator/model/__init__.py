@@ -79,6 +79,7 @@ from dra_operator.model._parse_versions import (
     parse_resource_claim,
     parse_resource_claim_template,
 )
+from dra_operator.model._pdb import PodDisruptionBudget, parse_pod_disruption_budget
 from dra_operator.model._pod import (
     Container,
     ContainerExtendedResourceRequest,
@@ -297,6 +298,7 @@ __all__ = [
     "PodAffinityRules",
     "PodAffinityTerm",
     "PodCondition",
+    "PodDisruptionBudget",
     "PodExtendedResourceClaimStatus",
     "PodGroup",
     "PodResourceClaim",
@@ -363,6 +365,7 @@ __all__ = [
     "parse_persistent_volume",
     "parse_persistent_volume_claim",
     "parse_pod",
+    "parse_pod_disruption_budget",
     "parse_pod_group",
     "parse_pod_scheduling_context",
     "parse_resource_claim",

@@ -232,6 +232,8 @@ def parse_pod(
                 "status.extendedResourceClaimStatus",
             ),
             conditions=list_of(status, "conditions", "status", _condition),
+            nominated_node_name=str_or_empty(status, "nominatedNodeName", "status"),
+            start_time=opt_timestamp(status, "startTime", "status"),
             node_allocatable_resource_claim_statuses=list_of(
                 status,
                 "nodeAllocatableResourceClaimStatuses",

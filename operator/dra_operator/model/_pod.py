@@ -144,6 +144,8 @@ class PodStatus:
     resource_claim_statuses: tuple[PodResourceClaimStatus, ...] = ()
     extended_resource_claim_status: PodExtendedResourceClaimStatus | None = None
     conditions: tuple[PodCondition, ...] = ()
+    nominated_node_name: str = ""  # set by a scheduler that preempted pods for this one
+    start_time: datetime.datetime | None = None  # set by the kubelet; preemption orders by it
     # DRANodeAllocatableResources: what the pod's claims amount to (part of its requests)
     node_allocatable_resource_claim_statuses: tuple[NodeAllocatableClaimStatus, ...] = ()
 

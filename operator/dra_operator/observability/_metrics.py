@@ -47,6 +47,8 @@ CONTENT_TYPE: Final = CONTENT_TYPE_PLAIN_0_0_4
 """The exposition format `/metrics` serves: Prometheus text 0.0.4, as Kubernetes components."""
 
 EVICTION_BUCKETS: Final = (0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 30, 60, 120, 180, 240)
+VICTIM_BUCKETS: Final = (1, 2, 4, 8, 16, 32, 64)
+"""kube-scheduler's `ExponentialBuckets(1, 2, 7)` for the victims of one preemption."""
 """Upstream's `pod_deletion_duration_seconds` buckets: 5 ms to 4 min."""
 
 DECISION_BUCKETS: Final = (
@@ -164,7 +166,26 @@ class Metrics:
             registry=r,
             buckets=EVICTION_BUCKETS,
         )
+        # kube-scheduler's DefaultPreemption
+        self._preemption_attempts = Counter(
+            "scheduler_preemption_attempts_total",
+            "Total preemption attempts in the cluster till now",
+            registry=r,
+        )
+        self._preemption_victims = Histogram(
+            "scheduler_preemption_victims",
+            "Number of selected preemption victims for preemption initiated by a single pod",
+            registry=r,
+            buckets=VICTIM_BUCKETS,
+        )
         # ours
+        self._nominations = Counter(
+            "dra_operator_device_nominations_total",
+            "Devices nominated to a preemptor in the ledger (KEP-5690), by outcome: held when "
+            "nominated; bound, deleted or expired when the nomination ended.",
+            ["outcome"],
+            registry=r,
+        )
         self._attempts = Counter(
             "dra_operator_allocation_attempts_total",
             "Allocation attempts (a claim set on a candidate node, or a standalone claim), by "
@@ -384,6 +405,21 @@ class Metrics:
         """A pod was deleted; `seconds_after_due` counts from its eviction time."""
         self._deletions.inc()
         self._deletion_latency.observe(seconds_after_due)
+
+    # -- preemption ------------------------------------------------------------------------
+
+    def preemption_attempted(self) -> None:
+        """DefaultPreemption's PostFilter ran for a pod that fits nowhere."""
+        self._preemption_attempts.inc()
+
+    def preempted(self, victims: int) -> None:
+        """A preemption was carried out with `victims` pods evicted."""
+        self._preemption_victims.observe(victims)
+
+    def device_nomination(self, outcome: str) -> None:
+        """A preemptor's devices were nominated (`held`) or their nomination ended (`bound`,
+        `deleted`, `expired`)."""
+        self._nominations.labels(outcome=outcome).inc()
 
     # -- API writes ------------------------------------------------------------------------
 

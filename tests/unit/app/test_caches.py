@@ -203,3 +203,19 @@ def test_an_event_that_leaves_the_spec_alone_reuses_its_parsed_spec() -> None:
     caches.apply(Kind.PODS, "MODIFIED", moved)
     moved_pod = caches.pods.get(ObjectKey("ns", "p"))
     assert moved_pod and moved_pod.obj.spec.node_name == "n"
+
+
+def test_pod_disruption_budgets_are_watched_only_for_the_scheduler() -> None:
+    assert Kind.PDBS not in Caches(VERSIONS).kinds
+    caches = Caches(VERSIONS, pod_disruption_budgets=True)
+    assert caches.pdbs is not None and Kind.PDBS in caches.kinds
+    raw = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "b", "namespace": "ns", "uid": "u", "resourceVersion": "1"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}},
+        "status": {"disruptionsAllowed": 1},
+    }
+    caches.apply(Kind.PDBS, "ADDED", raw)
+    [budget] = [entry.obj for entry in caches.pdbs]
+    assert budget.disruptions_allowed == 1

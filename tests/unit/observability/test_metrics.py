@@ -40,6 +40,18 @@ from dra_operator.observability import (
             id="claim-create-failed-with-admin-access",
         ),
         pytest.param(
+            lambda m: m.device_nomination("expired"),
+            "dra_operator_device_nominations_total",
+            {"outcome": "expired"},
+            id="device-nomination-expired",
+        ),
+        pytest.param(
+            lambda m: m.preemption_attempted(),
+            "scheduler_preemption_attempts_total",
+            {},
+            id="preemption-attempted",
+        ),
+        pytest.param(
             lambda m: m.pod_evicted(seconds_after_due=0.2),
             "device_taint_eviction_controller_pod_deletions_total",
             {},
@@ -257,3 +269,11 @@ def test_a_failing_cel_source_loses_only_its_own_counts() -> None:
     metrics.track_cel(broken)
     assert value(metrics, "dra_operator_cel_evaluations_total") == 0
     assert value(metrics, "dra_operator_leader_status") == 0
+
+
+def test_preempted_observes_the_victim_count_in_upstreams_buckets() -> None:
+    metrics = Metrics()
+    metrics.preempted(3)
+    assert value(metrics, "scheduler_preemption_victims_count") == 1.0
+    assert value(metrics, "scheduler_preemption_victims_bucket", le="2.0") == 0.0
+    assert value(metrics, "scheduler_preemption_victims_bucket", le="4.0") == 1.0

@@ -69,6 +69,8 @@ from dra_operator.controllers.scheduler._metrics import (
 )
 from dra_operator.controllers.scheduler._named import NamedInventory, NamedWrite
 from dra_operator.controllers.scheduler._policies import Choice, Governor
+from dra_operator.controllers.scheduler._preemption import DEVICES_NOMINATED, PreemptionWriter
+from dra_operator.controllers.scheduler._preemptor import Preemptor
 from dra_operator.controllers.scheduler._profile import (
     REGISTRY,
     check_configured,
@@ -93,6 +95,7 @@ from dra_operator.controllers.scheduler._writes import (
 
 __all__ = [
     "DEALLOCATION_DONE",
+    "DEVICES_NOMINATED",
     "MAX_RESERVED_FOR",
     "NOT_AVAILABLE_ON_NODE",
     "NO_NODES",
@@ -119,6 +122,8 @@ __all__ = [
     "NamedInventory",
     "NamedWrite",
     "Placement",
+    "PreemptionWriter",
+    "Preemptor",
     "PublishContext",
     "Rejected",
     "RequestDeallocation",

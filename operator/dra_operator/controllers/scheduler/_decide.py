@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 
 from dra_operator import errors, names
@@ -418,7 +418,7 @@ def _framework_filter(
     snapshot: Snapshot = state.node_infos.snapshot()
     framework.start_cycle(snapshot)
     cycle = CycleState()
-    result, status, narrowing = framework.run_pre_filter(cycle, pod, snapshot.node_infos)
+    result, status, narrowing = framework.run_pre_filter(cycle, pod, snapshot)
     if not status.ok:
         return ", ".join(status.reasons)
     wanted = result.node_names if result is not None else None
@@ -428,7 +428,9 @@ def _framework_filter(
         if wanted is not None and node.name not in wanted:
             return list(outside)
         info = snapshot.get(node.name)
-        verdict = framework.run_filter(cycle, pod, info if info is not None else node_info(node))
+        verdict = framework.run_filter_with_nominated_pods(
+            cycle, pod, info if info is not None else node_info(node)
+        )
         return [] if verdict.ok else list(verdict.reasons)
 
     def scores(names: Sequence[str]) -> Mapping[str, int]:
@@ -840,9 +842,9 @@ def _place(
     rotate = not alike and wanted < len(candidates)
     start = 0
     if rotate:
-        ordered = list(walk)
+        ordered = walk if isinstance(walk, Sequence) else list(walk)
         start = state.score_start % max(len(ordered), 1)
-        walk = [*ordered[start:], *ordered[:start]]
+        walk = (ordered[(start + i) % len(ordered)] for i in range(len(ordered)))  # no copy
     classes = state.class_map()
     lazy = scorer is not None and bool(claims) and _scores_alike(claims, policy)
     rejected: list[list[str]] = []
@@ -1004,9 +1006,12 @@ def _allocate_on(
     classes: Mapping[str, DeviceClass],
     state: State,
     settings: Settings,
+    *,
+    freed: Set[str] = frozenset(),
 ) -> tuple[tuple[AllocationResult, ...], float] | Explanation | errors.AllocationInputError:
     """The allocation of `claims` on `node` with the policy's score of it, the allocator's
-    explanation why not, or a fatal input error."""
+    explanation why not, or a fatal input error. The devices of claims `freed` (UIDs) count
+    as free (preemption's simulation)."""
     if not claims:
         return (), 0.0
     slices = [
@@ -1014,6 +1019,7 @@ def _allocate_on(
         for value in (node.name, None)
         for entry in state.slices.by_index(SLICES_BY_NODE, value)
     ]
+    pools = {(s.driver, s.pool.name) for s in slices}
     policy = settings.policy
     if isinstance(policy, HookPolicy):
         policy = policy.for_node(node.name)  # hooks see which node is being tried
@@ -1030,7 +1036,11 @@ def _allocate_on(
             ),
             features=settings.features,
             selectors=settings.selectors,
-            ledger=state.ledger.snapshot({(s.driver, s.pool.name) for s in slices}),
+            ledger=(
+                state.ledger.snapshot_without(freed, pools)
+                if freed
+                else state.ledger.snapshot(pools)
+            ),
             policy=policy,
             budget=settings.budget,
             selection=settings.selection,

@@ -2,10 +2,11 @@
 
 The default profile is kube-scheduler v1.37.2's (`plugins.DEFAULT_MULTI_POINT`, upstream's order
 and Score weights) built from the in-tree plugins, then every loaded hook that serves a
-framework point (`_hook_plugins`), with its Score weight. Three names of upstream's profile are
-not plugins here: DynamicResources is the operator's own decision in `_decide`, around the
-framework's PreFilter, Filter and Score (docs/scheduler.md, "The framework"); DefaultPreemption
-and NodeDeclaredFeatures are left out until they are registered (`REGISTRY` gains them then).
+framework point (`_hook_plugins`), with its Score weight. DynamicResources is not a plugin
+here: it is the operator's own decision in `_decide`, around the framework's PreFilter, Filter
+and Score (docs/scheduler.md, "The framework"). DefaultPreemption is registered, but its
+PostFilter runs apart (`_preemptor`). NodeDeclaredFeatures is left out until it is registered
+(`REGISTRY` gains it then).
 A KubeSchedulerConfiguration file (`scheduler_config.load`) gives profiles of its own instead;
 `live_profile` drops the same names from them; `check_configured` refuses one that disables
 DynamicResources, which cannot be turned off.

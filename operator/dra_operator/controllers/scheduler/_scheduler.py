@@ -74,6 +74,7 @@ from dra_operator.controllers.scheduler._extended import (
 )
 from dra_operator.controllers.scheduler._nodealloc_fit import status_patch
 from dra_operator.controllers.scheduler._policies import Choice, Governor
+from dra_operator.controllers.scheduler._preemptor import Preemptor
 from dra_operator.controllers.scheduler._writes import (
     Event,
     binding_body,
@@ -176,9 +177,11 @@ class Scheduler:
         observe: Observer[WorkKey] | None = None,
         governor: Governor | None = None,
         contexts: ContextWriter | None = None,
+        preemptor: Preemptor | None = None,
         gangs: Gangs | None = None,
     ) -> None:
         self.state = state
+        self.preemptor = preemptor  # None: PostFilter does not run
         self.gangs = gangs  # PodGroups served: their gangs are placed whole (gang/)
         self._contexts = contexts
         self.settings = settings
@@ -203,6 +206,11 @@ class Scheduler:
     # -- watch changes (called after the stores and the ledger took them) -----------------------
 
     def pod_changed(self, change: Change[Pod]) -> None:
+        if self.preemptor is not None:
+            self.preemptor.pod_changed(
+                change.old.obj if change.old is not None else None,
+                change.new.obj if change.new is not None else None,
+            )
         if change.new is not None:
             self.state.node_infos.pod_changed(change.new.obj)
         elif change.old is not None:
@@ -271,6 +279,13 @@ class Scheduler:
             self.state.node_infos.node_changed(change.new.obj)
         elif change.old is not None:
             self.state.node_infos.node_deleted(change.old.obj.name)
+        self._wake_unschedulable()
+
+    def storage_changed(self) -> None:
+        """A PV, PVC, StorageClass, CSINode or CSIDriver changed: a pod parked by the volume
+        plugins may fit now (kube-scheduler v1.37.2 registers these events for VolumeBinding,
+        VolumeZone and NodeVolumeLimits). Their watches race the pods': a PV created before
+        the pod may reach the cache after the pod's first decision."""
         self._wake_unschedulable()
 
     def policy_changed(self) -> None:
@@ -343,7 +358,14 @@ class Scheduler:
                 self._spawn(self._writer.emit(_failed(key, subject, refusal.message)))
                 return Result()
         started = time.perf_counter()
+        nominated = self._nominated_pod(key)
+        held = self.preemptor.before_decide(nominated) if self.preemptor and nominated else None
         decision = self._decide(key, choice)
+        if held is not None and self.preemptor is not None and nominated is not None:
+            placed = isinstance(decision, Placement)
+            expired = self.preemptor.after_decide(nominated, held, placed=placed)
+            if expired is not None:
+                self._spawn(expired)
         log_decision(key, choice, decision, time.perf_counter() - started)
         if isinstance(decision, Unschedulable):
             self.unschedulable.add(key)
@@ -351,7 +373,10 @@ class Scheduler:
                 self._writing.add(key)
                 self._spawn(self._classic(key, subject, decision, self._contexts))
                 return Result()
-            self._spawn(self._writer.emit(_failed(key, subject, decision.message)))
+            message = decision.message
+            if self.preemptor is not None and key.kind == "pod":
+                message = self._post_filter(ObjectKey(key.namespace, key.name), message, choice)
+            self._spawn(self._writer.emit(_failed(key, subject, message)))
             if decision.stale is not None:  # PostFilter: the claim goes, its deletion wakes us
                 stale = decision.stale.metadata
                 self._spawn(self._delete_special(ObjectKey(stale.namespace, stale.name), stale.uid))
@@ -385,6 +410,29 @@ class Scheduler:
         if claim_entry is None:
             return None
         return decide_claim(claim_entry.obj, self.state, choice.settings)
+
+    def _nominated_pod(self, key: WorkKey) -> Pod | None:
+        """The pod of `key` when devices are nominated to it (KEP-5690), else None."""
+        if self.preemptor is None or key.kind != "pod":
+            return None
+        entry = self.state.pods.get(ObjectKey(key.namespace, key.name))
+        if entry is None or self.preemptor.claims.held(entry.obj.metadata.uid) is None:
+            return None
+        return entry.obj
+
+    def _post_filter(self, pod_key_: ObjectKey, message: str, choice: Choice) -> str:
+        """PostFilter (preemption) of an unschedulable pod: its writes as a task; the
+        FailedScheduling text with PostFilter's, as upstream's `FitError` joins them."""
+        entry = self.state.pods.get(pod_key_)
+        if entry is None or self.preemptor is None:
+            return message
+        found = self.preemptor.post_filter(entry.obj, choice.settings)
+        if found.candidate is not None:
+            self._spawn(self.preemptor.carry_out(entry.obj, found.candidate))
+            if self.preemptor.claims.held(entry.obj.metadata.uid) is not None:
+                key = WorkKey("pod", pod_key_.namespace, pod_key_.name)
+                self.controller.queue.add_after(key, self.preemptor.claims.timeout)
+        return f"{message} {found.message}" if found.message else message
 
     def _reserve(self, placement: Placement) -> None:
         for write in placement.claims:

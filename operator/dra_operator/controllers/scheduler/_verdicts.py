@@ -19,8 +19,9 @@ claims cannot be substituted into (`_explain.renamed_reason`).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import overload
 
 from dra_operator.allocator import Budget, Policy
 from dra_operator.cluster import SLICES_BY_POOL, DeviceLedger, PoolKey, Store
@@ -59,6 +60,29 @@ def shape_of(claims: Sequence[ResourceClaim], policy: Policy, budget: Budget) ->
     return key
 
 
+class _Named(Sequence[Node]):
+    """Nodes by a list of their names (every one known), without copying either."""
+
+    __slots__ = ("_by_name", "_names")
+
+    def __init__(self, names: list[str], by_name: dict[str, Node]) -> None:
+        self._names, self._by_name = names, by_name
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    @overload
+    def __getitem__(self, index: int) -> Node: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Node]: ...
+
+    def __getitem__(self, index: int | slice) -> Node | Sequence[Node]:
+        if isinstance(index, slice):
+            return [self._by_name[name] for name in self._names[index]]
+        return self._by_name[self._names[index]]
+
+
 class Verdicts:
     """Verdicts by node and shape, per shape the nodes not known to miss (sorted by name), and
     the journal positions they were last synced at."""
@@ -85,21 +109,24 @@ class Verdicts:
         """The nodes sorted by name, sorted again only when the node store changed."""
         return self._nodes(nodes)[1]
 
-    def open_nodes(self, shape: Hashable, nodes: Store[Node]) -> Iterator[Node]:
+    def open_nodes(self, shape: Hashable, nodes: Store[Node]) -> Sequence[Node]:
         """The nodes by name, but those known not to fit claims of `shape`: a full node costs
-        nothing here, so a decision's walk does not grow with the nodes filled."""
+        nothing here, so a decision's walk does not grow with the nodes filled. A view, not a
+        copy (a decision that starts mid-way reads it from there), valid until the next `put`
+        or `sync`."""
         by_name = self._nodes(nodes)[2]
         names = self._open.get(shape)
         if names is None:
             names = self._open[shape] = [
                 name for name in by_name if not isinstance(self.get(name, shape), Rejected)
             ]
-        return (by_name[name] for name in names if name in by_name)
+        return _Named(names, by_name)
 
     def _nodes(self, nodes: Store[Node]) -> tuple[int, list[Node], dict[str, Node]]:
         if self._sorted[0] != nodes.revision:
             ordered = [entry.obj for entry in sorted(nodes, key=lambda e: e.key.name)]
             self._sorted = (nodes.revision, ordered, {node.name: node for node in ordered})
+            self._open.clear()  # built from the nodes of before: only names known now
         return self._sorted
 
     def sync(

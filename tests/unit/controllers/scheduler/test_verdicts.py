@@ -50,7 +50,7 @@ class EveryNode:
 class _Cluster:
     """Stores fed like the watch would, plus the placements decided so far."""
 
-    def __init__(self, *, unscored: bool = False) -> None:
+    def __init__(self, *, unscored: bool = False, nodes: int = _NODES) -> None:
         self.state = new_state()
         if unscored:  # FirstFit with nothing to score: the first node that fits wins
             self.state.framework = _unscored()
@@ -59,7 +59,7 @@ class _Cluster:
         self.placed: list[str] = []  # claim UIDs reserved in the ledger
         self.pods = 0
         self.apply("classes", device_class())
-        for i in range(_NODES):
+        for i in range(nodes):
             self.apply("nodes", node(f"n{i}"))
             self.set_slice(f"n{i}", 2)
 
@@ -279,3 +279,26 @@ def test_a_node_label_change_is_seen_through_a_slice_selecting_nodes() -> None:
     events: list[tuple[Any, ...]] = [("pod", 2)] * 4 + [("pod", 1), ("shared", 2), ("pod", 1)]
     events += [("label", 2, True), ("pod", 1)]
     _run(events, settings(), dataclasses.replace(settings(), policy=EveryNode()))
+
+
+def test_a_scored_decision_starts_where_the_previous_one_stopped() -> None:
+    """Upstream's `nextStartNodeIndex` over 150 nodes, 100 of them scored per decision: each
+    walk starts where the previous stopped and wraps around, with verdicts as without."""
+    seen = []
+    for verdicts in (Verdicts(), None):
+        cluster = _Cluster(nodes=150)
+        state = cluster.state
+        state.verdicts = verdicts
+        scored = dataclasses.replace(settings(), policy=BinPack())
+        starts, nodes = [], []
+        for _ in range(3):
+            decision = decide_pod(cluster.new_pod(1), state, scored)
+            assert isinstance(decision, Placement)
+            (write,) = decision.claims
+            assert write.allocation is not None
+            state.ledger.reserve(write.uid, write.allocation)
+            starts.append(state.score_start)
+            nodes.append(decision.node)
+        seen.append((starts, nodes))
+    assert seen[0] == seen[1]
+    assert seen[0][0] == [100, 50, 0]

@@ -36,6 +36,7 @@ from dra_operator.controllers.scheduler.framework._nodeinfo import (
     host_ports,
     next_generation,
 )
+from dra_operator.controllers.scheduler.framework._nominator import Nominator
 from dra_operator.controllers.scheduler.framework._permit import WaitingPod, WaitingPods
 from dra_operator.controllers.scheduler.framework._plugins import (
     MAX_NODE_SCORE,
@@ -134,6 +135,7 @@ __all__ = [
     "NodePluginScores",
     "NodeScore",
     "NodeToStatus",
+    "Nominator",
     "PermitPlugin",
     "Plugin",
     "PluginFactory",

@@ -7,8 +7,12 @@ the watch shows it bound; a failed binding forgets it again. Terminal pods do no
 
 `snapshot()` is taken at the start of a cycle. It copies only the NodeInfos that changed since
 the previous snapshot (their generation moved) and returns the previous snapshot itself when
-nothing did, so a cycle after one binding costs one NodeInfo copy, not one per node. A snapshot
-never changes afterwards: the cache's own NodeInfos are the ones updated.
+nothing did, so a cycle after one binding costs one NodeInfo copy, not one per node. Nor does
+it index every node again: a snapshot is the copies of an earlier moment (the base, by name)
+with the copies changed since laid over them, and the changes are folded into a new base only
+once they outnumber the square root of the nodes, so at 5,000 nodes a snapshot costs about 70
+dictionary steps instead of 5,000. A snapshot never changes afterwards: the cache's own
+NodeInfos are the ones updated, and a base or a layer once handed over is never written.
 
 Pods bound to a node not known yet are kept aside and counted when the node appears (the watch
 of pods may deliver before the watch of nodes). Used from the event loop only.
@@ -16,7 +20,7 @@ of pods may deliver before the watch of nodes). Used from the event loop only.
 
 from __future__ import annotations
 
-import bisect
+import math
 from dataclasses import dataclass
 
 from dra_operator.controllers.scheduler.framework._images import node_image_states
@@ -47,6 +51,10 @@ def _differs(old: Pod, new: Pod) -> bool:
     return old.spec != new.spec or old.metadata.labels != new.metadata.labels
 
 
+_MIN_LAYER = 16
+"""Changed copies a snapshot lays over its base before they are folded in, at the least."""
+
+
 class NodeInfoCache:
     """See the module docstring."""
 
@@ -54,9 +62,12 @@ class NodeInfoCache:
         self._nodes: dict[str, NodeInfo] = {}  # the live NodeInfos, updated in place
         self._placed: dict[str, _Placed] = {}  # by pod uid
         self._by_node: dict[str, dict[str, PodInfo]] = {}  # node -> uid -> pod, known or not
-        self._copies: dict[str, NodeInfo] = {}  # the last snapshot's NodeInfos
-        self._names: list[str] = []  # of the copies, sorted
+        self._base: dict[str, NodeInfo] = {}  # copies, shared with snapshots: never written
+        self._names: list[str] = []  # the base's names, sorted; shared too
+        self._layer: dict[str, NodeInfo | None] = {}  # copies changed since (None: gone)
         self._changed: set[str] = set()  # nodes whose copy is stale or gone
+        self._affinity: set[str] = set()  # nodes with pods with affinity
+        self._anti_affinity: set[str] = set()  # ... with required anti-affinity
         self._snapshot = Snapshot(())
 
     # -- nodes -------------------------------------------------------------------------------
@@ -169,19 +180,73 @@ class NodeInfoCache:
         """The NodeInfos as they are now, copying only those changed since the last call."""
         if not self._changed:
             return self._snapshot
-        names = self._names
+        layer = self._layer
+        affinity_moved = False
         for name in self._changed:
             live = self._nodes.get(name)
-            copy = self._copies.get(name)
+            copy = self._copy(name)
             if live is None:
-                if copy is not None:
-                    del self._copies[name]
-                    del names[bisect.bisect_left(names, name)]
+                if name in self._base:
+                    layer[name] = None
+                else:
+                    layer.pop(name, None)
             elif copy is None or copy.generation != live.generation:
-                if copy is None:
-                    bisect.insort(names, name)
-                self._copies[name] = live.clone()
+                layer[name] = live.clone()
+            affinity_moved |= self._track_affinity(name, live)
         self._changed.clear()
-        copies = self._copies
-        self._snapshot = Snapshot.presorted(tuple(copies[n] for n in names), names)
+        if len(layer) > max(_MIN_LAYER, math.isqrt(len(self._base))):
+            self._fold()
+        previous = self._snapshot
+        with_affinity = previous.have_pods_with_affinity
+        with_anti = previous.have_pods_with_required_anti_affinity
+        if affinity_moved:
+            with_affinity = self._copies_of(self._affinity)
+            with_anti = self._copies_of(self._anti_affinity)
+        self._snapshot = Snapshot.layered(
+            self._base,
+            self._names,
+            dict(self._layer),
+            size=len(self._nodes),
+            with_affinity=tuple(with_affinity),
+            with_anti_affinity=tuple(with_anti),
+        )
         return self._snapshot
+
+    def _copy(self, name: str) -> NodeInfo | None:
+        """The copy of `name` the next snapshot shows unless it changes."""
+        if name in self._layer:
+            return self._layer[name]
+        return self._base.get(name)
+
+    def _copies_of(self, names: set[str]) -> tuple[NodeInfo, ...]:
+        return tuple(copy for n in sorted(names) if (copy := self._copy(n)) is not None)
+
+    def _track_affinity(self, name: str, live: NodeInfo | None) -> bool:
+        """Keep `name` in the sets of nodes with (anti-)affinity pods; whether it is or was in
+        one (the snapshot's lists of them must be built again)."""
+        was = name in self._affinity or name in self._anti_affinity
+        for names, has in (
+            (self._affinity, live is not None and bool(live.pods_with_affinity)),
+            (self._anti_affinity, live is not None and bool(live.pods_with_required_anti_affinity)),
+        ):
+            if has:
+                names.add(name)
+            else:
+                names.discard(name)
+        return was or name in self._affinity or name in self._anti_affinity
+
+    def _fold(self) -> None:
+        """A new base: the old one with the layer applied (the old one stays as it was)."""
+        base = dict(self._base)
+        resized = False
+        for name, copy in self._layer.items():
+            if copy is None:
+                del base[name]
+                resized = True
+            else:
+                resized |= name not in base
+                base[name] = copy
+        self._base = base
+        if resized:
+            self._names = sorted(base)
+        self._layer = {}

@@ -12,8 +12,9 @@ placement (Reserve) and preemption's simulation work on `NodeInfo.clone()`s.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import overload
 
 from dra_operator.model import Node, Pod
 
@@ -176,40 +177,81 @@ def _add_to(total: dict[str, int], amounts: Mapping[str, int], sign: int) -> Non
             total.pop(name, None)
 
 
-class Snapshot:
-    """Every node's NodeInfo for one cycle, in a fixed order (by node name)."""
+class Snapshot(Sequence[NodeInfo]):
+    """Every node's NodeInfo for one cycle, in a fixed order (by node name).
 
-    __slots__ = ("_by_name", "_with_affinity", "_with_anti_affinity", "node_infos")
+    A snapshot of the live cache is `layered`: the NodeInfos of an earlier moment (`base`)
+    and the few changed since (`changes`), both shared with the cache's later snapshots and
+    never changed once handed over, so taking one costs what changed, not one step per node.
+    The sequence by name is built on first use; a cycle that only looks nodes up by name
+    never builds it.
+    """
 
-    def __init__(self, node_infos: Sequence[NodeInfo]) -> None:
-        self.node_infos = tuple(sorted(node_infos, key=lambda n: n.name))
-        self._by_name = {n.name: n for n in self.node_infos}
-        self._with_affinity = tuple(n for n in self.node_infos if n.pods_with_affinity)
-        self._with_anti_affinity = tuple(
-            n for n in self.node_infos if n.pods_with_required_anti_affinity
-        )
+    __slots__ = ("_base", "_changes", "_infos", "_names", "_size", "_with_affinity", "_with_anti")
+
+    def __init__(self, node_infos: Iterable[NodeInfo]) -> None:
+        infos = tuple(sorted(node_infos, key=lambda n: n.name))
+        self._base: Mapping[str, NodeInfo] = {n.name: n for n in infos}
+        self._names: Sequence[str] = tuple(self._base)
+        self._changes: Mapping[str, NodeInfo | None] = {}
+        self._size = len(self._base)
+        self._infos: tuple[NodeInfo, ...] | None = infos
+        self._with_affinity = tuple(n for n in infos if n.pods_with_affinity)
+        self._with_anti = tuple(n for n in infos if n.pods_with_required_anti_affinity)
 
     @classmethod
-    def presorted(cls, node_infos: tuple[NodeInfo, ...], names: Sequence[str]) -> Snapshot:
-        """A snapshot of NodeInfos already in name order, `names` theirs in the same order:
-        what a cache that keeps both builds without sorting again."""
+    def layered(
+        cls,
+        base: Mapping[str, NodeInfo],
+        names: Sequence[str],
+        changes: Mapping[str, NodeInfo | None],
+        *,
+        size: int,
+        with_affinity: tuple[NodeInfo, ...],
+        with_anti_affinity: tuple[NodeInfo, ...],
+    ) -> Snapshot:
+        """`base` (its keys sorted: `names`) with `changes` over it (None: the node is gone);
+        `size` nodes in all, those with pods with (anti-)affinity in name order. The caller
+        never changes the mappings afterwards."""
         snapshot = cls.__new__(cls)
-        snapshot.node_infos = node_infos
-        snapshot._by_name = dict(zip(names, node_infos, strict=True))
-        snapshot._with_affinity = tuple(n for n in node_infos if n.pods_with_affinity)
-        snapshot._with_anti_affinity = tuple(
-            n for n in node_infos if n.pods_with_required_anti_affinity
-        )
+        snapshot._base, snapshot._names, snapshot._changes = base, names, changes
+        snapshot._size = size
+        snapshot._infos = None
+        snapshot._with_affinity, snapshot._with_anti = with_affinity, with_anti_affinity
         return snapshot
 
+    @property
+    def node_infos(self) -> tuple[NodeInfo, ...]:
+        """Every NodeInfo by name (built once, on first use)."""
+        if self._infos is None:
+            names: Iterable[str] = self._names
+            added = [
+                n for n, info in self._changes.items() if info is not None and n not in self._base
+            ]
+            if added:
+                names = sorted([*self._names, *added])
+            self._infos = tuple(info for n in names if (info := self.get(n)) is not None)
+        return self._infos
+
     def get(self, name: str) -> NodeInfo | None:
-        return self._by_name.get(name)
+        if name in self._changes:
+            return self._changes[name]
+        return self._base.get(name)
 
     def __len__(self) -> int:
-        return len(self.node_infos)
+        return self._size
 
     def __iter__(self) -> Iterator[NodeInfo]:
         return iter(self.node_infos)
+
+    @overload
+    def __getitem__(self, index: int) -> NodeInfo: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[NodeInfo]: ...
+
+    def __getitem__(self, index: int | slice) -> NodeInfo | Sequence[NodeInfo]:
+        return self.node_infos[index]
 
     @property
     def have_pods_with_affinity(self) -> Sequence[NodeInfo]:
@@ -217,4 +259,4 @@ class Snapshot:
 
     @property
     def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]:
-        return self._with_anti_affinity
+        return self._with_anti

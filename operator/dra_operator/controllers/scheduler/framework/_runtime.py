@@ -32,7 +32,8 @@ from dataclasses import dataclass
 
 from dra_operator.controllers.scheduler.framework._diagnosis import message
 from dra_operator.controllers.scheduler.framework._handle import CycleHandle, FrameworkHandle
-from dra_operator.controllers.scheduler.framework._nodeinfo import NodeInfo, Snapshot
+from dra_operator.controllers.scheduler.framework._nodeinfo import NodeInfo, PodInfo, Snapshot
+from dra_operator.controllers.scheduler.framework._nominator import Nominator
 from dra_operator.controllers.scheduler.framework._plugins import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -125,6 +126,11 @@ class Framework:
     ) -> None:
         self.profile = profile
         self.handle = handle if handle is not None else FrameworkHandle()
+        # A handle of another kind (a test's) has no nominations and no preemption runners.
+        self.nominator = Nominator()
+        if isinstance(self.handle, FrameworkHandle):
+            self.handle.bind_framework(self)
+            self.nominator = self.handle.nominator
         self.plugins: dict[str, Plugin] = {}
         for name in dict.fromkeys(profile.multi_point):
             factory = registry.get(name)
@@ -263,6 +269,76 @@ class Framework:
             if status.code is not Code.SUCCESS:
                 return status
         return _filter(plan.rest, state, pod, node)
+
+    def run_filter_with_nominated_pods(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
+        """Filter with the pods nominated to `node` of equal or higher priority counted there;
+        when that passes and some were counted, Filter again without them (a pod may need them
+        gone, e.g. for anti-affinity). Upstream's `RunFilterPluginsWithNominatedPods`."""
+        added = self._with_nominated_pods(state, pod, node)
+        if isinstance(added, Status):
+            return added
+        if added is None:
+            return self.run_filter(state, pod, node)
+        status = self.run_filter(added[0], pod, added[1])
+        if not status.ok:
+            return status
+        return self.run_filter(state, pod, node)
+
+    def _with_nominated_pods(
+        self, state: CycleState, pod: Pod, node: NodeInfo
+    ) -> tuple[CycleState, NodeInfo] | Status | None:
+        """Clones of `state` and `node` with the nominated pods that count for `pod`; None
+        when there are none (upstream's `addGENominatedPods`)."""
+        priority = pod.spec.priority or 0
+        uid = pod.metadata.uid
+        nominated = [
+            info
+            for info in self.nominator.for_node(node.name)
+            if (info.pod.spec.priority or 0) >= priority and info.pod.metadata.uid != uid
+        ]
+        if not nominated:
+            return None
+        state_out, node_out = state.clone(), node.clone()
+        for info in nominated:
+            node_out.add_pod(info)
+            status = self.run_pre_filter_extension_add_pod(state_out, pod, info, node_out)
+            if not status.ok:
+                return status
+        return state_out, node_out
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: Pod, to_add: PodInfo, node: NodeInfo
+    ) -> Status:
+        """Every PreFilter plugin's AddPod (those whose PreFilter did not Skip)."""
+        return self._pre_filter_extensions("AddPod", state, pod, to_add, node)
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: Pod, to_remove: PodInfo, node: NodeInfo
+    ) -> Status:
+        """Every PreFilter plugin's RemovePod (those whose PreFilter did not Skip)."""
+        return self._pre_filter_extensions("RemovePod", state, pod, to_remove, node)
+
+    def _pre_filter_extensions(
+        self, operation: str, state: CycleState, pod: Pod, info: PodInfo, node: NodeInfo
+    ) -> Status:
+        for plugin in self.pre_filter_plugins:
+            extensions = plugin.pre_filter_extensions()
+            if extensions is None or plugin.name in state.skip_filter:
+                continue
+            if operation == "AddPod":
+                status = extensions.add_pod(state, pod, info, node)
+            else:
+                status = extensions.remove_pod(state, pod, info, node)
+            if not status.ok:
+                return Status(
+                    Code.ERROR,
+                    (
+                        f'running {operation} on PreFilter plugin "{plugin.name}": '
+                        f"{message(status)}",
+                    ),
+                    plugin.name,
+                )
+        return SUCCESS
 
     def run_post_filter(
         self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]

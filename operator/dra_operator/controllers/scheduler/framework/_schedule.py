@@ -170,7 +170,7 @@ def _pass_filters(
     explicit = diagnosis.statuses.explicit
     for i in range(count):
         node = nodes[(start + i) % count]
-        status = framework.run_filter(state, pod, node)
+        status = framework.run_filter_with_nominated_pods(state, pod, node)
         if status.ok:
             feasible.append(node)
             if len(feasible) >= wanted:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dra_operator.controllers.scheduler.framework import PluginFactory, Profile
 from dra_operator.controllers.scheduler.plugins import (
     defaultbinder,
+    defaultpreemption,
     imagelocality,
     interpodaffinity,
     nodeaffinity,
@@ -51,6 +52,7 @@ IN_TREE: Mapping[str, PluginFactory] = {
         volumezone,
         podtopologyspread,
         interpodaffinity,
+        defaultpreemption,
         balanced_allocation,
         imagelocality,
         defaultbinder,

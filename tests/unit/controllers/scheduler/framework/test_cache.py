@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from dra_operator.controllers.scheduler.framework import CPU, NodeInfoCache
+import random
+
+from dra_operator.controllers.scheduler.framework import (
+    CPU,
+    NodeInfoCache,
+    Snapshot,
+    build_snapshot,
+)
+from dra_operator.model import Node, Pod, parse_pod
 
 from .test_snapshot import make_node, make_pod
 
@@ -75,3 +83,73 @@ def test_a_status_update_leaves_the_node_info_alone_and_a_label_change_does_not(
     b = second.get("a")
     assert b is not None and b.pods[0].pod.metadata.labels == {"app": "x"}
     assert b.requested == {CPU: 1000}
+
+
+def _affine(name: str, node: str, kind: str) -> Pod:
+    """A pod on `node` with a required pod (anti-)affinity term (`kind`: podAffinity or
+    podAntiAffinity)."""
+    term = {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}
+    return parse_pod(
+        {
+            "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}"},
+            "spec": {
+                "nodeName": node,
+                "containers": [{"name": "c"}],
+                "affinity": {kind: {"requiredDuringSchedulingIgnoredDuringExecution": [term]}},
+            },
+        }
+    )
+
+
+def _seen(snapshot: Snapshot) -> tuple[object, ...]:
+    """What a cycle can read of a snapshot, by every way it can read it."""
+    infos = [(n.name, n.generation, sorted(p.key for p in n.pods)) for n in snapshot.node_infos]
+    looked_up = [snapshot.get(name) for name, _, _ in infos]
+    return (
+        len(snapshot),
+        infos,
+        [info.name if info is not None else None for info in looked_up],
+        [n.name for n in snapshot.have_pods_with_affinity],
+        [n.name for n in snapshot.have_pods_with_required_anti_affinity],
+    )
+
+
+def test_layered_snapshots_match_a_fresh_build_and_never_change_afterwards() -> None:
+    """Many nodes changing, coming and going, with the layers folded into new bases on the way:
+    every snapshot reads as one built from scratch, and still does after later changes."""
+    rng = random.Random(32)
+    cache = NodeInfoCache()
+    nodes: dict[str, Node] = {}
+    pods: dict[str, Pod] = {}
+    taken: list[tuple[Snapshot, tuple[object, ...]]] = []
+    for step in range(600):
+        roll = rng.random()
+        name = f"n{rng.randrange(60):02d}"
+        if roll < 0.15:
+            nodes[name] = make_node(name, cpu=str(rng.randrange(2, 9)))
+            cache.node_changed(nodes[name])
+        elif roll < 0.2 and name in nodes:
+            del nodes[name]
+            cache.node_deleted(name)
+        elif roll < 0.75:
+            kind = rng.choice(["", "", "podAffinity", "podAntiAffinity"])
+            pod = _affine(f"p{step}", name, kind) if kind else make_pod(f"p{step}", name)
+            pods[pod.metadata.uid] = pod
+            cache.pod_changed(pod)
+        elif pods:
+            uid = rng.choice(sorted(pods))
+            del pods[uid]
+            cache.forget(uid)
+        if step % 3 == 0:
+            snapshot = cache.snapshot()
+            expected = build_snapshot(nodes.values(), pods.values())
+            seen = _seen(snapshot)
+            assert seen[0] == len(expected)
+            assert [(n, keys) for n, _, keys in seen[1]] == [  # type: ignore[attr-defined]
+                (n.name, sorted(p.key for p in n.pods)) for n in expected.node_infos
+            ]
+            assert seen[3:] == _seen(expected)[3:]
+            taken.append((snapshot, seen))
+    assert len(taken) == 200
+    for snapshot, seen in taken:
+        assert _seen(snapshot) == seen

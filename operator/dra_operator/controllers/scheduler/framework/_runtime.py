@@ -34,9 +34,12 @@ from dra_operator.controllers.scheduler.framework._diagnosis import message
 from dra_operator.controllers.scheduler.framework._handle import CycleHandle, FrameworkHandle
 from dra_operator.controllers.scheduler.framework._nodeinfo import NodeInfo, PodInfo, Snapshot
 from dra_operator.controllers.scheduler.framework._nominator import Nominator
+from dra_operator.controllers.scheduler.framework._per_node import (
+    failed,
+    filter_node,
+    score_columns,
+)
 from dra_operator.controllers.scheduler.framework._plugins import (
-    MAX_NODE_SCORE,
-    MIN_NODE_SCORE,
     BindPlugin,
     FilterPlugin,
     NodeScore,
@@ -78,40 +81,6 @@ class NodePluginScores:
     name: str
     scores: tuple[PluginScore, ...]
     total: int
-
-
-def _failed(what: str, plugin: str, status: Status) -> Status:
-    """An unexpected status from `plugin`, as upstream's `AsStatus(fmt.Errorf(...))` words it."""
-    return Status(Code.ERROR, (f'{what} "{plugin}": {message(status)}',), plugin)
-
-
-def _filter(plugins: Sequence[FilterPlugin], state: CycleState, pod: Pod, node: NodeInfo) -> Status:
-    """Success, or the status of the first of `plugins` that rejects `node`."""
-    for plugin in plugins:
-        status = plugin.filter(state, pod, node)
-        if status.code is not Code.SUCCESS:
-            if status.rejects:
-                return status.with_plugin(plugin.name)
-            return _failed("running filter plugin", plugin.name, status)
-    return SUCCESS
-
-
-def _score_failed(plugin: str, status: Status) -> Status:
-    failed = _failed("plugin", plugin, status)
-    return Status(Code.ERROR, (f"running Score plugins: {message(failed)}",))
-
-
-def _scores(
-    plugins: Sequence[ScorePlugin], state: CycleState, pod: Pod, node: NodeInfo
-) -> tuple[int, ...] | Status:
-    """Each of `plugins`' raw score of `node`, or the first error."""
-    values: list[int] = []
-    for plugin in plugins:
-        score, status = plugin.score(state, pod, node)
-        if status.code is not Code.SUCCESS:
-            return _score_failed(plugin.name, status)
-        values.append(score)
-    return tuple(values)
 
 
 class Framework:
@@ -185,7 +154,7 @@ class Framework:
             if not status.ok:
                 if status.rejects:
                     return status.with_plugin(plugin.name)
-                return _failed("running PreEnqueue plugin", plugin.name, status)
+                return failed("running PreEnqueue plugin", plugin.name, status)
         return SUCCESS
 
     def less(self, a: Pod, b: Pod) -> bool | None:
@@ -219,7 +188,7 @@ class Framework:
                         continue
                     return (
                         None,
-                        _failed("running PreFilter plugin", plugin.name, status),
+                        failed("running PreFilter plugin", plugin.name, status),
                         frozenset(),
                     )
                 if found is None or found.node_names is None:
@@ -252,23 +221,7 @@ class Framework:
             plan = state.filter_plan = filter_plan(
                 self.filter_plugins, self.signers, state.skip_filter, pod, self._filter_memo
             )
-        memo = plan.memo
-        generation = node.generation
-        if memo is not None and generation:
-            kept = memo.get(node.name)
-            if kept is not None and kept[0] == generation:
-                status = kept[1]
-            else:
-                status = _filter(plan.reused, state, pod, node)
-                if status.code is not Code.ERROR:
-                    memo[node.name] = (generation, status)
-            if status.code is not Code.SUCCESS:
-                return status
-        elif plan.reused:
-            status = _filter(plan.reused, state, pod, node)
-            if status.code is not Code.SUCCESS:
-                return status
-        return _filter(plan.rest, state, pod, node)
+        return filter_node(plan, state, pod, node)
 
     def run_filter_with_nominated_pods(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
         """Filter with the pods nominated to `node` of equal or higher priority counted there;
@@ -372,7 +325,7 @@ class Framework:
                 if status.code is Code.SKIP:
                     skip.add(plugin.name)
                 elif not status.ok:
-                    return _failed("running PreScore plugin", plugin.name, status)
+                    return failed("running PreScore plugin", plugin.name, status)
             return SUCCESS
         finally:
             state.skip_score = skip
@@ -402,59 +355,7 @@ class Framework:
             plan = state.score_plan = score_plan(
                 self.score_plugins, self.signers, state.skip_score, pod, self._score_memo
             )
-        raw: dict[str, list[int]] = {}
-        memo = plan.memo
-        if memo is not None:
-            rows: list[tuple[int, ...]] = []
-            for node in nodes:
-                name, generation = node.name, node.generation
-                kept = memo.get(name) if generation else None
-                if kept is not None and kept[0] == generation:
-                    rows.append(kept[1])
-                    continue
-                found = _scores(plan.signed, state, pod, node)
-                if isinstance(found, Status):
-                    return found
-                if generation:
-                    memo[name] = (generation, found)
-                rows.append(found)
-            by_signed = zip(*rows, strict=True) if rows else ((),) * len(plan.signed)
-            for plugin, values in zip(plan.signed, by_signed, strict=True):
-                raw[plugin.name] = list(values)
-        for plugin in plan.others:
-            scores: list[int] = []
-            for node in nodes:
-                score, status = plugin.score(state, pod, node)
-                if status.code is not Code.SUCCESS:
-                    return _score_failed(plugin.name, status)
-                scores.append(score)
-            raw[plugin.name] = scores
-        columns: dict[str, list[int]] = {}
-        for plugin in plan.plugins:
-            column = raw[plugin.name]
-            extensions = plugin.score_extensions()
-            if extensions is not None:
-                entries = [NodeScore(n.name, v) for n, v in zip(nodes, column, strict=True)]
-                status = extensions.normalize_score(state, pod, entries)
-                if not status.ok:
-                    failed = _failed("plugin", plugin.name, status)
-                    return Status(
-                        Code.ERROR, (f"running Normalize on Score plugins: {message(failed)}",)
-                    )
-                column = [entry.score for entry in entries]
-            columns[plugin.name] = column
-        for name, column in columns.items():
-            if column and (min(column) < MIN_NODE_SCORE or max(column) > MAX_NODE_SCORE):
-                bad = next(s for s in column if not MIN_NODE_SCORE <= s <= MAX_NODE_SCORE)
-                return Status(
-                    Code.ERROR,
-                    (
-                        f'applying score defaultWeights on Score plugins: plugin "{name}" '
-                        f"returns an invalid score {bad}, it should in the range of "
-                        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
-                    ),
-                )
-        return columns
+        return score_columns(plan, state, pod, nodes)
 
     def run_score(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
@@ -491,7 +392,7 @@ class Framework:
             if not status.ok:
                 if status.rejects:
                     return status.with_plugin(plugin.name)
-                return _failed("running Reserve plugin", plugin.name, status)
+                return failed("running Reserve plugin", plugin.name, status)
         return SUCCESS
 
     def run_unreserve(self, state: CycleState, pod: Pod, node: str) -> None:
@@ -511,7 +412,7 @@ class Framework:
             if status.code is Code.WAIT:
                 waits[plugin.name] = min(timeout, MAX_PERMIT_TIMEOUT)
                 continue
-            return _failed("running Permit plugin", plugin.name, status), {}
+            return failed("running Permit plugin", plugin.name, status), {}
         if waits:
             reason = "one or more plugins asked to wait and no plugin rejected pod"
             return Status(Code.WAIT, (reason,)), waits
@@ -525,7 +426,7 @@ class Framework:
                 continue
             if status.rejects:
                 return status.with_plugin(plugin.name)
-            return _failed("running PreBind plugin", plugin.name, status)
+            return failed("running PreBind plugin", plugin.name, status)
         return SUCCESS
 
     async def run_bind(self, state: CycleState, pod: Pod, node: str) -> Status:
@@ -536,5 +437,5 @@ class Framework:
                 continue
             if status.ok or status.rejects:
                 return status.with_plugin(plugin.name)
-            return _failed("running Bind plugin", plugin.name, status)
+            return failed("running Bind plugin", plugin.name, status)
         return SKIP

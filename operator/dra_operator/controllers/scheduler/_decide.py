@@ -439,8 +439,8 @@ def _framework_filter(
         infos = [info for name in names if (info := snapshot.get(name)) is not None]
         if not framework.run_pre_score(cycle, pod, infos).ok:
             return {}
-        found = framework.run_score(cycle, pod, infos)
-        return {} if isinstance(found, Status) else {n.name: n.total for n in found}
+        found = framework.run_score_totals(cycle, pod, infos)
+        return {} if isinstance(found, Status) else found
 
     scorer = scores if framework.score_plugins else None
     return problems, scorer, Cycle(framework, cycle, pod)

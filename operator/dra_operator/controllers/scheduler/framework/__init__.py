@@ -60,6 +60,7 @@ from dra_operator.controllers.scheduler.framework._plugins import (
     ReservePlugin,
     ScoreExtensions,
     ScorePlugin,
+    SignedPlugin,
 )
 from dra_operator.controllers.scheduler.framework._profile import EXTENSION_POINTS, Profile
 from dra_operator.controllers.scheduler.framework._requests import (
@@ -69,6 +70,7 @@ from dra_operator.controllers.scheduler.framework._requests import (
     pod_requests,
     to_units,
 )
+from dra_operator.controllers.scheduler.framework._reuse import ShapeMemo
 from dra_operator.controllers.scheduler.framework._runtime import (
     MAX_PERMIT_TIMEOUT,
     Framework,
@@ -154,6 +156,8 @@ __all__ = [
     "Scheduled",
     "ScoreExtensions",
     "ScorePlugin",
+    "ShapeMemo",
+    "SignedPlugin",
     "Snapshot",
     "Status",
     "WaitingPod",

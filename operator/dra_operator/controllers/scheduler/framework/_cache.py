@@ -78,6 +78,7 @@ class NodeInfoCache:
         current = self._nodes.get(node.name)
         images_moved = current is None or current.node.images != node.images
         if current is None:
+            fresh.generation = next_generation()  # never 0: results on it may be reused
             for info in self._by_node.get(node.name, {}).values():
                 fresh.add_pod(info)
             self._nodes[node.name] = fresh

@@ -107,10 +107,12 @@ class NodeInfo:
     images: Mapping[str, ImageState] = field(default_factory=dict)
     pvc_ref_counts: dict[str, int] = field(default_factory=dict)  # "namespace/claim" -> pods
     generation: int = 0
+    # The node's name, read per node and plugin in every cycle: kept rather than looked up
+    # through the node's metadata each time. A node object replaced keeps its name.
+    name: str = field(init=False)
 
-    @property
-    def name(self) -> str:
-        return self.node.name
+    def __post_init__(self) -> None:
+        self.name = self.node.name
 
     def add_pod(self, info: PodInfo) -> None:
         """Count `info` on this node (a placed pod, or one assumed by Reserve), as upstream's

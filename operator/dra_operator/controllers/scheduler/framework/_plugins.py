@@ -9,7 +9,7 @@ built with, never through a client of its own.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -147,6 +147,21 @@ class ScorePlugin(Plugin, Protocol):
     def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> tuple[int, Status]: ...
 
     def score_extensions(self) -> ScoreExtensions | None: ...
+
+
+@runtime_checkable
+class SignedPlugin(Plugin, Protocol):
+    """A Filter or Score plugin whose verdict on a node can be reused for the next pod alike.
+
+    Shaped after `SignPlugin` (k8s.io/kube-scheduler v0.37.2, framework/interface.go, for
+    opportunistic batching): `sign_pod`
+    returns what of `pod` the plugin's PreFilter, Filter, PreScore and Score read, as a
+    hashable value; two pods with equal signatures get the same verdict and raw score on a
+    NodeInfo of the same generation. None when this pod's verdict cannot be reused (it reads
+    state beyond the pod and the node).
+    """
+
+    def sign_pod(self, pod: Pod) -> Hashable | None: ...
 
 
 @runtime_checkable

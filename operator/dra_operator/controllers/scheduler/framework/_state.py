@@ -7,7 +7,10 @@ before it removes victims, so a value stored here must either be immutable or im
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from dra_operator.controllers.scheduler.framework._reuse import FilterPlan, ScorePlan
 
 
 @runtime_checkable
@@ -18,12 +21,15 @@ class Cloneable(Protocol):
 class CycleState:
     """Per-pod, per-cycle plugin data; see the module docstring."""
 
-    __slots__ = ("_data", "skip_filter", "skip_score")
+    __slots__ = ("_data", "filter_plan", "score_plan", "skip_filter", "skip_score")
 
     def __init__(self) -> None:
         self._data: dict[str, object] = {}
         self.skip_filter: set[str] = set()  # plugins whose PreFilter said Skip
         self.skip_score: set[str] = set()  # plugins whose PreScore said Skip
+        # The framework's plans for this cycle's Filter and Score (`_reuse`), made on first use.
+        self.filter_plan: FilterPlan | None = None
+        self.score_plan: ScorePlan | None = None
 
     def write(self, key: str, value: object) -> None:
         self._data[key] = value
@@ -42,4 +48,6 @@ class CycleState:
         }
         copy.skip_filter = set(self.skip_filter)
         copy.skip_score = set(self.skip_score)
+        copy.filter_plan = self.filter_plan
+        copy.score_plan = self.score_plan
         return copy

@@ -9,7 +9,7 @@ tag gets `:latest`. Difference: image volumes (`spec.volumes[].image`) are not c
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 
 from dra_operator.controllers.scheduler.framework import (
     MAX_NODE_SCORE,
@@ -52,6 +52,12 @@ class ImageLocality:
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> Hashable:
+        """The pod's images, and the cycle's node count: the share of nodes holding an image
+        moves a node's generation (its images are restated), the count of nodes does not."""
+        images = tuple(c.image for c in (*pod.spec.init_containers, *pod.spec.containers))
+        return images, len(self._handle.snapshot)
 
     def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> tuple[int, Status]:
         total_nodes = len(self._handle.snapshot)

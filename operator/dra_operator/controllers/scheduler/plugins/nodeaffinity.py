@@ -9,7 +9,7 @@ nodes by `metadata.name In (...)`. Score sums the weights of the preferred terms
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 from dra_operator.controllers.scheduler.framework import (
@@ -118,6 +118,10 @@ class NodeAffinity:
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> Hashable:
+        spec = pod.spec
+        return spec.node_selector, spec.required_node_affinity, spec.preferred_node_affinity
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

@@ -6,7 +6,7 @@ to the named one, so the others are not even filtered.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 
 from dra_operator.controllers.scheduler.framework import (
     SUCCESS,
@@ -40,6 +40,9 @@ class NodeName:
 
     def pre_filter_extensions(self) -> None:
         return None
+
+    def sign_pod(self, pod: Pod) -> Hashable:
+        return pod.spec.node_name
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
         wanted = pod.spec.node_name

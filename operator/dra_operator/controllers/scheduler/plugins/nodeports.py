@@ -8,7 +8,7 @@ port conflicts with a used one of the same protocol and number when either binds
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Hashable, Mapping, Sequence, Set
 
 from dra_operator.controllers.scheduler.framework import (
     ALL_ADDRESSES,
@@ -62,6 +62,9 @@ class NodePorts:
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> Hashable:
+        return host_ports(pod)
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

@@ -8,7 +8,7 @@ that is off), so it is not implemented here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 
 from dra_operator.controllers.scheduler.framework import (
     SUCCESS,
@@ -32,6 +32,9 @@ class NodeUnschedulable:
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> Hashable:
+        return pod.spec.tolerations
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
         if not node.node.unschedulable:

@@ -8,7 +8,7 @@ comparison operators Gt/Lt (alpha gate TaintTolerationComparisonOperators) are o
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 
 from dra_operator.controllers.scheduler.framework import (
     SUCCESS,
@@ -54,6 +54,9 @@ class TaintToleration:
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> Hashable:
+        return pod.spec.tolerations
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
         taints, tolerations = node.node.taints, pod.spec.tolerations

@@ -38,6 +38,7 @@ _POINTS = (
     "permit",
     "pre_bind",
     "bind",
+    "sign",
 )
 
 
@@ -60,6 +61,8 @@ def make(name: str, calls: Calls, **behaviour: Callable[..., Any]) -> PluginFact
     for point, fn in behaviour.items():
         if point == "pre_enqueue":
             namespace["pre_enqueue"] = lambda self, pod, fn=fn: fn(pod)
+        elif point == "sign":
+            namespace["sign_pod"] = lambda self, pod, fn=fn: fn(pod)
         elif point == "normalize":
             continue
         elif point in ("pre_bind", "bind"):

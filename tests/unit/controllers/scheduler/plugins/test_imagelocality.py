@@ -134,3 +134,14 @@ DIGEST = "sha256:" + "0" * 64
 )
 def test_normalized_image_name(name: str, normalized: str) -> None:
     assert normalized_image_name(name) == normalized
+
+
+def test_the_signature_is_the_pods_images_and_the_number_of_nodes() -> None:
+    two = imagelocality.new({}, FakeHandle([node_info(n) for n in nodes_of(N25010, NO_IMAGES)]))
+    three = imagelocality.new(
+        {}, FakeHandle([node_info(n) for n in nodes_of(N25010, NO_IMAGES, NO_IMAGES)])
+    )
+    signed = two.sign_pod(pod_of("gcr.io/10", init=("gcr.io/250",)))
+    assert signed == two.sign_pod(pod_of("gcr.io/10", init=("gcr.io/250",)))
+    assert signed != two.sign_pod(pod_of("gcr.io/10"))
+    assert signed != three.sign_pod(pod_of("gcr.io/10", init=("gcr.io/250",)))

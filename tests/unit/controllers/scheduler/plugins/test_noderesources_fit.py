@@ -577,3 +577,15 @@ def test_restartable_init_containers(incoming: Pod, want: Status) -> None:
     cycle = state()
     assert plugin.pre_filter(cycle, incoming, []) == (None, SUCCESS)
     assert plugin.filter(cycle, incoming, node) == want
+
+
+def test_pods_alike_in_requests_sign_alike_and_extended_requests_do_not_sign() -> None:
+    plugin = fit.new({}, FakeHandle())
+    one = plugin.sign_pod(pod(r(cpu=100, mem=10)))
+    assert one is not None
+    assert plugin.sign_pod(pod(r(cpu=100, mem=10))) == one
+    split = pod(r(cpu=50, mem=10), {"cpu": "50m"})  # the same requests, scored apart
+    assert plugin.sign_pod(split) != one
+    assert plugin.sign_pod(pod(r(cpu=200, mem=10))) != one
+    assert plugin.sign_pod(pod(r(cpu=100, dra=1))) is None
+    assert plugin.sign_pod(pod(r(cpu=100, a=1))) is None

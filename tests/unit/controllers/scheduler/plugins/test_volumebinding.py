@@ -645,3 +645,10 @@ def test_score(
     """scorer_test.go's TestScore: the shape over each class's utilization, averaged."""
     for pairs, want in cases:
         assert _scorer.score(shape, _classes(*pairs)) == want, pairs
+
+
+def test_only_a_pod_without_volume_claims_signs() -> None:
+    plugin = volumebinding.new({}, StorageHandle())
+    assert plugin.sign_pod(pod("a")) == plugin.sign_pod(pod("b")) == ()
+    assert plugin.sign_pod(pod(claims=["pvc-a"])) is None
+    assert plugin.sign_pod(pod(ephemeral=["scratch"])) is None

@@ -8,7 +8,7 @@ them is skipped. Like NodeResourcesFit it does not count DRA-served extended res
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 
 from dra_operator.controllers.scheduler.framework import (
     SKIP,
@@ -41,6 +41,9 @@ class NodeResourcesBalancedAllocation:
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> Hashable:
+        return self._scoring.pod_request_list(pod)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status:
         requests = self._scoring.pod_request_list(pod)

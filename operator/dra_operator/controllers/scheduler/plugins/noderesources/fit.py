@@ -17,7 +17,7 @@ resources name one; the default cpu and memory are unaffected).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Protocol, cast, runtime_checkable
 
 from dra_operator.controllers.scheduler.framework import (
@@ -131,6 +131,15 @@ class NodeResourcesFit:
     @property
     def strategy(self) -> str:
         return self._args.strategy
+
+    def sign_pod(self, pod: Pod) -> Hashable | None:
+        """The pod's requests as Filter and Score read them; None with any request beyond
+        cpu, memory and ephemeral-storage, whose fit may turn on DeviceClasses (the handle's
+        `extended_resource_classes`)."""
+        requests = pod_requests(pod)
+        if any(name not in _NATIVE for name in requests):
+            return None
+        return tuple(sorted(requests.items())), self._scoring.pod_request_list(pod)
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

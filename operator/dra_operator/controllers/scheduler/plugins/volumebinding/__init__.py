@@ -20,7 +20,7 @@ to CSI translation.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -161,6 +161,14 @@ class VolumeBinding:
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> Hashable | None:
+        """Nothing for a pod without volume claims (its Score is 0 on every node); None with
+        claims, whose Score reads what Filter found per node."""
+        name = pod.metadata.name
+        if any(model.volume_claim_name(name, v) is not None for v in pod.spec.volumes):
+            return None
+        return ()
 
     # -- PreFilter, Filter --------------------------------------------------------------------
 

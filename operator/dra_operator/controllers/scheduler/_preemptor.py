@@ -29,7 +29,6 @@ from dra_operator.controllers.scheduler._claim_nomination import (
     ClaimNominations,
     Held,
 )
-from dra_operator.controllers.scheduler._decide import Settings, State
 from dra_operator.controllers.scheduler._preemption import (
     PreemptionRecorder,
     PreemptionWriter,
@@ -38,6 +37,10 @@ from dra_operator.controllers.scheduler._preemption import (
 from dra_operator.controllers.scheduler._preemption_cycle import (
     find_victims,
     nominated_allocation,
+)
+from dra_operator.controllers.scheduler._state import (
+    Settings,
+    State,
 )
 from dra_operator.controllers.scheduler.plugins.defaultpreemption import Candidate
 from dra_operator.model import Pod, PodDisruptionBudget

@@ -148,15 +148,15 @@ e2e-deployed: $(STAMP) controlplane node-runtime node-packages helm image
 # upstream binaries of the release). Every other file runs once, on the primary release: a new
 # file too, unless it is added here. `make test-full` runs tests/integration and e2e whole there.
 OTHER_RELEASE_TESTS += tests/integration/test_api_versions.py  # every served resource.k8s.io version, converted
+OTHER_RELEASE_TESTS += tests/integration/test_extended_resources.py  # DRAExtendedResource beta on 1.36, GA on 1.37
+OTHER_RELEASE_TESTS += tests/integration/test_kubectl.py  # the release's kubectl against its DRA API
+OTHER_RELEASE_TESTS += tests/integration/test_manifests.py  # deploy/, the chart and the admission policies on the release's admission and CEL
 OTHER_RELEASE_TESTS += tests/integration/test_model_shapes.py  # parsers and renderers against each served version
 OTHER_RELEASE_TESTS += tests/integration/test_operator_run.py  # discovery of served versions and the release's features
+OTHER_RELEASE_TESTS += tests/integration/test_poolstatus.py  # DRAResourcePoolStatus (v1alpha3) as the release serves it
 OTHER_RELEASE_TESTS += tests/integration/test_scheduler.py::test_a_claim_skipping_node_operations_needs_a_node_declaring_the_feature  # a 1.37-only field, dropped on 1.36
 OTHER_RELEASE_TESTS += tests/integration/test_scheduler_taint_rules.py  # DeviceTaintRule v1beta2 on 1.36, v1 on 1.37
-OTHER_RELEASE_TESTS += tests/integration/test_extended_resources.py  # DRAExtendedResource beta on 1.36, GA on 1.37
-OTHER_RELEASE_TESTS += tests/integration/test_poolstatus.py  # DRAResourcePoolStatus (v1alpha3) as the release serves it
-OTHER_RELEASE_TESTS += tests/integration/test_manifests.py  # deploy/, the chart and the admission policies on the release's admission and CEL
 OTHER_RELEASE_TESTS += tests/integration/test_upstream_components.py  # the release's kube-scheduler and KCM with its DRA gates
-OTHER_RELEASE_TESTS += tests/integration/test_kubectl.py  # the release's kubectl against its DRA API
 OTHER_RELEASE_TESTS += e2e/test_discovery.py  # the newest version and features the operator picks on the release
 OTHER_RELEASE_TESTS += e2e/test_eviction.py  # `dra-operator taint --via rule` through the release's DeviceTaintRule version
 OTHER_RELEASE_TESTS += e2e/test_real_nodes.py  # the release's kubelet preparing what the operator allocated

@@ -15,9 +15,9 @@ candidates tie on all five of upstream's criteria (the last of which, the start 
 important victims, ties when neither has started or both started in the same second; upstream
 then takes the first node of a map's iteration order, we the first candidate found).
 
-PREEMPTION_DIFF_SCENARIOS sets the count (200 by default); PREEMPTION_DIFF_SEED the first seed
-(random by default, printed on failure: replay one scenario with PREEMPTION_DIFF_SEED=<seed>
-PREEMPTION_DIFF_SCENARIOS=1).
+PREEMPTION_DIFF_SCENARIOS sets the count (200 in `make test`, 3,000 in `make test-full`);
+PREEMPTION_DIFF_SEED the first seed (random by default, printed on failure: replay one scenario
+with PREEMPTION_DIFF_SEED=<seed> PREEMPTION_DIFF_SCENARIOS=1).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pytest
+from tests.support.counts import scaled
 from tests.support.preemption_scenarios import preemption_scenario
 from tests.support.scheduler_oracle import SchedulerOracle, running_scheduler_oracle
 
@@ -225,7 +226,7 @@ def compare(scn: Mapping[str, Any], upstream: JSON, ours: JSON, tally: Tally) ->
 def test_random_preemptions_agree_with_kube_scheduler(
     oracle: SchedulerOracle, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    count = int(os.environ.get("PREEMPTION_DIFF_SCENARIOS", "200"))
+    count = int(os.environ.get("PREEMPTION_DIFF_SCENARIOS", str(scaled(200, 3000))))
     first = int(os.environ.get("PREEMPTION_DIFF_SEED", str(random.randrange(2**31))))
     tally = Tally()
     failures: list[str] = []

@@ -5,11 +5,17 @@ that carry every constraint's key and pass the constraint's node inclusion polic
 two smallest counts (upstream's "critical paths"). Filter admits a node when placing the pod
 there keeps `count + self - min <= maxSkew` for every constraint, where `min` is 0 while fewer
 than `minDomains` domains exist.
+
+A node's part of those counts depends only on the node, its pods and what of the incoming pod
+the constraints read (its namespace, the constraints, and for the inclusion policies its node
+selector, required node affinity and tolerations): it is kept per such shape and node
+(`CountMemo`) while the node's NodeInfo generation stands, so a cycle reads each unchanged node's
+part instead of matching its pods again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
 from dra_operator.controllers.scheduler.framework import (
@@ -18,6 +24,7 @@ from dra_operator.controllers.scheduler.framework import (
     CycleState,
     NodeInfo,
     PodInfo,
+    ShapeMemo,
     Status,
     unresolvable,
     unschedulable,
@@ -98,22 +105,64 @@ class PreFilterState:
             self.paths[i].update(value, self.counts[i][value])
 
 
+Share = tuple[tuple[str, int] | None, ...] | None
+"""A node's part of the counts: per constraint its topology value and matching pods, None where
+the node is not included; None for a node missing a constraint's key."""
+
+CountMemo = ShapeMemo[Share]
+
+
+def _shape(pod: Pod, constraints: Sequence[Constraint]) -> Hashable:
+    spec = pod.spec
+    return (
+        pod.metadata.namespace,
+        tuple(constraints),
+        spec.node_selector,
+        spec.required_node_affinity,
+        spec.tolerations,
+    )
+
+
+def _share(pod: Pod, info: NodeInfo, constraints: Sequence[Constraint]) -> Share:
+    node = info.node
+    labels = node.labels
+    if not has_all_keys(labels, constraints):
+        return None
+    ns = pod.metadata.namespace
+    return tuple(
+        (labels[c.topology_key], count_matching(info.pods, c.selector, ns))
+        if c.includes(pod, node)
+        else None
+        for c in constraints
+    )
+
+
 def pre_filter(
-    state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], constraints: Sequence[Constraint]
+    state: CycleState,
+    pod: Pod,
+    nodes: Sequence[NodeInfo],
+    constraints: Sequence[Constraint],
+    memo: CountMemo | None = None,
 ) -> Status:
     if not constraints:
         return SKIP
     counts: list[dict[str, int]] = [{} for _ in constraints]
-    ns = pod.metadata.namespace
+    kept = memo.for_shape(_shape(pod, constraints)) if memo is not None else None
     for info in nodes:
-        node = info.node
-        if not has_all_keys(node.labels, constraints):
+        generation = info.generation
+        found = kept.get(info.name) if kept is not None and generation else None
+        if found is not None and found[0] == generation:
+            share = found[1]
+        else:
+            share = _share(pod, info, constraints)
+            if kept is not None and generation:
+                kept[info.name] = (generation, share)
+        if share is None:
             continue
-        for i, c in enumerate(constraints):
-            if not c.includes(pod, node):
-                continue
-            value = node.labels[c.topology_key]
-            counts[i][value] = counts[i].get(value, 0) + count_matching(info.pods, c.selector, ns)
+        for by_value, part in zip(counts, share, strict=True):
+            if part is not None:
+                value, num = part
+                by_value[value] = by_value.get(value, 0) + num
     paths = []
     for by_value in counts:
         p = CriticalPaths()

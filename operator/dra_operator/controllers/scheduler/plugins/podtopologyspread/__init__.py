@@ -126,7 +126,7 @@ class PodTopologySpread:
         s = _filtering.read_state(state)
         if isinstance(s, Status):
             return s
-        return _filtering.filter_node(s, pod, node)
+        return _filtering.filter_node(s, node)
 
     # -- PreScore / Score --------------------------------------------------------------------
 

@@ -79,10 +79,14 @@ class PreFilterState:
     constraints: tuple[Constraint, ...]
     paths: list[CriticalPaths]
     counts: list[dict[str, int]]  # per constraint: topology value -> matching pods
+    itself: tuple[int, ...]  # per constraint: 1 when it selects the incoming pod, read per node
 
     def clone(self) -> PreFilterState:
         return PreFilterState(
-            self.constraints, [p.clone() for p in self.paths], [dict(c) for c in self.counts]
+            self.constraints,
+            [p.clone() for p in self.paths],
+            [dict(c) for c in self.counts],
+            self.itself,
         )
 
     def min_match(self, i: int) -> int:
@@ -169,7 +173,9 @@ def pre_filter(
         for value, num in by_value.items():
             p.update(value, num)
         paths.append(p)
-    state.write(PRE_FILTER_KEY, PreFilterState(tuple(constraints), paths, counts))
+    labels = pod.metadata.labels
+    itself = tuple(1 if c.selector.matches(labels) else 0 for c in constraints)
+    state.write(PRE_FILTER_KEY, PreFilterState(tuple(constraints), paths, counts, itself))
     return SUCCESS
 
 
@@ -185,13 +191,12 @@ def update(state: CycleState, pod: Pod, other: PodInfo, node: NodeInfo, delta: i
     return SUCCESS
 
 
-def filter_node(s: PreFilterState, pod: Pod, node: NodeInfo) -> Status:
+def filter_node(s: PreFilterState, node: NodeInfo) -> Status:
     labels = node.node.labels
     for i, c in enumerate(s.constraints):
         value = labels.get(c.topology_key)
         if value is None:
             return unresolvable(ERR_NODE_LABEL_NOT_MATCH)
-        itself = 1 if c.selector.matches(pod.metadata.labels) else 0
-        if s.counts[i].get(value, 0) + itself - s.min_match(i) > c.max_skew:
+        if s.counts[i].get(value, 0) + s.itself[i] - s.min_match(i) > c.max_skew:
             return unschedulable(ERR_CONSTRAINTS_NOT_MATCH)
     return SUCCESS

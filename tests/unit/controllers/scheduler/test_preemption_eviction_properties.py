@@ -26,6 +26,7 @@ from typing import Any
 from hypothesis import event, given
 from hypothesis import settings as settings_hypothesis
 from hypothesis import strategies as st
+from tests.support.counts import property_examples
 
 from dra_operator.cluster import ObjectKey, pod_claim_keys
 from dra_operator.controllers.eviction._taints import (
@@ -139,7 +140,7 @@ def _untolerated(state: State) -> set[tuple[str, str]]:
     return {(d.pool, d.device) for d in published}
 
 
-@settings_hypothesis(max_examples=60, deadline=None)
+@settings_hypothesis(max_examples=property_examples(60), deadline=None)
 @given(
     clusters(),
     st.integers(0, 30),

@@ -44,7 +44,7 @@ from typing import Any, Protocol
 
 from dra_operator import errors, names
 from dra_operator.cluster import PODS_BY_CLAIM, Change, ObjectKey
-from dra_operator.controllers import Controller, Observer, Result
+from dra_operator.controllers import Controller, Observer, Result, WorkQueue
 from dra_operator.controllers.scheduler._classic import PublishContext, RequestDeallocation
 from dra_operator.controllers.scheduler._decide import (
     decide_claim,
@@ -65,6 +65,7 @@ from dra_operator.controllers.scheduler._events import (
     keys_for_claim,
     keys_for_pod,
     pod_key,
+    queue_priority,
     releases_devices,
 )
 from dra_operator.controllers.scheduler._extended import (
@@ -200,7 +201,10 @@ class Scheduler:
             self.reconcile,
             workers=1,
             observe=observe,
-            metrics=metrics.workqueue(names.SCHEDULER_QUEUE) if metrics is not None else None,
+            queue=WorkQueue(  # PrioritySort: higher priority first, then the time it got ready
+                metrics=metrics.workqueue(names.SCHEDULER_QUEUE) if metrics is not None else None,
+                priority=lambda key: queue_priority(state.pods, key),
+            ),
         )
         self.unschedulable: set[WorkKey] = set()
         self._writing: set[WorkKey] = set()

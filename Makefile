@@ -140,8 +140,9 @@ wheel: $(STAMP)
 # The operator deployed from the image (`make image`) on real nodes, installed with deploy/
 # (kustomize) or with the Helm chart (DRA_OPERATOR_E2E_INSTALL=helm): `make test` runs these e2e
 # files against each install (e2e/test_deployed.py: probes, Lease, rolling restart, deploy/
-# replaced by the chart, helm upgrade); `make e2e-deployed` runs every e2e file against both.
-DEPLOYED_E2E := e2e/test_scheduling.py e2e/test_deployed.py
+# replaced by the chart, helm upgrade; e2e/test_upgrade.py: the previous chart and layout
+# upgraded while pods arrive); `make e2e-deployed` runs every e2e file against both.
+DEPLOYED_E2E := e2e/test_scheduling.py e2e/test_deployed.py e2e/test_upgrade.py
 HELM_E2E := e2e/test_real_nodes.py
 .PHONY: e2e-deployed
 e2e-deployed: $(STAMP) controlplane node-runtime node-packages helm image

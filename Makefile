@@ -45,14 +45,21 @@ oracle:
 	bash tests/oracle/build.sh 1.37
 	bash tests/oracle/scheduler/build.sh
 
-# The routing races at full counts (20 per install) and on every supported release
+# The routing races at full counts (20 per install) and on each release of ROUTING_RELEASES
 # with its install (tests/integration/test_routing.py; `make test` runs 3 races, one release),
 # and the upgrades from the previous chart and layout with more pods arriving
 # (tests/integration/test_routing_upgrade.py; `make test` runs them lean).
+# kube-scheduler and kube-controller-manager of 1.34 and 1.35 are built here when missing
+# (`make controlplane` builds only their kube-apiserver).
 # Each race's counts go to routing-figures.jsonl for docs/coexistence.md.
+ROUTING_RELEASES ?= 1.34 1.35 1.36 1.37
 .PHONY: test-routing
 test-routing: $(STAMP) controlplane
-	ROUTING_FULL=1 ROUTING_RELEASES=1 ROUTING_FIGURES=routing-figures.jsonl \
+	for release in $(ROUTING_RELEASES); do \
+	  bash e2e/controlplane/build.sh $$release kube-apiserver kube-scheduler \
+	    kube-controller-manager || exit 1; \
+	done
+	ROUTING_FULL=1 ROUTING_RELEASES="$(ROUTING_RELEASES)" ROUTING_FIGURES=routing-figures.jsonl \
 	  $(BIN)/pytest -q -p no:cacheprovider -o timeout=0 tests/integration/test_routing.py \
 	  tests/integration/test_routing_upgrade.py $(PYTEST_ARGS)
 
@@ -133,8 +140,9 @@ wheel: $(STAMP)
 # The operator deployed from the image (`make image`) on real nodes, installed with deploy/
 # (kustomize) or with the Helm chart (DRA_OPERATOR_E2E_INSTALL=helm): `make test` runs these e2e
 # files against each install (e2e/test_deployed.py: probes, Lease, rolling restart, deploy/
-# replaced by the chart, helm upgrade); `make e2e-deployed` runs every e2e file against both.
-DEPLOYED_E2E := e2e/test_scheduling.py e2e/test_deployed.py
+# replaced by the chart, helm upgrade; e2e/test_upgrade.py: the previous chart and layout
+# upgraded while pods arrive); `make e2e-deployed` runs every e2e file against both.
+DEPLOYED_E2E := e2e/test_scheduling.py e2e/test_deployed.py e2e/test_upgrade.py
 HELM_E2E := e2e/test_real_nodes.py
 .PHONY: e2e-deployed
 e2e-deployed: $(STAMP) controlplane node-runtime node-packages helm image

@@ -146,9 +146,12 @@ class Installer:
         path.write_text(json.dumps(dict(values)))  # JSON: YAML quoting every string
         return path
 
-    def helm_install(self, values: Mapping[str, Any], *, take_ownership: bool = False) -> None:
+    def helm_install(
+        self, values: Mapping[str, Any], *, take_ownership: bool = False, chart: Path = CHART
+    ) -> None:
         """`take_ownership`: adopt objects of the same name already there, such as deploy/'s
-        ClusterRole that the local control plane applies for its RBAC-limited identity."""
+        ClusterRole that the local control plane applies for its RBAC-limited identity;
+        `chart`: another chart (a packaged previous version)."""
         values_file = self._values(values)
         adopt = ["--take-ownership"] if take_ownership else []
         self._run(
@@ -156,7 +159,7 @@ class Installer:
                 self.helm,
                 "install",
                 RELEASE,
-                CHART,
+                chart,
                 "--namespace",
                 NAMESPACE,
                 "--create-namespace",  # as docs/install.md shows it
@@ -167,13 +170,15 @@ class Installer:
             ]
         )
 
-    def helm_upgrade(self, values: Mapping[str, Any], *, wait: bool = True) -> None:
+    def helm_upgrade(
+        self, values: Mapping[str, Any], *, wait: bool = True, chart: Path = CHART
+    ) -> None:
         values_file = self._values(values)
         argv = [
             self.helm,
             "upgrade",
             RELEASE,
-            CHART,
+            chart,
             "--namespace",
             NAMESPACE,
             *(_WAIT if wait else ()),
@@ -183,6 +188,29 @@ class Installer:
     def helm_uninstall(self) -> None:
         self._run([self.helm, "uninstall", RELEASE, "--namespace", NAMESPACE, "--wait"])
         self.wait_no_pods()
+
+    def has_helm_release(self) -> bool:
+        listed = self._run([self.helm, "list", "--namespace", NAMESPACE, "--short"])
+        return RELEASE in listed.split()
+
+    # -- kubectl apply, as docs/install.md writes it ------------------------------------------
+
+    def apply_file(self, manifest: Path) -> None:
+        """`kubectl apply --server-side -f manifest` (a rendered layout, such as a previous
+        release's)."""
+        self._run([self.kubectl, "apply", "--server-side", "-f", manifest])
+
+    def apply_layout(self, layout: Path = KUSTOMIZATION) -> None:
+        """docs/install.md's upgrade: `kubectl apply --server-side -k crds/`, then
+        `kubectl apply --server-side -k deploy/` (no --force-conflicts, no --prune)."""
+        self._run([self.kubectl, "apply", "--server-side", "-k", REPO / "crds"])
+        self._run([self.kubectl, "apply", "--server-side", "-k", layout])
+
+    def apply_stdin(self, manifests: str) -> None:
+        self._run([self.kubectl, "apply", "--server-side", "-f", "-"], stdin=manifests)
+
+    def delete_stdin(self, manifests: str) -> None:
+        self._run([self.kubectl, "delete", "--ignore-not-found", "-f", "-"], stdin=manifests)
 
     # -- the Deployment ----------------------------------------------------------------------
 

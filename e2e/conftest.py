@@ -86,11 +86,18 @@ def pytest_runtest_makereport(
     return report
 
 
+_LAST = (".test_deployed", ".test_upgrade")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """test_deployed last: it replaces the install the other scenarios run against."""
-    items.sort(
-        key=lambda item: item.module is not None and item.module.__name__.endswith(".test_deployed")
-    )
+    """test_deployed, then test_upgrade, last: they replace the install the other scenarios
+    run against (test_upgrade with the previous release's, then upgrades it)."""
+
+    def rank(item: pytest.Item) -> int:
+        module = item.module.__name__ if item.module is not None else ""
+        return next((i + 1 for i, end in enumerate(_LAST) if module.endswith(end)), 0)
+
+    items.sort(key=rank)
 
 
 def _installer(state: controlplane.ControlPlaneState, home: Path) -> Installer:

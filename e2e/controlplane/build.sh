@@ -4,7 +4,10 @@
 # Skips binaries already there; prints how long each build took.
 # Usage: e2e/controlplane/build.sh [1.31|...|1.37|v1.37.2] [binary ...]
 #        (default: the primary release 1.37 and every binary its module pins; the older
-#        releases pin only etcd and kube-apiserver)
+#        releases pin only kube-apiserver, and 1.34 and 1.35 also kube-scheduler and
+#        kube-controller-manager, which are built only when named: the routing races of those
+#        releases and `controlplane up --with-upstream --version 1.35` need them, `make
+#        controlplane` does not)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 release=1.37
@@ -27,8 +30,11 @@ declare -A pkg=(
   [kubelet]=k8s.io/kubernetes/cmd/kubelet
 )
 wanted=("$@")
+on_demand=""
+[ "$minor" -ge 36 ] || on_demand="kube-scheduler kube-controller-manager"
 if [ ${#wanted[@]} -eq 0 ]; then  # default: every binary the module pins (its `tool` block)
   for bin in etcd kube-apiserver kubectl kube-scheduler kube-controller-manager kubelet; do
+    [[ " $on_demand " == *" $bin "* ]] && continue
     grep -Eq "^[[:space:]]*(tool[[:space:]]+)?${pkg[$bin]}\$" "$module/go.mod" && wanted+=("$bin")
   done
 fi

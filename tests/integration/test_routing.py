@@ -15,10 +15,12 @@ choice) and `dra-operator run` (default flags, deploy/'s RBAC) as a subprocess:
 * the parameters ConfigMap, deleted, is written again by the operator;
 * the chart's default (`routing.mode: auto`, rendered against the server) installs the same
   admission policies and bindings as the layout, here and on each release below;
-* with ROUTING_RELEASES=1 (`make test-routing`), the race on each supported release with its
-  install: 1.34 and 1.35 with the refusing policies alone (pods naming kube-scheduler are
-  refused) and with MutatingAdmissionPolicy v1beta1 switched on (deploy/release-1.34), 1.36
-  and 1.37 with deploy/.
+* with ROUTING_RELEASES naming releases (`make test-routing`: "1.34 1.35 1.36 1.37"), the race
+  on each of them with its install: 1.34 and 1.35 with the refusing policies alone (pods
+  naming kube-scheduler are refused) and with MutatingAdmissionPolicy v1beta1 switched on
+  (deploy/release-1.34), 1.36 and 1.37 with deploy/. Their kube-scheduler and
+  kube-controller-manager come from e2e/controlplane/build.sh (`make test-routing` builds the
+  missing ones).
 
 With ROUTING_FIGURES naming a file, each race appends one JSON line there (release, layout,
 the `Race`'s counts) for docs/coexistence.md's table.
@@ -140,19 +142,26 @@ async def test_the_parameters_are_written_again_when_deleted(api: Client) -> Non
     assert await published(api, name, timeout=60)
 
 
-@pytest.mark.skipif(
-    os.environ.get("ROUTING_RELEASES") != "1", reason="ROUTING_RELEASES=1: make test-routing"
-)
+RELEASES = os.environ.get("ROUTING_RELEASES", "").split()
+
+
+def _on(release: str, args: tuple[str, ...], layout: str, name: str) -> Any:
+    skip = pytest.mark.skipif(
+        release not in RELEASES, reason=f"ROUTING_RELEASES does not name {release}"
+    )
+    return pytest.param(release, args, layout, id=name, marks=skip)
+
+
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize(
     ("release", "apiserver_args", "layout"),
     [
-        pytest.param("1.34", (), "require-scheduler-only", id="1.34"),
-        pytest.param("1.34", BETA_GATES, "release-1.34", id="1.34-mutating-policies-on"),
-        pytest.param("1.35", (), "require-scheduler-only", id="1.35"),
-        pytest.param("1.35", BETA_GATES, "release-1.34", id="1.35-mutating-policies-on"),
-        pytest.param("1.36", (), "", id="1.36"),
-        pytest.param("1.37", (), "", id="1.37"),
+        _on("1.34", (), "require-scheduler-only", "1.34"),
+        _on("1.34", BETA_GATES, "release-1.34", "1.34-mutating-policies-on"),
+        _on("1.35", (), "require-scheduler-only", "1.35"),
+        _on("1.35", BETA_GATES, "release-1.34", "1.35-mutating-policies-on"),
+        _on("1.36", (), "", "1.36"),
+        _on("1.37", (), "", "1.37"),
     ],
 )
 async def test_the_install_of_each_release_routes_or_refuses(

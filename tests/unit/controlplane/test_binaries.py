@@ -91,6 +91,15 @@ def test_missing_binary_says_how_to_build(clean_env: Path) -> None:
         find_binaries(clean_env).require("kube-apiserver")
 
 
+def test_a_missing_kube_scheduler_of_1_35_names_its_build(clean_env: Path) -> None:
+    """`make controlplane` builds only kube-apiserver of 1.34 and 1.35: the rest on demand."""
+    binaries = find_binaries(clean_env / PINNED[35])
+    with pytest.raises(ControlPlaneError, match=rf"build.sh {PINNED[35]} kube-scheduler`"):
+        binaries.require("kube-scheduler")
+    with pytest.raises(ControlPlaneError, match="run `make controlplane`"):
+        binaries.require("kube-apiserver")
+
+
 @pytest.mark.parametrize(
     ("version", "minor"),
     [pytest.param("v1.36.4", 36, id="tag"), pytest.param("1.37.0-rc.1", 37, id="prerelease")],

@@ -53,12 +53,13 @@ oracle:
 # (`make controlplane` builds only their kube-apiserver).
 # Each race's counts go to routing-figures.jsonl for docs/coexistence.md.
 ROUTING_RELEASES ?= 1.34 1.35 1.36 1.37
-.PHONY: test-routing
-test-routing: $(STAMP) controlplane
+.PHONY: upstream-releases test-routing
+upstream-releases: $(STAMP) controlplane
 	for release in $(ROUTING_RELEASES); do \
 	  bash e2e/controlplane/build.sh $$release kube-apiserver kube-scheduler \
 	    kube-controller-manager || exit 1; \
 	done
+test-routing: upstream-releases
 	ROUTING_FULL=1 ROUTING_RELEASES="$(ROUTING_RELEASES)" ROUTING_FIGURES=routing-figures.jsonl \
 	  $(BIN)/pytest -q -p no:cacheprovider -o timeout=0 tests/integration/test_routing.py \
 	  tests/integration/test_routing_upgrade.py $(PYTEST_ARGS)
@@ -142,7 +143,7 @@ wheel: $(STAMP)
 # files against each install (e2e/test_deployed.py: probes, Lease, rolling restart, deploy/
 # replaced by the chart, helm upgrade; e2e/test_upgrade.py: the previous chart and layout
 # upgraded while pods arrive); `make e2e-deployed` runs every e2e file against both.
-DEPLOYED_E2E := e2e/test_scheduling.py e2e/test_deployed.py e2e/test_upgrade.py
+DEPLOYED_E2E := e2e/test_deployed.py e2e/test_upgrade.py
 HELM_E2E := e2e/test_real_nodes.py
 .PHONY: e2e-deployed
 e2e-deployed: $(STAMP) controlplane node-runtime node-packages helm image
@@ -193,8 +194,8 @@ test: $(STAMP) controlplane node-runtime node-packages oracle helm lint wheel im
 # suite's full bursts and soak, property tests at their full examples, and tests/integration and
 # e2e whole on $(K8S_OTHER). Well over CI's 90 minutes; run it before a release.
 .PHONY: test-full
-test-full:
-	DRA_OPERATOR_TEST_FULL=1 CHAOS_FULL=1 ROUTING_FULL=1 ROUTING_RELEASES=1 \
+test-full: upstream-releases
+	DRA_OPERATOR_TEST_FULL=1 CHAOS_FULL=1 ROUTING_FULL=1 ROUTING_RELEASES="$(ROUTING_RELEASES)" \
 	  $(MAKE) test OTHER_RELEASE_TESTS="tests/integration e2e" PYTEST_ARGS="-o timeout=0 $(PYTEST_ARGS)"
 
 unit: $(STAMP)

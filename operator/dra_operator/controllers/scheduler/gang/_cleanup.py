@@ -65,6 +65,7 @@ def post_filter(scheduler: Scheduler, gang: Gang, tried: list[Pod]) -> Status:
     dra = dynamic_resources(
         group,
         members,
+        unscheduled=gang.pending,
         scheduled=gang.scheduled,
         group_claims=_group_claims(scheduler, group),
         # The API server drops spec.resourceClaims while DRAWorkloadResourceClaims is off.

@@ -79,13 +79,14 @@ def dynamic_resources(
     group: PodGroup,
     tried: Sequence[Tried],
     *,
+    unscheduled: Sequence[Pod],
     scheduled: int,
     group_claims: Sequence[ResourceClaim],
     workload_claims: bool,
 ) -> Status:
-    """DynamicResources' PodGroupPostFilter. `tried` are the group's unscheduled members the
-    cycle reached, in queue order; `group_claims` the group's own claims (by
-    `spec.resourceClaims`, owner checked), in that order."""
+    """DynamicResources' PodGroupPostFilter. `tried` are the members of `unscheduled` (the
+    group's unscheduled pods, in queue order) the cycle reached; `group_claims` the group's own
+    claims (by `spec.resourceClaims`, owner checked), in that order."""
     actions: list[ClaimAction] = []
     unreserve = False
     for member in tried:
@@ -94,7 +95,7 @@ def dynamic_resources(
             unreserve = True
         else:
             actions.append(action)
-    if unreserve and workload_claims and tried and scheduled == 0:
+    if unreserve and workload_claims and unscheduled and scheduled == 0:
         done = {a.claim.metadata.uid for a in actions}
         for member in tried:
             for claim in member.unavailable:
@@ -103,7 +104,7 @@ def dynamic_resources(
                 if _reserved_for_nobody_or(claim, group.metadata.uid):
                     action = ClaimAction(action=Action.DEALLOCATE, claim=claim)
                     return Status(reasons=(DEALLOCATED_GROUP_CLAIM,), actions=(*actions, action))
-        first = tried[0].pod
+        first = unscheduled[0]  # upstream asks whether the claim is reserved for this pod
         for claim in group_claims:
             if claim.status.allocation is None:
                 continue

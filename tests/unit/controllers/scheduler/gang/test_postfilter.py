@@ -111,6 +111,10 @@ EXTENDED = _claim(
 )
 
 
+def _pods(tried: list[Tried]) -> list[Pod]:
+    return [t.pod for t in tried]
+
+
 def _actions(status: Status) -> list[tuple[Action, str]]:
     return [(a.action, a.claim.metadata.name) for a in status.actions]
 
@@ -201,7 +205,12 @@ def test_dynamic_resources_frees_what_upstream_frees(
     actions: list[tuple[Action, str]],
 ) -> None:
     status = dynamic_resources(
-        _group(), tried, scheduled=0, group_claims=group_claims, workload_claims=workload_claims
+        _group(),
+        tried,
+        unscheduled=_pods(tried),
+        scheduled=0,
+        group_claims=group_claims,
+        workload_claims=workload_claims,
     )
     assert status.reasons == (want,)
     assert status.final is final
@@ -212,6 +221,7 @@ def test_group_claims_stay_while_a_member_is_scheduled() -> None:
     status = dynamic_resources(
         _group(),
         [Tried(pod=POD, unavailable=(IN_USE_BY_GROUP,))],
+        unscheduled=[POD],
         scheduled=1,
         group_claims=[IN_USE_BY_GROUP],
         workload_claims=True,
@@ -225,6 +235,7 @@ def test_a_claim_reserved_for_another_pod_is_not_deallocated() -> None:
     status = dynamic_resources(
         _group(),
         [Tried(pod=POD, unavailable=(other,))],
+        unscheduled=[POD],
         scheduled=0,
         group_claims=[],
         workload_claims=False,
@@ -273,6 +284,7 @@ def test_an_unresolvable_status_ends_the_chain_and_keeps_earlier_writes() -> Non
     freed = dynamic_resources(
         _group(),
         [Tried(pod=POD, unavailable=(IN_USE,))],
+        unscheduled=[POD],
         scheduled=0,
         group_claims=[],
         workload_claims=False,
@@ -288,7 +300,12 @@ def test_unschedulable_reasons_pile_up_after_the_cycle_text() -> None:
     never = [_pod("pod", preemptionPolicy="Never")]
     result = chain(
         dynamic_resources(
-            _group(), [Tried(pod=POD)], scheduled=0, group_claims=[], workload_claims=False
+            _group(),
+            [Tried(pod=POD)],
+            unscheduled=[POD],
+            scheduled=0,
+            group_claims=[],
+            workload_claims=False,
         ),
         pod_group_preemption(_group(), never, []),
     )

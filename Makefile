@@ -143,30 +143,51 @@ e2e-deployed: $(STAMP) controlplane node-runtime node-packages helm image
 	    -p no:cacheprovider -m controlplane e2e $(PYTEST_ARGS) || exit 1; \
 	done
 
-# pytest exits 5 when it collected no test: that is a failure here, never a pass.
-# Everything on the primary release, then the deployed operator's scenarios, then the
-# control-plane suites again on $(K8S_OTHER), then the e2e scenarios on each of $(K8S_OLDER).
+# The control-plane files run again on $(K8S_OTHER), each for what it checks that differs between
+# releases (served versions and their shapes, feature gates, admission and routing policies,
+# upstream binaries of the release). Every other file runs once, on the primary release: a new
+# file too, unless it is added here. `make test-full` runs tests/integration and e2e whole there.
+OTHER_RELEASE_TESTS += tests/integration/test_api_versions.py  # every served resource.k8s.io version, converted
+OTHER_RELEASE_TESTS += tests/integration/test_extended_resources.py  # DRAExtendedResource beta on 1.36, GA on 1.37
+OTHER_RELEASE_TESTS += tests/integration/test_kubectl.py  # the release's kubectl against its DRA API
+OTHER_RELEASE_TESTS += tests/integration/test_manifests.py  # deploy/, the chart and the admission policies on the release's admission and CEL
+OTHER_RELEASE_TESTS += tests/integration/test_model_shapes.py  # parsers and renderers against each served version
+OTHER_RELEASE_TESTS += tests/integration/test_operator_run.py  # discovery of served versions and the release's features
+OTHER_RELEASE_TESTS += tests/integration/test_poolstatus.py  # DRAResourcePoolStatus (v1alpha3) as the release serves it
+OTHER_RELEASE_TESTS += tests/integration/test_scheduler.py::test_a_claim_skipping_node_operations_needs_a_node_declaring_the_feature  # a 1.37-only field, dropped on 1.36
+OTHER_RELEASE_TESTS += tests/integration/test_scheduler_taint_rules.py  # DeviceTaintRule v1beta2 on 1.36, v1 on 1.37
+OTHER_RELEASE_TESTS += tests/integration/test_upstream_components.py  # the release's kube-scheduler and KCM with its DRA gates
+OTHER_RELEASE_TESTS += e2e/test_discovery.py  # the newest version and features the operator picks on the release
+OTHER_RELEASE_TESTS += e2e/test_eviction.py  # `dra-operator taint --via rule` through the release's DeviceTaintRule version
+OTHER_RELEASE_TESTS += e2e/test_real_nodes.py  # the release's kubelet preparing what the operator allocated
+
+# Fails when pytest collected no test (exit 5): a stage that runs nothing must not pass.
+PYTEST_STAGE = rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; \
+  exit 1; fi; [ $$rc -eq 0 ] || exit $$rc
+
+# Everything on the primary release (races, property tests and chaos bursts at lean counts),
+# then the deployed operator's scenarios, then the release-sensitive files on $(K8S_OTHER), then
+# the e2e scenarios on each of $(K8S_OLDER).
 test: $(STAMP) controlplane node-runtime node-packages oracle helm lint wheel image
-	$(BIN)/pytest -q -p no:cacheprovider $(PYTEST_ARGS); rc=$$?; \
-	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; \
-	  [ $$rc -eq 0 ] || exit $$rc
+	$(BIN)/pytest -q -p no:cacheprovider $(PYTEST_ARGS); $(PYTEST_STAGE)
 	DRA_OPERATOR_E2E_OPERATOR=deployed $(BIN)/pytest -q -p no:cacheprovider -m controlplane \
-	  $(DEPLOYED_E2E) $(PYTEST_ARGS); rc=$$?; \
-	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; \
-	  [ $$rc -eq 0 ] || exit $$rc
+	  $(DEPLOYED_E2E) $(PYTEST_ARGS); $(PYTEST_STAGE)
 	DRA_OPERATOR_E2E_OPERATOR=deployed DRA_OPERATOR_E2E_INSTALL=helm $(BIN)/pytest -q \
-	  -p no:cacheprovider -m controlplane $(HELM_E2E) $(PYTEST_ARGS); rc=$$?; \
-	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; \
-	  [ $$rc -eq 0 ] || exit $$rc
+	  -p no:cacheprovider -m controlplane $(HELM_E2E) $(PYTEST_ARGS); $(PYTEST_STAGE)
 	$(BIN)/pytest -q -p no:cacheprovider -m controlplane --k8s-version $(K8S_OTHER) \
-	  tests/integration e2e $(PYTEST_ARGS); rc=$$?; \
-	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; \
-	  [ $$rc -eq 0 ] || exit $$rc
+	  $(OTHER_RELEASE_TESTS) $(PYTEST_ARGS); $(PYTEST_STAGE)
 	for release in $(K8S_OLDER); do \
-	  $(BIN)/pytest -q -p no:cacheprovider -m controlplane --k8s-version $$release e2e; rc=$$?; \
-	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; \
-	  [ $$rc -eq 0 ] || exit $$rc; \
+	  $(BIN)/pytest -q -p no:cacheprovider -m controlplane --k8s-version $$release e2e; \
+	  $(PYTEST_STAGE); \
 	done
+
+# `make test` at full counts: the routing races (20) and upgrades on every release, the chaos
+# suite's full bursts and soak, property tests at their full examples, and tests/integration and
+# e2e whole on $(K8S_OTHER). Well over CI's 90 minutes; run it before a release.
+.PHONY: test-full
+test-full:
+	DRA_OPERATOR_TEST_FULL=1 CHAOS_FULL=1 ROUTING_FULL=1 ROUTING_RELEASES=1 \
+	  $(MAKE) test OTHER_RELEASE_TESTS="tests/integration e2e" PYTEST_ARGS="-o timeout=0 $(PYTEST_ARGS)"
 
 unit: $(STAMP)
 	$(BIN)/pytest -q -p no:cacheprovider tests/unit $(PYTEST_ARGS)

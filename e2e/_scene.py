@@ -84,14 +84,15 @@ class Scene:
 
     # -- what a user creates ----------------------------------------------------------------
 
-    def _claim_spec(self) -> dict[str, Any]:
-        selectors = [{"cel": {"expression": self.driver.selector()}}]
-        return claim_spec(self.driver.name, selectors=selectors)
+    def _claim_spec(self, also: str | None = None) -> dict[str, Any]:
+        expression = self.driver.selector() + (f" && {also}" if also else "")
+        return claim_spec(self.driver.name, selectors=[{"cel": {"expression": expression}}])
 
-    async def template(self) -> None:
+    async def template(self, *, also: str | None = None) -> None:
         """ResourceClaimTemplate `gpu`: one device of the driver, selected by attribute and
-        capacity."""
-        body = in_version(claim_template(TEMPLATE, self._claim_spec()), self.templates.version)
+        capacity, and by the CEL expression `also` when given."""
+        spec = self._claim_spec(also)
+        body = in_version(claim_template(TEMPLATE, spec), self.templates.version)
         await self.api.create(self.templates, body, namespace=self.namespace)
 
     async def claim(self, name: str, *, device_class: str | None = None) -> None:
@@ -113,12 +114,17 @@ class Scene:
         node: str | None = None,
         labels: dict[str, str] | None = None,
         spec: JSONObject | None = None,
+        cpu: str | None = None,
     ) -> JSONObject:
         """A pod for the operator's scheduler (or bound to `node` by hand), using ResourceClaim
         `claim` or, without it, a claim generated from the template; `labels` and the `spec`
-        fields (affinity, spread, gates) as a workload sets them."""
+        fields (affinity, spread, gates, priority) as a workload sets them; `cpu` its
+        container's cpu request."""
         source = {"resourceClaimName": claim} if claim else {"resourceClaimTemplateName": TEMPLATE}
         placement = {"nodeName": node} if node else {}
+        resources: JSONObject = {"claims": [{"name": REQUEST}]}
+        if cpu is not None:
+            resources["requests"] = {"cpu": cpu}
         body = {
             "apiVersion": "v1",
             "kind": "Pod",
@@ -128,7 +134,7 @@ class Scene:
                 **placement,
                 **(spec or {}),
                 "terminationGracePeriodSeconds": 1,
-                "containers": [{**self._container(), "resources": {"claims": [{"name": REQUEST}]}}],
+                "containers": [{**self._container(), "resources": resources}],
                 "resourceClaims": [{"name": REQUEST, **source}],
             },
         }

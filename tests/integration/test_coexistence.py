@@ -3,9 +3,9 @@
 On a control plane of its own that runs both upstream components leader-elected, as kind does,
 with `dra-operator run` (default flags, deploy/'s RBAC) as a subprocess:
 
-* the race: 20 bursts of pods half naming kube-scheduler, half dra-operator, from a
-  one-device template and one shared claim, for fewer devices than pods, with the routing
-  policies of deploy/ installed: no device allocated twice, no pod claim
+* the race: bursts of pods (5; 20 in `make test-full`) half naming kube-scheduler, half
+  dra-operator, from a one-device template and one shared claim, for fewer devices than pods,
+  with the routing policies of deploy/ installed: no device allocated twice, no pod claim
   with two generated claims, no stale reservation, `verify` clean, bound pods exactly those
   whose claims were allocated and reserved, every device used;
 * the same with the operator started before kube-controller-manager (KCM starts during the
@@ -32,6 +32,7 @@ from typing import Any
 import pytest
 from bench.coexistence import Components, install_routing, race_once, remove_routing, summarize
 from tests.support.controlplane import bind_operator_rbac, require_binaries
+from tests.support.counts import scaled
 from tests.support.operator import run_verify, wait_for
 
 from dra_operator import controlplane
@@ -40,7 +41,7 @@ from dra_operator.kube import CORE_EVENTS, LEASES, NAMESPACES, PODS, Client, dra
 
 pytestmark = pytest.mark.controlplane
 
-RUNS = 20
+RUNS = scaled(5, 20)
 KCM = "kube-controller-manager"
 UNSAFE_SAMPLE = 'dra_operator_unsafe_configuration{reason="kube-scheduler-without-routing"}'
 

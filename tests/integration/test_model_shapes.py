@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -57,8 +58,10 @@ def _as_read(obj: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("fixture", sorted(p.name for p in DATA.glob("v1-*.json")))
 async def test_server_json_is_what_we_render_in_every_version(
-    admin_api: Client, namespace: str, fixture: str
+    admin_api: Client, namespace: str, cluster: Callable[..., Any], fixture: str
 ) -> None:
+    """Cluster-scoped objects (classes, slices, taint rules) are deleted after the test, so
+    no later test sees their devices or taints."""
     raw = json.loads((DATA / fixture).read_text())
     plural, render = KINDS[raw["kind"]]
     versions = await _versions_serving(admin_api, plural)
@@ -71,7 +74,10 @@ async def test_server_json_is_what_we_render_in_every_version(
     if resource.namespaced:
         meta["namespace"] = namespace
     raw["apiVersion"] = f"resource.k8s.io/{versions[0]}"
-    created = await admin_api.create(resource, raw)
+    if resource.namespaced:
+        created = await admin_api.create(resource, raw)
+    else:
+        created = await cluster(resource, raw)
     if status is not None and raw["kind"] == "ResourceClaim":
         created = await admin_api.update(
             resource, {**created, "status": status}, subresource="status"
@@ -117,7 +123,11 @@ SPELLINGS = [
 ]
 
 
-async def test_server_writes_quantities_as_quantity_renders_them(admin_api: Client) -> None:
+async def test_server_writes_quantities_as_quantity_renders_them(
+    cluster: Callable[..., Any],
+) -> None:
+    """The slice is deleted after the test: its devices are on every node, and a later
+    test's `explain` would count them."""
     capacity = {f"c{i}": {"value": text} for i, text in enumerate(SPELLINGS)}
     name = f"quantities-{uuid.uuid4().hex[:6]}"
     slice_ = {
@@ -138,7 +148,7 @@ async def test_server_writes_quantities_as_quantity_renders_them(admin_api: Clie
             ],
         },
     }
-    created = await admin_api.create(dra("resourceslices"), slice_)
+    created = await cluster(dra("resourceslices"), slice_)
     written = created["spec"]["devices"][0]["capacity"]
     assert {c: v["value"] for c, v in written.items()} == {
         f"c{i}": str(Quantity.parse(text)) for i, text in enumerate(SPELLINGS)

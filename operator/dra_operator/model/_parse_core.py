@@ -202,6 +202,7 @@ def _condition(value: object, path: str) -> PodCondition:
         status=req_str(raw, "status", path),
         reason=str_or_empty(raw, "reason", path),
         message=str_or_empty(raw, "message", path),
+        last_transition_time=opt_timestamp(raw, "lastTransitionTime", path),
     )
 
 

@@ -136,6 +136,7 @@ class PodCondition:
     status: str
     reason: str = ""
     message: str = ""
+    last_transition_time: datetime.datetime | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -182,7 +182,8 @@ class Metrics:
         self._nominations = Counter(
             "dra_operator_device_nominations_total",
             "Devices nominated to a preemptor in the ledger (KEP-5690), by outcome: held when "
-            "nominated; bound, deleted or expired when the nomination ended.",
+            "nominated, adopted when a new leader held its predecessor's again; bound, deleted, "
+            "expired or lost when the nomination ended.",
             ["outcome"],
             registry=r,
         )
@@ -417,8 +418,8 @@ class Metrics:
         self._preemption_victims.observe(victims)
 
     def device_nomination(self, outcome: str) -> None:
-        """A preemptor's devices were nominated (`held`) or their nomination ended (`bound`,
-        `deleted`, `expired`)."""
+        """A preemptor's devices were nominated (`held`, or `adopted` from an earlier leader)
+        or their nomination ended (`bound`, `deleted`, `expired`, `lost`)."""
         self._nominations.labels(outcome=outcome).inc()
 
     # -- API writes ------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """Differential test against upstream's allocator of each release (the Go oracles:
 k8s.io/dynamic-resource-allocation v0.36.5 and v0.37.2).
 
-1,000 generated scenarios (scenario_gen) per run and release (ours with `Features.release`
-set to the oracle's), sent to the oracle as v1 JSON (the model's
+1,000 generated scenarios (scenario_gen) per release in `make test-full`, the first 250 in `make
+test` (ours with `Features.release` set to the oracle's), sent to the oracle as v1 JSON (the model's
 renderers) and allocated by us from the same JSON (the model's parsers, our CEL engine through
 `CELSelectors`): fatal errors must agree (the same text, up to the CEL engine's own message
 and, in the stable tier, the device or pool an order-dependent error names), feasibility must
@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from scenario_gen import Scenario, generate, generate_137
+from tests.support.counts import scaled
 from tests.support.oracle import Oracle
 
 from dra_operator.allocator import Budget, CELSelectors, Ledger, allocate
@@ -39,8 +40,9 @@ from dra_operator.model import (
     render_resource_slice,
 )
 
-SCENARIOS = 1000
-SCENARIOS_137_GATES = 400  # with the four 1.37 allocator gates drawn (generate_137)
+# Seeds 0.. of each: a quarter in `make test`, all in `make test-full` (tests/support/counts.py).
+SCENARIOS = scaled(250, 1000)
+SCENARIOS_137_GATES = scaled(100, 400)  # with the four 1.37 allocator gates drawn (generate_137)
 UPSTREAM_TIMEOUT = 2.0  # seconds; upstream's own filter timeout is 10 s
 # Our side gets steps, not seconds, so a loaded machine cannot turn a slow answer into a
 # disagreement. Both sides search in the same order and we take at most upstream's number of

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from scenario_gen import Scenario, generate, generate_137
 from tests.support.allocation_checker import Gates, check_results
+from tests.support.counts import property_examples
 
 from dra_operator.allocator import (
     Allocation,
@@ -35,7 +36,9 @@ from dra_operator.allocator._search import Search
 from dra_operator.errors import AllocationInputError
 
 SEEDS = st.integers(min_value=0, max_value=10**9)
-SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=property_examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def _attempt(
@@ -120,13 +123,17 @@ def test_every_allocation_passes_the_independent_checker(seed: int) -> None:
         assert _problems(s, got) == []
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=property_examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(seed=SEEDS)
 def test_pruning_never_changes_the_answer(seed: int, monkeypatch_module) -> None:  # type: ignore[no-untyped-def]
     _pruned_equals_plain(generate(seed), monkeypatch_module)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=property_examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(seed=SEEDS)
 def test_pruning_never_changes_the_answer_with_the_137_gates(seed: int, monkeypatch_module) -> None:  # type: ignore[no-untyped-def]
     """Also the fatal errors: a device upstream tries and fails on is never pruned away."""
@@ -159,7 +166,9 @@ def _pruned_equals_plain(s: Scenario, monkeypatch_module) -> None:  # type: igno
     [BinPack(), Spread(), TopologyAffinity(attribute="driver-a/numa")],
     ids=lambda p: p.name,
 )
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=property_examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(seed=SEEDS)
 def test_policies_allocate_validly_whenever_first_fit_can(policy: Policy, seed: int) -> None:
     s = generate(seed)
@@ -186,7 +195,7 @@ def test_policies_allocate_validly_whenever_first_fit_can(policy: Policy, seed: 
         assert _problems(s, other) == []
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=property_examples(50), deadline=None)
 @given(seed=SEEDS)
 def test_same_inputs_same_answer(seed: int) -> None:
     s = generate(seed)

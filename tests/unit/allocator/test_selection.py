@@ -24,6 +24,7 @@ from allocator_builders import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scenario_gen import Scenario, generate
+from tests.support.counts import property_examples
 
 from dra_operator.allocator import (
     Allocation,
@@ -59,7 +60,9 @@ def _attempt(s: Scenario, selection: SelectionMemo | None) -> Allocation | str:
         return str(err)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=property_examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(seed=st.integers(min_value=0, max_value=10**9))
 def test_a_shared_memo_never_changes_the_answer(seed: int) -> None:
     s = generate(seed)

@@ -19,6 +19,7 @@ from cel_expr_python import cel as cel_cpp
 from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 from hypothesis import HealthCheck, given, note, reject, settings
 from hypothesis import strategies as st
+from tests.support.counts import property_examples
 from tests.support.oracle import Oracle
 
 from dra_operator import cel, model
@@ -93,7 +94,7 @@ def assert_agree(expression: str, upstream: dict[str, Any], actual: dict[str, An
 
 
 @settings(
-    max_examples=300,
+    max_examples=property_examples(300),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -103,7 +104,7 @@ def test_agrees_with_upstream(oracle: Oracle, data: st.DataObject) -> None:
 
 
 @settings(
-    max_examples=150,
+    max_examples=property_examples(150),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -163,7 +164,11 @@ def cpp(expression: str) -> dict[str, Any]:
     return outcome
 
 
-@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=property_examples(2000),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(expression=expressions(None))
 def test_core_language_agrees_with_cel_cpp(expression: str) -> None:
     reference = cpp(expression)

@@ -19,6 +19,7 @@ from hypothesis.stateful import (
     precondition,
     rule,
 )
+from tests.support.counts import property_examples
 
 from dra_operator import errors
 from dra_operator.allocator import Ledger, SharedDeviceID
@@ -379,7 +380,9 @@ class LedgerMachine(RuleBasedStateMachine):
 
 
 TestLedgerMachine = LedgerMachine.TestCase
-TestLedgerMachine.settings = settings(max_examples=80, stateful_step_count=30, deadline=None)
+TestLedgerMachine.settings = settings(
+    max_examples=property_examples(80), stateful_step_count=30, deadline=None
+)
 
 
 @given(st.lists(allocations, max_size=6))

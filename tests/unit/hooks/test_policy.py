@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.support.counts import property_examples
 from tests.unit.hooks.scenario import (
     EXAMPLES,
     devices_of,
@@ -183,7 +184,7 @@ class _VetoSet:
         return info.id.device not in self.names
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=property_examples(60), deadline=None)
 @given(
     memories=st.lists(st.sampled_from(["1Gi", "8Gi", "16Gi"]), min_size=1, max_size=6),
     vetoed=st.sets(st.integers(0, 5)),

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.support.counts import property_examples
 
 from dra_operator.errors import InvalidObjectError
 from dra_operator.model import parse_object
@@ -335,7 +336,7 @@ def _paths(raw: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 
 
 @pytest.mark.parametrize("fixture", sorted(p.name for p in DATA.glob("*.json")))
-@settings(max_examples=40)
+@settings(max_examples=property_examples(40))
 @given(data=st.data())
 def test_any_field_replaced_by_junk_parses_or_raises_invalid_object(
     fixture: str, data: st.DataObject

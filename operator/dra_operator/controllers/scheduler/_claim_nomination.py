@@ -9,7 +9,8 @@ devices in use, partial devices by what the preemptor takes (shares, consumed ca
 whole. Only the preemptor's own decision sees them free: the scheduler `release`s them before
 it and `restore`s them after, unless that decision placed the pod (its placement then reserves
 what it got) or the nomination timed out. A nomination is dropped when the pod binds or is
-deleted.
+deleted. A new leader holds again, for what is left of their timeout, the nominations its
+predecessor wrote (`_adoption`).
 """
 
 from __future__ import annotations
@@ -67,11 +68,18 @@ class ClaimNominations:
         self._in_ledger: set[str] = set()  # pod UIDs whose nomination counts in the ledger
 
     def hold(
-        self, pod_uid: str, node: str, allocations: Sequence[tuple[str, AllocationResult]]
+        self,
+        pod_uid: str,
+        node: str,
+        allocations: Sequence[tuple[str, AllocationResult]],
+        *,
+        remaining: float | None = None,
     ) -> Held:
-        """Nominate `allocations` to the pod (replacing an earlier nomination)."""
+        """Nominate `allocations` to the pod (replacing an earlier nomination) for the
+        timeout, or for the `remaining` seconds of one an earlier leader made."""
         self.drop(pod_uid)
-        held = Held(node, tuple(allocations), self._clock() + self.timeout)
+        lasts = self.timeout if remaining is None else min(remaining, self.timeout)
+        held = Held(node, tuple(allocations), self._clock() + lasts)
         self._held[pod_uid] = held
         self._count(pod_uid, held)
         return held

@@ -14,22 +14,31 @@ With devices (KEP-5690, beyond upstream), what the preemptor's claims would get 
 nominated to it in the ledger (`ClaimNominations`) and said in a `DevicesNominated` condition
 and Event; the scheduler releases it around the pod's own decisions (`before_decide`,
 `after_decide`); it ends when the pod binds, is deleted, or times out (condition False,
-reason and Event `DeviceNominationExpired`).
+reason and Event `DeviceNominationExpired`). A new leader holds again the nominations written
+on the server (`adopt`, `_adoption`).
 """
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dra_operator.cluster import ObjectKey
+from dra_operator.controllers.scheduler._adoption import (
+    LOST,
+    remaining,
+    terminating_victims,
+    to_adopt,
+)
 from dra_operator.controllers.scheduler._claim_nomination import (
     EXPIRED,
     NOMINATED,
     ClaimNominations,
     Held,
 )
-from dra_operator.controllers.scheduler._decide import Settings, State
+from dra_operator.controllers.scheduler._decide import Settings, State, claims_to_allocate
 from dra_operator.controllers.scheduler._preemption import (
     PreemptionRecorder,
     PreemptionWriter,
@@ -71,6 +80,9 @@ class Preemptor:
         self._budgets = budgets
         self._metrics = metrics
         self._victims: dict[str, frozenset[str]] = {}  # preemptor UID -> its victims' UIDs
+        # Nominations written on the server and not held here: pod UID -> the pod's key.
+        self._adopt: dict[str, ObjectKey] = {}
+        self._ended: set[str] = set()  # pods whose nomination this leader let expire
         assert state.framework is not None  # set by State
         # The live frameworks share one handle, hence one Nominator, as upstream's queue.
         self.nominator = state.framework.nominator
@@ -83,13 +95,74 @@ class Preemptor:
             if gone is not None:
                 self.nominator.delete(gone.metadata.uid)
                 self._victims.pop(gone.metadata.uid, None)
+                self._adopt.pop(gone.metadata.uid, None)
+                if new is None:
+                    self._ended.discard(gone.metadata.uid)
                 if self.claims.held(gone.metadata.uid) is not None:
                     self.claims.drop(gone.metadata.uid)
                     self._count("bound" if new is not None else "deleted")
             return
+        uid = new.metadata.uid
         nominated = new.status.nominated_node_name
-        if nominated and self.nominator.node_of(new.metadata.uid) != nominated:
+        if nominated and self.nominator.node_of(uid) != nominated:
             self.nominator.add(new, nominated)
+        if to_adopt(new) and self.claims.held(uid) is None and uid not in self._ended:
+            self._adopt[uid] = ObjectKey(new.metadata.namespace, new.metadata.name)
+
+    @property
+    def adopting(self) -> bool:
+        """Whether nominations written on the server wait to be held here."""
+        return bool(self._adopt)
+
+    def adopt(
+        self, settings: Settings, now: datetime.datetime
+    ) -> tuple[list[tuple[Pod, float]], list[Coroutine[Any, Any, None]]]:
+        """Hold the nominations an earlier leader wrote (see `_adoption`), before any decision:
+        the pods held again with the seconds left to them, and the writes of those that
+        expired or no longer fit."""
+        held: list[tuple[Pod, float]] = []
+        writes: list[Coroutine[Any, Any, None]] = []
+        for uid, key in sorted(self._adopt.items(), key=lambda item: item[1]):
+            entry = self._state.pods.get(key)
+            pod = entry.obj if entry is not None else None
+            if pod is None or pod.metadata.uid != uid or self.claims.held(uid) is not None:
+                continue
+            node = to_adopt(pod)
+            if not node or not claims_to_allocate(pod, self._state, settings.features):
+                continue  # nothing to hold: its claims are allocated (it is being bound)
+            left = remaining(pod, self.claims.timeout, now)
+            if left <= 0:
+                self._ended.add(uid)
+                self._count("expired")
+                message = (
+                    f"devices on node {node} are no longer nominated to this pod: not placed "
+                    f"within {self.claims.timeout:g}s"
+                )
+                writes.append(
+                    self._writer.note(pod, status="False", reason=EXPIRED, message=message)
+                )
+                continue
+            on_node = self._state.node_infos.snapshot().get(node)
+            candidate = terminating_victims(
+                pod, node, (i.pod for i in on_node.pods) if on_node else ()
+            )
+            allocations = nominated_allocation(pod, candidate, self._state, settings)
+            if not allocations:
+                self._ended.add(uid)
+                self._count("lost")
+                message = (
+                    f"devices nominated to this pod on node {node} by an earlier leader could not "
+                    "be held again: they would not be free once its victims go"
+                )
+                writes.append(self._writer.note(pod, status="False", reason=LOST, message=message))
+                continue
+            self._victims[uid] = frozenset(v.metadata.uid for v in candidate.victims)
+            self.claims.hold(uid, node, allocations, remaining=left)
+            self._count("adopted")
+            _log.info("preemption.adopted", pod=f"{key.namespace}/{key.name}", node=node)
+            held.append((pod, left))
+        self._adopt.clear()
+        return held, writes
 
     def post_filter(self, pod: Pod, settings: Settings) -> Preempting:
         """DefaultPreemption for `pod`; a candidate found is nominated at once.
@@ -137,6 +210,7 @@ class Preemptor:
             return None
         if self.claims.restore(uid):
             return None
+        self._ended.add(uid)
         self._count("expired")
         message = (
             f"devices {', '.join(held.devices())} on node {held.node} are no longer nominated "

@@ -316,6 +316,8 @@ class Scheduler:
     # -- one decision ---------------------------------------------------------------------------
 
     async def reconcile(self, key: WorkKey) -> Result:
+        if self.preemptor is not None and self.preemptor.adopting:
+            self._adopt_nominations(self.preemptor)
         if key in self._writing:
             self._again.add(key)  # decided again once the writes in progress are done
             return Result()
@@ -397,6 +399,17 @@ class Scheduler:
             self._writing.add(key)
             self._spawn(self._carry_out(key, subject, decision, choice.points))
         return Result()
+
+    def _adopt_nominations(self, preemptor: Preemptor) -> None:
+        """Hold the device nominations an earlier leader wrote, before any decision; each pod
+        held again is decided again once what is left of its timeout has passed."""
+        now = datetime.datetime.now(datetime.UTC)
+        held, writes = preemptor.adopt(self.settings, now)
+        for pod, left in held:
+            key = WorkKey("pod", pod.metadata.namespace, pod.metadata.name)
+            self.controller.queue.add_after(key, left)
+        for write in writes:
+            self._spawn(write)
 
     def _decide(self, key: WorkKey, choice: Choice) -> Decision:
         """The decision on the caches as they are now (hooks may have awaited meanwhile)."""

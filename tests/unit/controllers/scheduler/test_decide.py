@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import settings as settings_hypothesis
 from hypothesis import strategies as st
+from tests.support.counts import property_examples
 
 from dra_operator import names
 from dra_operator.allocator import BinPack, Features
@@ -417,7 +418,7 @@ def test_without_device_taints_the_taint_check_is_off() -> None:
     assert isinstance(decide_pod(_pod(state, "p"), state, old), Placement)
 
 
-@settings_hypothesis(max_examples=25, deadline=None)
+@settings_hypothesis(max_examples=property_examples(25), deadline=None)
 @given(
     devices=st.lists(st.integers(min_value=0, max_value=3), min_size=1, max_size=3),
     pods=st.integers(min_value=1, max_value=8),

@@ -12,6 +12,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import settings as settings_hypothesis
 from hypothesis import strategies as st
+from tests.support.counts import property_examples
 
 from dra_operator.cluster import ObjectKey
 from dra_operator.controllers.scheduler import (
@@ -79,7 +80,7 @@ _SHAPES = st.lists(st.tuples(st.integers(1, 8), st.integers(0, 3)), min_size=1, 
 _PODS = st.lists(st.tuples(st.integers(1, 2), st.sampled_from(["100m", "1", "3"])), max_size=12)
 
 
-@settings_hypothesis(max_examples=60, deadline=None)
+@settings_hypothesis(max_examples=property_examples(60), deadline=None)
 @given(shapes=_SHAPES, pods=_PODS)
 def test_lazy_allocation_places_as_allocating_on_every_sampled_node(
     shapes: list[tuple[int, int]], pods: list[tuple[int, str]]

@@ -11,6 +11,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import settings as settings_hypothesis
 from hypothesis import strategies as st
+from tests.support.counts import property_examples
 
 from dra_operator.cluster import ObjectKey
 from dra_operator.controllers.scheduler import Placement, State, Verdicts, decide_pod
@@ -94,7 +95,7 @@ class _Cluster:
         return entry.obj
 
 
-@settings_hypothesis(max_examples=60, deadline=None)
+@settings_hypothesis(max_examples=property_examples(60), deadline=None)
 @given(nodes=_NODES, pods=_PODS)
 def test_reused_results_decide_as_a_fresh_framework(
     nodes: list[tuple[int, int, str, str]], pods: list[tuple[int, str, bool, str]]

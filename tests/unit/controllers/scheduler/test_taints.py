@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import settings as settings_hypothesis
 from hypothesis import strategies as st
+from tests.support.counts import property_examples
 
 from dra_operator.cluster import Change, ObjectKey, Store
 from dra_operator.controllers.scheduler import (
@@ -236,7 +237,7 @@ _EVENTS = st.lists(
 
 
 @given(_EVENTS)
-@settings_hypothesis(max_examples=60, deadline=None)
+@settings_hypothesis(max_examples=property_examples(60), deadline=None)
 def test_the_view_always_equals_patching_afresh(events: list[tuple[str, Any, Any]]) -> None:
     """Whatever the order of slice and rule changes, the memo never serves a stale copy."""
     rules = _rules()

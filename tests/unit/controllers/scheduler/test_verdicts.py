@@ -10,6 +10,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import settings as settings_hypothesis
 from hypothesis import strategies as st
+from tests.support.counts import property_examples
 
 from dra_operator.allocator import BinPack, FirstFit, Policy
 from dra_operator.cluster import ObjectKey
@@ -179,7 +180,7 @@ def _run(
 _DRIVER_ONLY = f"device.driver == '{DRIVER}'"
 
 
-@settings_hypothesis(max_examples=150, deadline=None)
+@settings_hypothesis(max_examples=property_examples(150), deadline=None)
 @given(events=st.lists(_EVENTS, max_size=30))
 def test_first_fit_with_reused_verdicts_decides_as_the_allocator_on_every_node(
     events: list[tuple[Any, ...]],
@@ -188,7 +189,7 @@ def test_first_fit_with_reused_verdicts_decides_as_the_allocator_on_every_node(
     _run(events, base, dataclasses.replace(base, policy=EveryNode()))
 
 
-@settings_hypothesis(max_examples=40, deadline=None)
+@settings_hypothesis(max_examples=property_examples(40), deadline=None)
 @given(events=st.lists(_EVENTS, max_size=30))
 def test_a_scored_policy_with_reused_verdicts_decides_as_without(
     events: list[tuple[Any, ...]],

@@ -12,6 +12,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import settings as settings_hypothesis
 from hypothesis import strategies as st
+from tests.support.counts import property_examples
 
 from dra_operator.controllers.scheduler import Governor, State
 from dra_operator.controllers.scheduler.gang import Gang, decide_gang, gang_of, revert
@@ -67,7 +68,7 @@ def _held(state: State) -> set[DeviceID]:
     return set(state.ledger.snapshot().exclusive)
 
 
-@settings_hypothesis(max_examples=60, deadline=None)
+@settings_hypothesis(max_examples=property_examples(60), deadline=None)
 @given(
     devices=st.lists(st.integers(min_value=0, max_value=3), min_size=1, max_size=4),
     size=st.integers(min_value=1, max_value=6),

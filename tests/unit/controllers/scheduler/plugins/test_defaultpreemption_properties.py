@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
+from tests.support.counts import property_examples
 
 from dra_operator.controllers.scheduler.framework import Code, CycleState, Snapshot
 from dra_operator.controllers.scheduler.plugins.defaultpreemption import (
@@ -75,7 +76,7 @@ def _key(c: Candidate) -> tuple[int, int, int, int, float]:
     )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=property_examples(150), deadline=None)
 @given(clusters())
 def test_victims_as_upstream_chooses_them(
     cluster: tuple[list[Node], list[Pod], Pod],

@@ -11,10 +11,14 @@ from pathlib import Path
 
 from dra_operator.allocator import CELSelectors, Features, FirstFit
 from dra_operator.cluster import ObjectKey
-from dra_operator.controllers.scheduler._decide import ClaimWrite, Placement, Settings
+from dra_operator.controllers.scheduler._decision import (
+    ClaimWrite,
+    Placement,
+)
 from dra_operator.controllers.scheduler._decision_log import log_decision
 from dra_operator.controllers.scheduler._events import WorkKey
 from dra_operator.controllers.scheduler._policies import Choice
+from dra_operator.controllers.scheduler._state import Settings
 from dra_operator.model import (
     AllocationResult,
     DeviceAllocationResult,

@@ -7,8 +7,8 @@
     .venv/bin/python -m bench.scheduling --sizes 5000 --workloads s --rate 20 \
         --churn-rate 5 --churn-seconds 300      # `make bench-steady`
 
-With `--sizes`, each node count runs in turn (500 and more: only a, b, e, h, s; 2,000 and more:
-only s), and a table across sizes follows the per-size tables (bench/scheduling/_scale.py).
+With `--sizes`, each node count runs in turn (500 and more: only a, b, e, h, i, p, s; 2,000 and
+more: only s), and a table across sizes follows the per-size tables (bench/scheduling/_scale.py).
 `--rate` creates pods at a fixed rate instead of as fast as the API server answers
 (bench/scheduling/_creator.py); the churn of `s` always runs at `--churn-rate`.
 
@@ -49,7 +49,8 @@ __all__ = ["main", "run"]
 
 SYSTEMS = ("upstream", "ours")
 ALL_SYSTEMS = ("upstream", "ours", "limit")
-"""`limit` (bench.scheduling.limit) runs only workloads of one template (not c)."""
+"""`limit` (bench.scheduling.limit) runs only workloads of one template without placement
+constraints (not c, not i): it knows nothing of affinity or spread."""
 UPSTREAM_QPS = 5000
 
 
@@ -82,7 +83,7 @@ async def run(
     for key in keys:
         workload = build(key, scale, churn_rate=churn_rate, churn_seconds=churn_seconds)
         for system in systems:
-            if system == "limit" and len(workload.templates) != 1:
+            if system == "limit" and (len(workload.templates) != 1 or workload.placement):
                 continue
             run_dir = out / f"{key}-{system}"
             spy = run_dir / "py-spy" if profile and system == "ours" else None

@@ -40,7 +40,7 @@ from bench.scheduling._system import (
     started,
 )
 from bench.scheduling._tracker import Stamp, Tracker
-from bench.scheduling._workloads import Phase, Workload
+from bench.scheduling._workloads import Phase, Workload, placement_faults
 from bench.scheduling.limit import plan as limit_plan
 
 from dra_operator import controlplane
@@ -138,7 +138,10 @@ async def _setup(api: Client, workload: Workload) -> float:
     await api.create(
         NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
     )
-    nodes = (controlplane.create_ready_node(api, n) for n in workload.nodes)
+    nodes = (
+        controlplane.create_ready_node(api, n, labels=workload.node_labels.get(n))
+        for n in workload.nodes
+    )
     await _bounded(nodes, _SETUP_CREATORS)
     for manifest in workload.classes:
         await api.create(dra("deviceclasses"), manifest)
@@ -272,6 +275,9 @@ async def _run_phase(
     if workload.group_size:
         partial = partial_groups(workload, finished, first, phase.pods)
         note = f"{partial} groups bound in part; {note}".rstrip("; ")
+    node_of = {n: tracker.pods[n]["spec"]["nodeName"] for n in finished if n in tracker.pods}
+    if faults := placement_faults(workload, node_of):
+        note = f"placement broken: {faults}; {note}".rstrip("; ")
     await tracker.wait(tracker.settled, _SETTLE)
     verify_exit, verify_output = await _verify(system)
     stall = math.nan

@@ -24,7 +24,7 @@ from rich.table import Table
 __all__ = ["BIG_SIZE_WORKLOADS", "SizedResult", "plot", "scale_markdown", "summary_rows"]
 
 BIG_SIZE = 500
-BIG_SIZE_WORKLOADS = ("a", "b", "e", "h", "p", "s")
+BIG_SIZE_WORKLOADS = ("a", "b", "e", "h", "i", "p", "s")
 HUGE_SIZE = 2000
 HUGE_SIZE_WORKLOADS = ("s",)
 NODES_PER_SCALE = 20

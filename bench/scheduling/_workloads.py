@@ -10,11 +10,14 @@ written by the bench itself, as scheduler_perf's `allocResourceClaims` op does, 
 starts. Workload `s` is ClusterLoader2's `dra-steady-state` (perf-tests, clusterloader2
 testing/dra): 8 devices per node filled to 90 % by pods that stay, then pods created at a fixed
 rate for a set time, each deleted once done. Workload `p` places gangs: PodGroups of 8 pods
-that must be bound whole (GenericWorkload), counting groups left bound in part.
+that must be bound whole (GenericWorkload), counting groups left bound in part. Workload `i`
+spreads replicas as scheduler_perf's SchedulingPodAntiAffinity and TopologySpreading cases do
+(required anti-affinity on the hostname, maxSkew 1 over three zones), one claim each.
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -25,9 +28,11 @@ __all__ = [
     "CLAIM_FINALIZER",
     "DRIVER",
     "WORKLOADS",
+    "ZONE",
     "Phase",
     "Workload",
     "build",
+    "placement_faults",
 ]
 
 DRIVER = "bench.example.com"
@@ -41,6 +46,8 @@ CHURN_FILL_PERCENT = 90
 CHURN_RATE = 5.0
 """Pods per second created (and deleted) after the fill: ClusterLoader2's steady-state QPS."""
 CHURN_SECONDS = 60.0
+ZONE = "topology.kubernetes.io/zone"
+HOSTNAME = "kubernetes.io/hostname"
 
 Manifest = dict[str, Any]
 
@@ -80,6 +87,11 @@ class Workload:
     """(node, device) in the order pre-allocated claims take them."""
     group_size: int = 0
     """Pods per PodGroup (gang, `minCount` = the size); 0: the pods belong to no group."""
+    node_labels: Mapping[str, Mapping[str, str]] = dataclasses.field(default_factory=dict)
+    """Labels per node beyond the hostname and OS every fake node has."""
+    pod_labels: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    placement: Manifest = dataclasses.field(default_factory=dict)
+    """Pod spec fields that constrain where a pod goes (affinity, topologySpreadConstraints)."""
 
     def pod_groups(self, pods: int, namespace: str) -> list[Manifest]:
         """The PodGroups (scheduling.k8s.io/v1beta1, GenericWorkload) of `pods` pods."""
@@ -106,8 +118,13 @@ class Workload:
         return {
             "apiVersion": "v1",
             "kind": "Pod",
-            "metadata": {"name": f"pod-{index:05d}", "namespace": namespace},
+            "metadata": {
+                "name": f"pod-{index:05d}",
+                "namespace": namespace,
+                **({"labels": dict(self.pod_labels)} if self.pod_labels else {}),
+            },
             "spec": {
+                **self.placement,
                 "schedulerName": scheduler,
                 "terminationGracePeriodSeconds": 0,
                 "containers": [
@@ -468,6 +485,64 @@ def gang(scale: float) -> Workload:
     return dataclasses.replace(base, group_size=GANG_SIZE, phases=(Phase(name="p", pods=pods),))
 
 
+SPREAD_ZONES = 3
+_SPREAD_LABELS = {"app": "spread"}
+
+
+def spread(scale: float) -> Workload:
+    """Replicas kept apart: required anti-affinity on `kubernetes.io/hostname` (one per node)
+    and a zone spread of maxSkew 1, DoNotSchedule, over three zones, each with a one-device
+    template claim; pods for 4 of 5 nodes, as scheduler_perf's 500-node anti-affinity case
+    (400 pods), so the last pods have few nodes left.
+    """
+    base = _plain(
+        "i", "anti-affinity + zone spread, one claim each", scale, _claim_spec(_exactly()), 1
+    )
+    selector = {"matchLabels": dict(_SPREAD_LABELS)}
+    placement = {
+        "affinity": {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": selector, "topologyKey": HOSTNAME}
+                ]
+            }
+        },
+        "topologySpreadConstraints": [
+            {
+                "maxSkew": 1,
+                "topologyKey": ZONE,
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": selector,
+            }
+        ],
+    }
+    nodes = base.nodes
+    return dataclasses.replace(
+        base,
+        node_labels={n: {ZONE: f"zone-{k % SPREAD_ZONES}"} for k, n in enumerate(nodes)},
+        pod_labels=_SPREAD_LABELS,
+        placement=placement,
+        phases=(Phase(name="i", pods=max(1, len(nodes) * 4 // 5)),),
+    )
+
+
+def placement_faults(workload: Workload, node_of: Mapping[str, str]) -> str:
+    """What the placement of `node_of` (pod name → node) breaks of `workload`'s constraints:
+    a second pod on a node, or zones further apart than maxSkew 1; empty when none or when the
+    workload has no constraints."""
+    if not workload.placement:
+        return ""
+    per_node = collections.Counter(node_of.values())
+    crowded = sum(1 for count in per_node.values() if count > 1)
+    zones = {labels[ZONE] for labels in workload.node_labels.values()}
+    per_zone = collections.Counter(workload.node_labels[n][ZONE] for n in node_of.values())
+    skew = max(per_zone[z] for z in zones) - min(per_zone[z] for z in zones) if zones else 0
+    faults = [f"{crowded} nodes with two pods"] if crowded else []
+    if skew > 1:
+        faults.append(f"zone skew {skew}")
+    return ", ".join(faults)
+
+
 WORKLOADS: dict[str, Callable[[float], Workload]] = {
     "a": fill,
     "b": steady,
@@ -477,6 +552,7 @@ WORKLOADS: dict[str, Callable[[float], Workload]] = {
     "f": match_attribute,
     "g": partitionable,
     "h": consumable_capacity,
+    "i": spread,
     "p": gang,
     "s": dra_steady_state,
 }
@@ -489,7 +565,7 @@ def build(
     churn_rate: float = CHURN_RATE,
     churn_seconds: float = CHURN_SECONDS,
 ) -> Workload:
-    """The workload named `key` (a–h, p, s) at `scale`; the churn settings shape `s` only."""
+    """The workload named `key` (a–i, p, s) at `scale`; the churn settings shape `s` only."""
     if key == "s":
         return dra_steady_state(scale, churn_rate, churn_seconds)
     return WORKLOADS[key](scale)

@@ -33,6 +33,14 @@ class SchedulerOracle(Oracle):
         weighted sum)."""
         return self.request({"op": "schedule", **scenario})
 
+    def preempt(self, scenario: Mapping[str, Any]) -> JSON:
+        """kube-scheduler's DefaultPreemption on `scenario` (a `schedule` scenario plus
+        podDisruptionBudgets and offset): the Filter verdicts, `potentialNodes`, `victims` per
+        potential node (pods, numPDBViolations, status), `eligible`, `offset`,
+        `numCandidates`, the dry run's `candidates`, the `chosen` node and the PostFilter
+        `status` (tests/oracle/scheduler/README.md)."""
+        return self.request({"op": "preempt", **scenario})
+
     def profile(self, config: Mapping[str, Any] | None = None) -> JSON:
         """`{"kubernetes": release, "plugins": {point: [{"name", "weight"?}]}}` of the profile."""
         request: JSON = {"op": "version"}

@@ -5,6 +5,9 @@ which reads the current state from the caches (level-based: it never sees the ev
 promises what controller-runtime's does:
 
 * identical keys merge: a key waiting in the queue is queued once however often it is added;
+* keys run in the order they became ready, unless the queue has a `priority`: then a key of
+  higher priority runs first, and equal priorities in that order (the scheduler's queue,
+  kube-scheduler's PrioritySort);
 * a key is never handed to two workers at once: adding a key that is being processed marks it
   dirty, and it is queued again when its worker is done, so no change is lost;
 * a delayed add (`add_after`, rate-limited retries) keeps the *earliest* due time when the key
@@ -31,6 +34,8 @@ from __future__ import annotations
 import asyncio
 import collections
 import enum
+import heapq
+import itertools
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
@@ -112,13 +117,23 @@ SHUTDOWN = _Shutdown()
 
 
 class WorkQueue(Generic[K]):
-    """A deduplicating FIFO of keys with delayed adds; see the module docstring for the rules."""
+    """A deduplicating queue of keys with delayed adds; see the module docstring for the rules.
+
+    `priority(key)` is read each time the key becomes ready (added, or done while dirty); the
+    ready keys are a heap of (-priority, the order they became ready, key).
+    """
 
     def __init__(
-        self, rate_limiter: RateLimiter[K] | None = None, *, metrics: QueueRecorder | None = None
+        self,
+        rate_limiter: RateLimiter[K] | None = None,
+        *,
+        metrics: QueueRecorder | None = None,
+        priority: Callable[[K], int] | None = None,
     ) -> None:
         self._metrics = metrics
-        self._queue: collections.deque[K] = collections.deque()
+        self._priority = priority
+        self._queue: list[tuple[int, int, K]] = []
+        self._arrivals = itertools.count()
         self._dirty: set[K] = set()
         self._processing: set[K] = set()
         self._waiting: dict[K, tuple[float, asyncio.TimerHandle]] = {}
@@ -148,8 +163,7 @@ class WorkQueue(Generic[K]):
             self._metrics.added(key)
         self._dirty.add(key)
         if key not in self._processing:
-            self._queue.append(key)
-            self._wake()
+            self._push(key)
 
     def add_after(self, key: K, delay: float) -> None:
         """Queue `key` after `delay` seconds; an earlier due time already set wins."""
@@ -199,7 +213,7 @@ class WorkQueue(Generic[K]):
         if self._shutting_down:
             self._wake(all_getters=True)
             return SHUTDOWN
-        key = self._queue.popleft()
+        _, _, key = heapq.heappop(self._queue)
         self._dirty.discard(key)
         self._processing.add(key)
         if self._metrics is not None:
@@ -212,8 +226,7 @@ class WorkQueue(Generic[K]):
         if self._metrics is not None:
             self._metrics.done(key)
         if key in self._dirty and not self._shutting_down:
-            self._queue.append(key)
-            self._wake()
+            self._push(key)
 
     def shut_down(self) -> None:
         """Stop handing out keys: waiting timers are cancelled, blocked `get`s return."""
@@ -222,6 +235,12 @@ class WorkQueue(Generic[K]):
             handle.cancel()
         self._waiting.clear()
         self._wake(all_getters=True)
+
+    def _push(self, key: K) -> None:
+        """`key` is ready: into the heap behind every key of its priority, and a getter woken."""
+        rank = -self._priority(key) if self._priority is not None else 0
+        heapq.heappush(self._queue, (rank, next(self._arrivals), key))
+        self._wake()
 
     def _fire(self, key: K) -> None:
         self._waiting.pop(key, None)
@@ -262,7 +281,7 @@ class Controller(Generic[K]):
         if workers < 1:
             raise ValueError(f"controller {name}: workers must be at least 1, not {workers}")
         self.name = name
-        self.queue: WorkQueue[K] = queue or WorkQueue(metrics=metrics)
+        self.queue: WorkQueue[K] = queue if queue is not None else WorkQueue(metrics=metrics)
         self._reconcile = reconcile
         self._workers = workers
         self._observe = observe

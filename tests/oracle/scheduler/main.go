@@ -2,9 +2,10 @@
 //
 // It links kube-scheduler's framework runtime and in-tree plugins from the exact release the
 // control plane is pinned to, builds the default profile (without DynamicResources, which has
-// its own oracle, and without DefaultPreemption, whose PostFilter is not evaluated here) on a
-// cluster snapshot given as JSON, and reports every plugin's PreFilter/Filter verdicts and
-// normalized scores. One process serves many scenarios over a JSON-lines protocol on
+// its own oracle) on a cluster snapshot given as JSON, and reports every plugin's
+// PreFilter/Filter verdicts and normalized scores ("schedule"), or what DefaultPreemption would
+// decide for a pod that fits nowhere: the victims on each node, the candidates and the node
+// chosen ("preempt"). One process serves many scenarios over a JSON-lines protocol on
 // stdin/stdout (README.md next to this file).
 package main
 

@@ -3,15 +3,21 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
 )
 
-// outOfScope are left out of every profile: DynamicResources has its own oracle (the allocator
-// one in tests/oracle), and DefaultPreemption only serves PostFilter, which is not evaluated.
-var outOfScope = []string{"DynamicResources", "DefaultPreemption"}
+// outOfScope are left out of the profile "schedule" and "version" run: DynamicResources has its
+// own oracle (the allocator one in tests/oracle), and DefaultPreemption only serves PostFilter,
+// which "schedule" does not evaluate. "preempt" leaves out DynamicResources only
+// (preemptionOutOfScope), so that DefaultPreemption's args are defaulted with the profile.
+var (
+	outOfScope           = []string{"DynamicResources", "DefaultPreemption"}
+	preemptionOutOfScope = []string{"DynamicResources"}
+)
 
 type profileConfig struct {
 	profile *config.KubeSchedulerProfile
@@ -19,20 +25,23 @@ type profileConfig struct {
 }
 
 // profileFor turns a kubescheduler.config.k8s.io/v1 KubeSchedulerProfile (absent: the default
-// one) into the internal profile exactly as kube-scheduler loads its --config file: the
-// scheduler's own strict decoder applies v1 defaulting (the default plugins merged with the
-// given ones, default plugin args) and conversion, then upstream's validation runs.
-func (s *server) profileFor(raw json.RawMessage) (*config.KubeSchedulerProfile, error) {
-	key := string(raw)
+// one), with the plugins named in `disabled` added to plugins.multiPoint.disabled, into the
+// internal profile exactly as kube-scheduler loads its --config file: the scheduler's own
+// strict decoder applies v1 defaulting (the default plugins merged with the given ones,
+// default plugin args) and conversion, then upstream's validation runs.
+func (s *server) profileFor(
+	raw json.RawMessage, disabled []string,
+) (*config.KubeSchedulerProfile, error) {
+	key := strings.Join(disabled, ",") + "\n" + string(raw)
 	if cached, ok := s.profiles[key]; ok {
 		return cached.profile, cached.err
 	}
-	profile, err := decodeProfile(raw)
+	profile, err := decodeProfile(raw, disabled)
 	s.profiles[key] = &profileConfig{profile: profile, err: err}
 	return profile, err
 }
 
-func decodeProfile(raw json.RawMessage) (*config.KubeSchedulerProfile, error) {
+func decodeProfile(raw json.RawMessage, disabled []string) (*config.KubeSchedulerProfile, error) {
 	profile := map[string]any{}
 	if len(raw) > 0 && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &profile); err != nil {
@@ -42,7 +51,7 @@ func decodeProfile(raw json.RawMessage) (*config.KubeSchedulerProfile, error) {
 	if _, ok := profile["schedulerName"]; !ok {
 		profile["schedulerName"] = "default-scheduler"
 	}
-	if err := disableOutOfScope(profile); err != nil {
+	if err := disable(profile, disabled); err != nil {
 		return nil, err
 	}
 	document, err := json.Marshal(map[string]any{
@@ -67,8 +76,8 @@ func decodeProfile(raw json.RawMessage) (*config.KubeSchedulerProfile, error) {
 	return &cfg.Profiles[0], nil
 }
 
-// disableOutOfScope adds the out-of-scope plugins to plugins.multiPoint.disabled.
-func disableOutOfScope(profile map[string]any) error {
+// disable adds the named plugins to plugins.multiPoint.disabled.
+func disable(profile map[string]any, names []string) error {
 	plugins, err := object(profile, "plugins")
 	if err != nil {
 		return err
@@ -81,7 +90,7 @@ func disableOutOfScope(profile map[string]any) error {
 	if multiPoint["disabled"] != nil && disabled == nil {
 		return fmt.Errorf("config: plugins.multiPoint.disabled is not a list")
 	}
-	for _, name := range outOfScope {
+	for _, name := range names {
 		disabled = append(disabled, map[string]any{"name": name})
 	}
 	multiPoint["disabled"] = disabled

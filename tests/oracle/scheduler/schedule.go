@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
@@ -78,43 +80,23 @@ func (s *server) schedule(req *scheduleRequest) (*scheduleResponse, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	fw, err := s.framework(ctx, req)
+	fw, _, err := s.framework(ctx, req, outOfScope, nil)
 	if err != nil {
 		return nil, err
 	}
 	state := framework.NewCycleState()
 	state.SetRecordPluginMetrics(false)
-	resp := &scheduleResponse{
-		Filter: map[string]statusJSON{},
-		Scores: map[string]map[string]int64{},
-		Total:  map[string]int64{},
-	}
-	preRes, status, narrowing := fw.RunPreFilterPlugins(ctx, state, req.Pod)
-	resp.PreFilter.statusJSON = toStatus(status)
-	if !preRes.AllNodes() {
-		resp.PreFilter.NodeNames = sortedNames(preRes.NodeNames.UnsortedList())
-	}
-	if !status.IsSuccess() {
-		return resp, nil
-	}
-	nodes, err := fw.SnapshotSharedLister().NodeInfos().List()
+	decided, err := filterAll(ctx, fw, state, req.Pod)
 	if err != nil {
-		return nil, fmt.Errorf("list snapshot nodes: %w", err)
+		return nil, err
 	}
-	absent := toStatus(fwk.NewStatus(fwk.UnschedulableAndUnresolvable,
-		fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(narrowing))))
-	var feasible []fwk.NodeInfo
-	for _, nodeInfo := range nodes {
-		if !preRes.AllNodes() && !preRes.NodeNames.Has(nodeInfo.Node().Name) {
-			resp.Filter[nodeInfo.Node().Name] = absent
-			continue
-		}
-		status := fw.RunFilterPlugins(ctx, state, req.Pod, nodeInfo)
-		resp.Filter[nodeInfo.Node().Name] = toStatus(status)
-		if status.IsSuccess() {
-			feasible = append(feasible, nodeInfo)
-		}
+	resp := &scheduleResponse{
+		PreFilter: decided.preFilter,
+		Filter:    decided.filter,
+		Scores:    map[string]map[string]int64{},
+		Total:     map[string]int64{},
 	}
+	feasible := decided.feasible
 	if len(feasible) == 0 {
 		return resp, nil
 	}
@@ -145,14 +127,18 @@ func (s *server) schedule(req *scheduleRequest) (*scheduleResponse, error) {
 	return resp, nil
 }
 
-// framework builds the profile's framework on this scenario's snapshot and informers, the way
-// upstream's scheduler tests do: a fake clientset's informer factory, and the snapshot lister.
-// The informers are never started: objects go straight into their stores, which is all the
-// plugins' listers and VolumeBinding's assume caches read, and it costs no sync wait.
-func (s *server) framework(ctx context.Context, req *scheduleRequest) (framework.Framework, error) {
-	profile, err := s.profileFor(req.Config)
+// framework builds the profile (without the plugins named in `disabled`) on this scenario's
+// snapshot and informers, the way upstream's scheduler tests do: a fake clientset's informer
+// factory, and the snapshot lister (also the mutable one preemption lists nodes and victims
+// through, as kube-scheduler's own setup passes it). The informers are never started: objects
+// go straight into their stores, which is all the plugins' listers and VolumeBinding's assume
+// caches read, and it costs no sync wait.
+func (s *server) framework(ctx context.Context, req *scheduleRequest, disabled []string,
+	pdbs []*policyv1.PodDisruptionBudget, options ...frameworkruntime.Option,
+) (framework.Framework, *config.KubeSchedulerProfile, error) {
+	profile, err := s.profileFor(req.Config, disabled)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var placed []*v1.Pod
 	for _, pod := range req.Pods {
@@ -160,18 +146,21 @@ func (s *server) framework(ctx context.Context, req *scheduleRequest) (framework
 			placed = append(placed, pod)
 		}
 	}
+	snapshot := internalcache.NewSnapshot(placed, req.Nodes)
 	client := fake.NewClientset()
 	factory := informers.NewSharedInformerFactory(client, 0)
-	fw, err := frameworkruntime.NewFramework(ctx, s.registry, profile,
+	options = append([]frameworkruntime.Option{
 		frameworkruntime.WithClientSet(client),
 		frameworkruntime.WithInformerFactory(factory),
 		// As the scheduler does: NodeVolumeLimits reads CSINodes through it.
 		frameworkruntime.WithSharedCSIManager(
 			nodevolumelimits.NewCSIManager(factory.Storage().V1().CSINodes().Lister())),
-		frameworkruntime.WithSnapshotSharedLister(internalcache.NewSnapshot(placed, req.Nodes)),
-	)
+		frameworkruntime.WithSnapshotSharedLister(snapshot),
+		frameworkruntime.WithMutableSnapshotLister(snapshot),
+	}, options...)
+	fw, err := frameworkruntime.NewFramework(ctx, s.registry, profile, options...)
 	if err != nil {
-		return nil, fmt.Errorf("build framework: %w", err)
+		return nil, nil, fmt.Errorf("build framework: %w", err)
 	}
 	// After the plugins registered their informers (and any indexers), fill the stores.
 	stores := []struct {
@@ -187,14 +176,70 @@ func (s *server) framework(ctx context.Context, req *scheduleRequest) (framework
 		{factory.Storage().V1().CSINodes().Informer(), objects(req.CSINodes)},
 		{factory.Storage().V1().CSIDrivers().Informer(), objects(req.CSIDrivers)},
 	}
+	if pdbs != nil {
+		stores = append(stores, struct {
+			informer cache.SharedIndexInformer
+			objects  []runtime.Object
+		}{factory.Policy().V1().PodDisruptionBudgets().Informer(), objects(pdbs)})
+	}
 	for _, store := range stores {
 		for _, obj := range store.objects {
 			if err := store.informer.GetIndexer().Add(obj); err != nil {
-				return nil, fmt.Errorf("store %T: %w", obj, err)
+				return nil, nil, fmt.Errorf("store %T: %w", obj, err)
 			}
 		}
 	}
-	return fw, nil
+	return fw, profile, nil
+}
+
+// filtered is what PreFilter and Filter decided, in the response's words and in upstream's
+// NodeToStatus (what PostFilter is given when no node is feasible).
+type filtered struct {
+	preFilter preFilterJSON
+	filter    map[string]statusJSON
+	feasible  []fwk.NodeInfo
+	statuses  *framework.NodeToStatus
+}
+
+// filterAll runs PreFilter, then Filter on every node the PreFilterResult keeps. As in
+// upstream's findNodesThatFitPod, a PreFilter rejection becomes every node's status (and
+// `filter` stays empty), and nodes the PreFilterResult leaves out get "node(s) didn't satisfy
+// plugin(s) [...]" as UnschedulableAndUnresolvable.
+func filterAll(
+	ctx context.Context, fw framework.Framework, state fwk.CycleState, pod *v1.Pod,
+) (*filtered, error) {
+	out := &filtered{filter: map[string]statusJSON{}, statuses: framework.NewDefaultNodeToStatus()}
+	preRes, status, narrowing := fw.RunPreFilterPlugins(ctx, state, pod)
+	out.preFilter.statusJSON = toStatus(status)
+	if !preRes.AllNodes() {
+		out.preFilter.NodeNames = sortedNames(preRes.NodeNames.UnsortedList())
+	}
+	if !status.IsSuccess() {
+		out.statuses.SetAbsentNodesStatus(status)
+		return out, nil
+	}
+	nodes, err := fw.SnapshotSharedLister().NodeInfos().List()
+	if err != nil {
+		return nil, fmt.Errorf("list snapshot nodes: %w", err)
+	}
+	absent := fwk.NewStatus(fwk.UnschedulableAndUnresolvable,
+		fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(narrowing)))
+	for _, nodeInfo := range nodes {
+		name := nodeInfo.Node().Name
+		if !preRes.AllNodes() && !preRes.NodeNames.Has(name) {
+			out.filter[name] = toStatus(absent)
+			out.statuses.Set(name, absent)
+			continue
+		}
+		status := fw.RunFilterPlugins(ctx, state, pod, nodeInfo)
+		out.filter[name] = toStatus(status)
+		if status.IsSuccess() {
+			out.feasible = append(out.feasible, nodeInfo)
+		} else {
+			out.statuses.Set(name, status)
+		}
+	}
+	return out, nil
 }
 
 func objects[T runtime.Object](items []T) []runtime.Object {

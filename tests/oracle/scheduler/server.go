@@ -60,6 +60,12 @@ func (s *server) dispatch(line []byte) (any, error) {
 			return nil, err
 		}
 		return s.schedule(&req)
+	case "preempt":
+		var req preemptRequest
+		if err := decodeStrict(line, &req); err != nil {
+			return nil, err
+		}
+		return s.preempt(&req)
 	case "version":
 		var req struct {
 			Op     string          `json:"op"`

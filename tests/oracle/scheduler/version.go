@@ -22,7 +22,7 @@ type versionResponse struct {
 func (s *server) version(raw json.RawMessage) (*versionResponse, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	fw, err := s.framework(ctx, &scheduleRequest{Config: raw})
+	fw, _, err := s.framework(ctx, &scheduleRequest{Config: raw}, outOfScope, nil)
 	if err != nil {
 		return nil, err
 	}

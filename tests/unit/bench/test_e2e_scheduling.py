@@ -17,6 +17,7 @@ from bench.scheduling._runner import exited, longest_stall, partial_groups
 from bench.scheduling._scale import HEADERS, SizedResult, summary_rows, workloads_for
 from bench.scheduling._system import ProcessSample, apiserver_args, count_requests, etcd_db_mib
 from bench.scheduling._tracker import claim_names
+from bench.scheduling._workloads import ZONE, placement_faults
 from bench.scheduling.limit import plan
 
 
@@ -235,7 +236,7 @@ def test_creation_rate_counts_intervals_between_first_and_last() -> None:
     ("nodes", "expected"),
     [
         pytest.param(100, list(WORKLOADS), id="small-every-workload"),
-        pytest.param(1000, ["a", "b", "e", "h", "p", "s"], id="scheduler-perf-500-node-set"),
+        pytest.param(1000, ["a", "b", "e", "h", "i", "p", "s"], id="scheduler-perf-500-node-set"),
         pytest.param(5000, ["s"], id="steady-state-only"),
     ],
 )
@@ -309,3 +310,25 @@ def test_the_gang_workload_groups_pods_by_eight_and_counts_groups_bound_in_part(
     whole = [f"pod-{i:05d}" for i in range(16)]
     assert partial_groups(workload, whole, 0, phase.pods) == 0
     assert partial_groups(workload, [*whole, "pod-00016"], 0, phase.pods) == 1
+
+
+def test_the_spread_workload_keeps_replicas_apart_and_names_a_broken_placement() -> None:
+    workload = build("i", 25)  # 500 nodes, 400 pods as scheduler_perf's anti-affinity case
+    (phase,) = workload.phases
+    assert (len(workload.nodes), phase.pods) == (500, 400)
+    pod = workload.pod(3, "ns", "s")
+    assert pod["metadata"]["labels"] == {"app": "spread"}
+    (term,) = pod["spec"]["affinity"]["podAntiAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    assert term["topologyKey"] == "kubernetes.io/hostname"
+    (spread,) = pod["spec"]["topologySpreadConstraints"]
+    assert (spread["maxSkew"], spread["topologyKey"]) == (1, ZONE)
+    zones = {labels[ZONE] for labels in workload.node_labels.values()}
+    assert len(zones) == 3
+    by_zone = sorted(workload.nodes, key=lambda n: workload.node_labels[n][ZONE])
+    one_per_zone = {"pod-0": by_zone[0], "pod-1": by_zone[-1], "pod-2": by_zone[250]}
+    assert placement_faults(workload, one_per_zone) == ""
+    same_zone = {"pod-0": by_zone[0], "pod-1": by_zone[1], "pod-2": by_zone[1]}
+    assert placement_faults(workload, same_zone) == "1 nodes with two pods, zone skew 3"
+    assert placement_faults(build("a", 1), same_zone) == ""

@@ -93,6 +93,35 @@ async def test_identical_keys_merge_while_queued() -> None:
     assert controller.outcomes == {Outcome.SUCCESS: 2}
 
 
+async def test_without_a_priority_keys_run_in_the_order_they_became_ready() -> None:
+    queue: WorkQueue[str] = WorkQueue()
+    for key in ("c", "a", "b", "a"):
+        queue.add(key)
+    assert [await queue.get() for _ in range(3)] == ["c", "a", "b"]
+
+
+async def test_a_priority_runs_higher_first_then_in_the_order_they_became_ready() -> None:
+    ranks = {"low": -5, "mid-1": 0, "mid-2": 0, "high": 100}
+    queue: WorkQueue[str] = WorkQueue(priority=ranks.__getitem__)
+    for key in ("low", "mid-1", "high", "mid-2"):
+        queue.add(key)
+    assert await queue.get() == "high"
+    queue.add("high")  # added while processing: ready again once done, ahead of all
+    queue.done("high")
+    assert [await queue.get() for _ in range(4)] == ["high", "mid-1", "mid-2", "low"]
+
+
+async def test_a_key_ready_again_queues_behind_its_priority_not_at_its_first_place() -> None:
+    queue: WorkQueue[str] = WorkQueue(priority=lambda _: 0)
+    queue.add("a")
+    queue.add("b")
+    assert await queue.get() == "a"
+    queue.add("a")
+    queue.done("a")  # upstream's timestamp is when the pod entered the queue again
+    queue.add("c")
+    assert [await queue.get() for _ in range(3)] == ["b", "a", "c"]
+
+
 async def test_key_added_while_processing_runs_again_after_and_never_concurrently() -> None:
     release = asyncio.Event()
     running: set[str] = set()
@@ -298,6 +327,11 @@ async def test_backoff_doubles_from_5ms_and_caps_at_1000s() -> None:
     assert limiter.when("b") == 0.005  # per key
     limiter.forget("a")
     assert limiter.when("a") == 0.005
+
+
+async def test_a_controller_keeps_the_queue_it_is_given_even_while_empty() -> None:
+    queue: WorkQueue[str] = WorkQueue(priority=lambda _: 0)
+    assert Controller("c", Script(until=1), queue=queue).queue is queue
 
 
 async def test_controller_needs_a_worker() -> None:

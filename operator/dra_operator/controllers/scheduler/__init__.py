@@ -24,20 +24,17 @@ from dra_operator.controllers.scheduler._classic import (
     waiting_texts,
 )
 from dra_operator.controllers.scheduler._decide import (
-    MAX_RESERVED_FOR,
-    ClaimWrite,
-    Decision,
-    Placement,
-    Settings,
-    State,
-    Unschedulable,
-    Wait,
-    claims_to_allocate,
-    consumer_of,
     decide_claim,
     decide_pod,
     handles,
-    nodes_to_score,
+)
+from dra_operator.controllers.scheduler._decision import (
+    ClaimWrite,
+    Decision,
+    Placement,
+    Unschedulable,
+    Wait,
+    consumer_of,
 )
 from dra_operator.controllers.scheduler._events import (
     WorkKey,
@@ -83,6 +80,10 @@ from dra_operator.controllers.scheduler._scheduler import (
     SchedulerWriter,
 )
 from dra_operator.controllers.scheduler._selectors import CELSelectors, cel_stats
+from dra_operator.controllers.scheduler._state import (
+    Settings,
+    State,
+)
 from dra_operator.controllers.scheduler._taints import TaintedSlices
 from dra_operator.controllers.scheduler._verdicts import Fits, Rejected, Verdicts, shape_of
 from dra_operator.controllers.scheduler._writes import (
@@ -91,6 +92,11 @@ from dra_operator.controllers.scheduler._writes import (
     finalizer_body,
     has_finalizer,
     status_body,
+)
+from dra_operator.controllers.scheduler.plugins.dynamicresources import (
+    MAX_RESERVED_FOR,
+    claims_to_allocate,
+    nodes_to_score,
 )
 
 __all__ = [

@@ -3,7 +3,8 @@
 At info, each decision: `allocation.placed` (pod or claim, node, claims → devices, the policy
 and strategy, the milliseconds the decision took), `allocation.unschedulable` (the
 FailedScheduling text) or `allocation.refused` (a `before_allocate` hook said no). At debug,
-also `allocation.waiting` and, from `_decide`, one `allocation.node` verdict per node tried.
+also `allocation.waiting` and, from DynamicResources' node walk, one `allocation.node` verdict
+per node tried.
 Nothing is formatted unless the level is enabled: the decision loop is the hot path.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from dra_operator.controllers.scheduler._decide import (
+from dra_operator.controllers.scheduler._decision import (
     Decision,
     Placement,
     Unschedulable,

@@ -36,6 +36,17 @@ def pod_key(pod: Pod) -> WorkKey:
     return WorkKey("pod", pod.metadata.namespace, pod.metadata.name)
 
 
+def queue_priority(pods: Store[Pod], key: WorkKey) -> int:
+    """The key's rank in the scheduler's queue, kube-scheduler's PrioritySort (v1.37.2,
+    pkg/scheduler/framework/plugins/queuesort): the pod's `spec.priority` (0 when unset or the
+    pod is gone), so a higher priority is decided first and equal ones in the order they became
+    ready; a claim key (immediate allocation) ranks as priority 0."""
+    if key.kind != "pod":
+        return 0
+    entry = pods.get(ObjectKey(key.namespace, key.name))
+    return (entry.obj.spec.priority or 0) if entry is not None else 0
+
+
 def claim_key(claim: ResourceClaim) -> WorkKey:
     return WorkKey("claim", claim.metadata.namespace, claim.metadata.name)
 

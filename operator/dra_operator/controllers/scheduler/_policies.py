@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 
 from dra_operator.cluster import ObjectKey, Store
-from dra_operator.controllers.scheduler._decide import Settings
+from dra_operator.controllers.scheduler._state import Settings
 from dra_operator.hooks import (
     AllocationPolicy,
     Guard,

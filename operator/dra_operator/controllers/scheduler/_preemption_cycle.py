@@ -27,16 +27,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dra_operator import errors
 from dra_operator.allocator import Explanation
 from dra_operator.cluster import ObjectKey, pod_claim_keys
-from dra_operator.controllers.scheduler._decide import (
-    Settings,
-    State,
-    _allocate_on,
-    _Claims,
-    _resolve_claims,
-)
 from dra_operator.controllers.scheduler._explain import NOT_AVAILABLE_ON_NODE, claim_failure
 from dra_operator.controllers.scheduler._preemption import PreemptionRecorder
 from dra_operator.controllers.scheduler._profile import REGISTRY
+from dra_operator.controllers.scheduler._state import (
+    Settings,
+    State,
+)
 from dra_operator.controllers.scheduler.framework import (
     SUCCESS,
     CycleState,
@@ -58,6 +55,11 @@ from dra_operator.controllers.scheduler.plugins import defaultpreemption
 from dra_operator.controllers.scheduler.plugins.defaultpreemption import (
     Candidate,
     chosen_candidate,
+)
+from dra_operator.controllers.scheduler.plugins.dynamicresources import (
+    Claims,
+    allocate_on,
+    resolve_claims,
 )
 from dra_operator.controllers.scheduler.plugins.noderesources.fit import ExtendedResourceHandle
 from dra_operator.model import (
@@ -102,7 +104,7 @@ class DeviceFit:
     with the devices of the claims only the pods removed from the node (by preemption's
     simulation) held counted free."""
 
-    def __init__(self, pod_uid: str, claims: _Claims, state: State, settings: Settings) -> None:
+    def __init__(self, pod_uid: str, claims: Claims, state: State, settings: Settings) -> None:
         self._uid = pod_uid
         self._claims = claims
         self._state = state
@@ -129,7 +131,7 @@ class DeviceFit:
         if any(not node_matches(n.name, n.labels, s) for s in self._claims.selectors):
             return unresolvable(NOT_AVAILABLE_ON_NODE)
         freed = claims_freed(self._state, self.removed(node))
-        outcome = _allocate_on(
+        outcome = allocate_on(
             n, self._claims.unallocated, self._classes, self._state, self._settings, freed=freed
         )
         if isinstance(outcome, errors.AllocationInputError):
@@ -152,8 +154,8 @@ def find_victims(
     """The candidate DefaultPreemption chose for `pod` (None: preemption does not help), and
     PostFilter's message (upstream appends it to the FailedScheduling text). `metrics` counts
     an attempt each time PostFilter runs."""
-    found = _resolve_claims(pod, state, settings.features)
-    if not isinstance(found, _Claims) or found.classic or found.named:
+    found = resolve_claims(pod, state, settings.features)
+    if not isinstance(found, Claims) or found.classic or found.named:
         return None, ""  # waits, errors, classic DRA and 1.30's named resources: not here
     devices = DeviceFit(pod.metadata.uid, found, state, settings)
     live = state.framework_for(pod)
@@ -187,12 +189,12 @@ def nominated_allocation(
 ) -> list[tuple[str, AllocationResult]]:
     """What the pod's unallocated claims get on the candidate's node once the claims only its
     victims hold are deallocated: (claim UID, allocation) pairs; none when nothing fits."""
-    found = _resolve_claims(pod, state, settings.features)
+    found = resolve_claims(pod, state, settings.features)
     entry = state.nodes.get(ObjectKey("", candidate.node))
-    if not isinstance(found, _Claims) or entry is None or not found.unallocated:
+    if not isinstance(found, Claims) or entry is None or not found.unallocated:
         return []
     freed = claims_freed(state, candidate.victims)
-    outcome = _allocate_on(
+    outcome = allocate_on(
         entry.obj, found.unallocated, state.class_map(), state, settings, freed=freed
     )
     if not isinstance(outcome, tuple):

@@ -38,7 +38,6 @@ from dra_operator.controllers.scheduler._claim_nomination import (
     ClaimNominations,
     Held,
 )
-from dra_operator.controllers.scheduler._decide import Settings, State, claims_to_allocate
 from dra_operator.controllers.scheduler._preemption import (
     PreemptionRecorder,
     PreemptionWriter,
@@ -48,7 +47,9 @@ from dra_operator.controllers.scheduler._preemption_cycle import (
     find_victims,
     nominated_allocation,
 )
+from dra_operator.controllers.scheduler._state import Settings, State
 from dra_operator.controllers.scheduler.plugins.defaultpreemption import Candidate
+from dra_operator.controllers.scheduler.plugins.dynamicresources import claims_to_allocate
 from dra_operator.model import Pod, PodDisruptionBudget
 from dra_operator.observability import get_logger
 

@@ -2,11 +2,12 @@
 
 The default profile is kube-scheduler v1.37.2's (`plugins.DEFAULT_MULTI_POINT`, upstream's order
 and Score weights) built from the in-tree plugins, then every loaded hook that serves a
-framework point (`_hook_plugins`), with its Score weight. DynamicResources is not a plugin
-here: it is the operator's own decision in `_decide`, around the framework's PreFilter, Filter
-and Score (docs/scheduler.md, "The framework"). DefaultPreemption is registered, but its
-PostFilter runs apart (`_preemptor`). NodeDeclaredFeatures is left out until it is registered
-(`REGISTRY` gains it then).
+framework point (`_hook_plugins`), with its Score weight. DynamicResources is not in the
+framework's plugin list: it is `plugins/dynamicresources`, called by `_decide` around the
+framework's PreFilter, Filter and Score, since its Filter is the allocator and the node walk
+runs it last and lazily (docs/scheduler.md, "The framework"). DefaultPreemption is
+registered, but its PostFilter runs apart (`_preemptor`). NodeDeclaredFeatures is left out
+until it is registered (`REGISTRY` gains it then).
 A KubeSchedulerConfiguration file (`scheduler_config.load`) gives profiles of its own instead;
 `live_profile` drops the same names from them; `check_configured` refuses one that disables
 DynamicResources, which cannot be turned off.
@@ -32,7 +33,7 @@ from dra_operator.hooks import HookSet
 from dra_operator.model import FrozenMap
 
 DYNAMIC_RESOURCES = "DynamicResources"
-"""Upstream's DRA plugin: here the decision in `_decide`, always on."""
+"""Upstream's DRA plugin: `plugins/dynamicresources`, always on."""
 
 REGISTRY: Mapping[str, PluginFactory] = IN_TREE
 """Every plugin a profile may name, besides the hooks' plugins."""

@@ -24,8 +24,9 @@ deallocated, so its devices do not stay held for a pod that will never run there
 that finds no node emits `FailedScheduling` with the explanation and parks the key until a
 relevant change.
 
-Metrics (`Settings.metrics`): every allocator call (in `_decide`), the seconds from a pod's
-creation to its binding, and the scheduler queue; failed writes are counted by the writer.
+Metrics (`Settings.metrics`): every allocator call (DynamicResources' Filter), the seconds from
+a pod's creation to its binding, and the scheduler queue; failed writes are counted by the
+writer.
 
 Before deciding, the `Governor` picks the AllocationPolicy and hooks for the claims to allocate
 (`_policies.py`); their `before_allocate` hooks may refuse, which is reported and parked like an
@@ -43,20 +44,19 @@ from typing import Any, Protocol
 
 from dra_operator import errors, names
 from dra_operator.cluster import PODS_BY_CLAIM, Change, ObjectKey
-from dra_operator.controllers import Controller, Observer, Result
+from dra_operator.controllers import Controller, Observer, Result, WorkQueue
 from dra_operator.controllers.scheduler._classic import PublishContext, RequestDeallocation
 from dra_operator.controllers.scheduler._decide import (
-    ClaimWrite,
-    Decision,
-    Placement,
-    Settings,
-    State,
-    Unschedulable,
-    Wait,
-    claims_to_allocate,
     decide_claim,
     decide_pod,
     handles,
+)
+from dra_operator.controllers.scheduler._decision import (
+    ClaimWrite,
+    Decision,
+    Placement,
+    Unschedulable,
+    Wait,
 )
 from dra_operator.controllers.scheduler._decision_log import log_decision, log_refusal
 from dra_operator.controllers.scheduler._events import (
@@ -65,6 +65,7 @@ from dra_operator.controllers.scheduler._events import (
     keys_for_claim,
     keys_for_pod,
     pod_key,
+    queue_priority,
     releases_devices,
 )
 from dra_operator.controllers.scheduler._extended import (
@@ -75,6 +76,10 @@ from dra_operator.controllers.scheduler._extended import (
 from dra_operator.controllers.scheduler._nodealloc_fit import status_patch
 from dra_operator.controllers.scheduler._policies import Choice, Governor
 from dra_operator.controllers.scheduler._preemptor import Preemptor
+from dra_operator.controllers.scheduler._state import (
+    Settings,
+    State,
+)
 from dra_operator.controllers.scheduler._writes import (
     Event,
     binding_body,
@@ -88,6 +93,8 @@ from dra_operator.controllers.scheduler._writes import (
     without_finalizer_body,
 )
 from dra_operator.controllers.scheduler.gang import Gangs
+from dra_operator.controllers.scheduler.plugins import dynamicresources
+from dra_operator.controllers.scheduler.plugins.dynamicresources import claims_to_allocate
 from dra_operator.hooks import HookPoints
 from dra_operator.model import (
     AllocationResult,
@@ -194,7 +201,10 @@ class Scheduler:
             self.reconcile,
             workers=1,
             observe=observe,
-            metrics=metrics.workqueue(names.SCHEDULER_QUEUE) if metrics is not None else None,
+            queue=WorkQueue(  # PrioritySort: higher priority first, then the time it got ready
+                metrics=metrics.workqueue(names.SCHEDULER_QUEUE) if metrics is not None else None,
+                priority=lambda key: queue_priority(state.pods, key),
+            ),
         )
         self.unschedulable: set[WorkKey] = set()
         self._writing: set[WorkKey] = set()
@@ -395,7 +405,7 @@ class Scheduler:
                 self._spawn(self._writer.emit(_failed(key, subject, refused)))
                 return Result()
             self.unschedulable.discard(key)
-            self._reserve(decision)
+            dynamicresources.reserve(decision, self.state)
             self._writing.add(key)
             self._spawn(self._carry_out(key, subject, decision, choice.points))
         return Result()
@@ -446,17 +456,6 @@ class Scheduler:
                 key = WorkKey("pod", pod_key_.namespace, pod_key_.name)
                 self.controller.queue.add_after(key, self.preemptor.claims.timeout)
         return f"{message} {found.message}" if found.message else message
-
-    def _reserve(self, placement: Placement) -> None:
-        for write in placement.claims:
-            if write.allocation is not None:
-                self.state.ledger.reserve(write.uid, write.allocation)
-        if placement.extended is not None:
-            self.state.ledger.reserve(placement.extended.uid, placement.extended.allocation)
-        if placement.bind and placement.pod is not None:
-            pod = self.state.pods.get(placement.pod)
-            if pod is not None:
-                self.state.node_infos.assume(pod.obj, placement.node)
 
     def _spawn(self, work: Any) -> None:
         task: asyncio.Task[None] = asyncio.get_running_loop().create_task(work)

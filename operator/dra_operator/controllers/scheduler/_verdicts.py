@@ -3,13 +3,13 @@
 Filling a cluster with pods of one template asks the allocator the same question for every pod:
 do these claims fit on that node? The answer depends only on the claims' specs, the policy and
 its step budget (the *shape*), and on what the node's allocation reads: the slices local to the
-node and the node-independent ones (`_allocate_on` reads exactly these), every other slice of
-the same pools (pool completeness counts them), the ledger's use of those pools, the node's
-labels, the classes and the DeviceTaintRules. So a verdict is kept per shape and node and
-dropped when one of those changes: `sync` reads what changed since the last decision from the
-stores' and the ledger's journals (pull, not callbacks: nothing can forget to call it), drops
-the nodes it touched, and everything on a class or rule change, a node-independent slice or
-pool, or a journal that overflowed.
+node and the node-independent ones (DynamicResources' `allocate_on` reads exactly these), every
+other slice of the same pools (pool completeness counts them), the ledger's use of those pools,
+the node's labels, the classes and the DeviceTaintRules. So a verdict is kept per shape and node
+and dropped when one of those changes: `sync` reads what changed since the last decision from
+the stores' and the ledger's journals (pull, not callbacks: nothing can forget to call it),
+drops the nodes it touched, and everything on a class or rule change, a node-independent slice
+or pool, or a journal that overflowed.
 
 Hooked policies are never cached (a hook may answer differently each time), nor outcomes that
 depend on the clock (a search that ran out of budget) or name a claim in a way another pod's

@@ -27,7 +27,8 @@ _TAINTS = {
 }
 _TOLERATE = [{"key": "dedicated", "operator": "Exists"}]
 
-# A node: CPU, devices, taint, zone label. A pod: devices, CPU, tolerates the taint, zone wanted.
+# A node: CPU, devices, taint, zone label. A pod: devices, CPU, tolerates the taint, zone wanted,
+# spread over the zones (maxSkew 1, DoNotSchedule, over the pods that spread).
 _NODES = st.lists(
     st.tuples(
         st.integers(1, 8),
@@ -44,9 +45,16 @@ _PODS = st.lists(
         st.sampled_from(["100m", "1"]),
         st.booleans(),
         st.sampled_from(["", "a"]),
+        st.booleans(),
     ),
     max_size=12,
 )
+_SPREAD = {
+    "maxSkew": 1,
+    "topologyKey": "zone",
+    "whenUnsatisfiable": "DoNotSchedule",
+    "labelSelector": {"matchLabels": {"app": "spread"}},
+}
 
 
 class _Cluster:
@@ -78,7 +86,7 @@ class _Cluster:
         if kind == "claims" and change is not None:
             self.state.ledger.observe(change)
 
-    def new_pod(self, count: int, cpu: str, tolerates: bool, zone: str) -> Pod:
+    def new_pod(self, count: int, cpu: str, tolerates: bool, zone: str, spread: bool) -> Pod:
         self.pods += 1
         name = f"p{self.pods}"
         self._apply("claims", claim(f"{name}-gpu", count=count))
@@ -89,6 +97,9 @@ class _Cluster:
             tolerations=_TOLERATE if tolerates else (),
             node_selector={"zone": zone} if zone else None,
         )
+        if spread:
+            raw["metadata"]["labels"] = {"app": "spread"}
+            raw["spec"]["topologySpreadConstraints"] = [_SPREAD]
         self._apply("pods", raw)
         entry = self.state.pods.get(ObjectKey(NS, name))
         assert entry is not None
@@ -98,15 +109,16 @@ class _Cluster:
 @settings_hypothesis(max_examples=property_examples(60), deadline=None)
 @given(nodes=_NODES, pods=_PODS)
 def test_reused_results_decide_as_a_fresh_framework(
-    nodes: list[tuple[int, int, str, str]], pods: list[tuple[int, str, bool, str]]
+    nodes: list[tuple[int, int, str, str]], pods: list[tuple[int, str, bool, str, bool]]
 ) -> None:
     """Pods of a few shapes, placed one after the other (each placement assumed, so the nodes'
     NodeInfos change under the kept results): the live framework, which keeps results across
-    decisions, decides each pod as a framework built for that decision alone."""
+    decisions (PodTopologySpread's per-node counts included), decides each pod as a framework
+    built for that decision alone."""
     cluster = _Cluster(nodes)
     kept = cluster.state
-    for count, cpu, tolerates, zone in pods:
-        pending = cluster.new_pod(count, cpu, tolerates, zone)
+    for count, cpu, tolerates, zone, spread in pods:
+        pending = cluster.new_pod(count, cpu, tolerates, zone, spread)
         fresh: State = dataclasses.replace(kept, framework=None)  # the default profile, anew
         expected = decide_pod(pending, fresh, settings())
         decision = decide_pod(pending, kept, settings())

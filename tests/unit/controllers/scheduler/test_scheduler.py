@@ -187,6 +187,22 @@ async def test_two_pods_racing_for_the_last_device_one_wins_the_other_waits() ->
     assert _allocated_devices(world) == [("n1", "gpu-0")]
 
 
+async def test_the_queue_decides_a_higher_priority_pod_first_prioritysort() -> None:
+    world = WatchedWorld()
+    _cluster(world, n1=1)
+    # delivered (and queued) in name order: a-low, b-mid, c-high; decided the other way round
+    for name, priority in (("a-low", None), ("b-mid", 5), ("c-high", 10)):
+        world.put("claims", claim(f"c-{name}"))
+        raw = pod(name, claims=[f"c-{name}"])
+        if priority is not None:
+            raw["spec"]["priority"] = priority
+        world.put("pods", raw)
+    async with running(world) as scheduler:
+        await eventually(lambda: _failed(world, "a-low") != [] and _failed(world, "b-mid") != [])
+        await scheduler.wait_for_writes()
+    assert [_node_of(world, n) for n in ("a-low", "b-mid", "c-high")] == [None, None, "n1"]
+
+
 async def test_a_concurrent_writer_causes_409s_and_the_claim_is_decided_again() -> None:
     world = WatchedWorld()
     _cluster(world, n1=2)

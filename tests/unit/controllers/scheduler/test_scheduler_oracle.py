@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from tests.support.oracle import OracleError
+from tests.support.preemption_scenarios import preemption_scenario
 from tests.support.scheduler_oracle import SchedulerOracle, running_scheduler_oracle
 from tests.support.scheduler_scenarios import scenario
 
@@ -391,3 +392,93 @@ def test_generated_scenarios_are_accepted_as_they_are(oracle: SchedulerOracle) -
         "PodTopologySpread",
         "InterPodAffinity",
     } <= plugins
+
+
+# -- preempt ---------------------------------------------------------------------------------
+
+
+def started(manifest: Manifest, minute: int, priority: int) -> Manifest:
+    manifest["spec"]["priority"] = priority
+    manifest["status"] = {"phase": "Running", "startTime": f"2026-01-01T00:{minute:02d}:00Z"}
+    return manifest
+
+
+def two_low_one_mid() -> list[Manifest]:
+    """On a 2-cpu node: low-a (1 cpu, started first), low-b (500m), mid (500m, priority 100)."""
+    return [
+        started(pod("low-a", node_name="a", cpu="1", labels={"app": "db"}), 1, 0),
+        started(pod("low-b", node_name="a", cpu="500m"), 2, 0),
+        started(pod("mid", node_name="a", cpu="500m"), 3, 100),
+    ]
+
+
+def preemptor(**spec: Any) -> Manifest:
+    return pod("high", cpu="1", priority=1000, **spec)
+
+
+def test_preemption_spares_the_most_important_victims_first(oracle: SchedulerOracle) -> None:
+    """With every lower-priority pod gone the 1-cpu preemptor fits; given back in order mid
+    (fits: 1.5 cpu), low-a (2.5: stays a victim), low-b (2: fits)."""
+    answer = oracle.preempt(
+        {"nodes": [node("a", cpu="2")], "pods": two_low_one_mid(), "pod": preemptor()}
+    )
+    assert answer["potentialNodes"] == ["a"]
+    assert answer["victims"]["a"] == {
+        "pods": ["default/low-a"],
+        "numPDBViolations": 0,
+        "status": {"code": "Success", "reasons": [], "plugin": ""},
+    }
+    assert answer["candidates"] == [{"node": "a", "pods": ["default/low-a"], "numPDBViolations": 0}]
+    assert answer["chosen"] == "a"
+    assert answer["status"]["reasons"] == [
+        "preemption: found a potential placement for pod on node a, preempting 1 victims"
+    ]
+
+
+def test_a_victim_that_would_break_a_budget_is_spared_first(oracle: SchedulerOracle) -> None:
+    """low-a is covered by a budget that allows no disruption: given back first, it fits
+    (2 cpu); then mid and low-b must both go, most important first."""
+    budget = {
+        "metadata": {"name": "db", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "db"}}},
+        "status": {"disruptionsAllowed": 0},
+    }
+    answer = oracle.preempt(
+        {
+            "nodes": [node("a", cpu="2")],
+            "pods": two_low_one_mid(),
+            "pod": preemptor(),
+            "podDisruptionBudgets": [budget],
+        }
+    )
+    assert answer["victims"]["a"]["pods"] == ["default/mid", "default/low-b"]
+    assert answer["victims"]["a"]["numPDBViolations"] == 0
+
+
+def test_preemption_policy_never_preempts_nobody(oracle: SchedulerOracle) -> None:
+    answer = oracle.preempt(
+        {
+            "nodes": [node("a", cpu="2")],
+            "pods": two_low_one_mid(),
+            "pod": preemptor(preemptionPolicy="Never"),
+        }
+    )
+    assert answer["eligible"] == "not eligible due to preemptionPolicy=Never."
+    assert answer["candidates"] == [] and answer["chosen"] == ""
+    assert answer["status"] == {
+        "code": "Unschedulable",
+        "reasons": ["preemption: not eligible due to preemptionPolicy=Never."],
+        "plugin": "",
+    }
+
+
+def test_generated_preemption_scenarios_are_accepted_as_they_are(
+    oracle: SchedulerOracle,
+) -> None:
+    """Strict decoding of the preemption generator's objects; over 100 seeds it reaches every
+    outcome the differential test compares."""
+    outcomes: set[str] = set()
+    for seed in range(100):
+        answer = oracle.preempt(preemption_scenario(seed))
+        outcomes.add("chosen" if answer["chosen"] else answer["eligible"] or "none")
+    assert outcomes >= {"chosen", "none", "not eligible due to preemptionPolicy=Never."}

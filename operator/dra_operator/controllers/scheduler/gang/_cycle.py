@@ -21,7 +21,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dra_operator.controllers.scheduler._decide import Decision, Placement, Unschedulable, Wait
+from dra_operator.controllers.scheduler._decision import (
+    Decision,
+    Placement,
+    Unschedulable,
+    Wait,
+)
 from dra_operator.controllers.scheduler.gang._members import Gang
 from dra_operator.model import Pod
 

@@ -14,19 +14,21 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from dra_operator.controllers.scheduler._decide import (
+from dra_operator.controllers.scheduler._decide import decide_pod
+from dra_operator.controllers.scheduler._decision import (
     Decision,
     Placement,
-    Settings,
-    State,
     Unschedulable,
-    claims_to_allocate,
-    decide_pod,
 )
 from dra_operator.controllers.scheduler._policies import Governor
+from dra_operator.controllers.scheduler._state import (
+    Settings,
+    State,
+)
 from dra_operator.controllers.scheduler.gang._cycle import Outcome, run_cycle
 from dra_operator.controllers.scheduler.gang._members import Gang
 from dra_operator.controllers.scheduler.gang._overlay import PendingClaims
+from dra_operator.controllers.scheduler.plugins.dynamicresources import claims_to_allocate
 from dra_operator.hooks import HookPoints
 from dra_operator.model import Pod
 

@@ -30,11 +30,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from dra_operator import errors, names
 from dra_operator.cluster import PODS_BY_POD_GROUP, Change, ObjectKey, Store
-from dra_operator.controllers.scheduler._decide import (
+from dra_operator.controllers.scheduler._decide import handles
+from dra_operator.controllers.scheduler._decision import (
     ClaimWrite,
     Placement,
-    claims_to_allocate,
-    handles,
 )
 from dra_operator.controllers.scheduler._events import WorkKey, pod_key
 from dra_operator.controllers.scheduler._writes import Event
@@ -44,6 +43,7 @@ from dra_operator.controllers.scheduler.gang._decide_gang import decide_gang
 from dra_operator.controllers.scheduler.gang._members import Gang, claims_created, gang_of
 from dra_operator.controllers.scheduler.gang._postfilter import group_message
 from dra_operator.controllers.scheduler.gang._status import SCHEDULED_1_36, condition_patch
+from dra_operator.controllers.scheduler.plugins.dynamicresources import claims_to_allocate
 from dra_operator.hooks import HookPoints
 from dra_operator.model import Pod, PodGroup
 from dra_operator.observability import get_logger

@@ -580,3 +580,22 @@ def test_a_node_missing_from_a_plain_status_map_counts_as_unresolvable() -> None
     fw.run_pre_filter(state, preemptor, snapshot.node_infos)
     result, status = plugin.post_filter(state, preemptor, {"node2": Status(U)})
     assert status.ok and result == PostFilterResult("node2")
+
+
+def test_victims_not_started_are_ordered_by_their_place_on_the_node() -> None:
+    """Upstream reads `time.Now()` for each victim without a start time as it builds them in
+    the node's order, so the earlier one on the node is the more important, also in the sort
+    that merges the budget-breaking victims with the others (found by the oracle comparison)."""
+    pods = [
+        pod("first", node="node1", priority=LOW, req=MEDIUM),
+        pod("second", node="node1", priority=LOW, req=MEDIUM, labels={"pdb": "x"}),
+        pod("started", node="node1", priority=LOW, req=SMALL, started=60),
+    ]
+    preemptor = pod("p", priority=HIGH, req=VERY_LARGE)
+    _, status, state = post_filter(
+        [node("node1", VERY_LARGE)], pods, preemptor, {"node1": U}, (budget("b", "x", 0),)
+    )
+    chosen = chosen_candidate(state)
+    assert status.ok and chosen is not None
+    assert [v.metadata.name for v in chosen.victims] == ["started", "first", "second"]
+    assert chosen.num_pdb_violations == 1

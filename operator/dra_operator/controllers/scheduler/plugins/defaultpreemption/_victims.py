@@ -4,9 +4,10 @@ kube-scheduler v1.37.2, pkg/scheduler/framework/plugins/defaultpreemption
 (`SelectVictimsOnNode`) and pkg/scheduler/framework/preemption/util.go (`MoreImportantVictim`,
 `FilterVictimsWithPDBViolation`, `PodTerminatingByPreemption`). Every pod of lower priority is
 taken off a clone of the node (each plugin's PreFilter state told through RemovePod); if the
-preemptor then fits, victims are given back one at a time, highest priority first and the ones
-whose eviction would break a PodDisruptionBudget before the others, and each one the preemptor
-still fits beside is spared.
+preemptor then fits, victims are given back one at a time, highest priority first (then earliest
+start; among pods not started, the one earlier on the node) and the ones whose eviction would
+break a PodDisruptionBudget before the others, and each one the preemptor still fits beside is
+spared.
 
 Each victim here is a single pod: PodGroup victims (gang preemption) are not modelled.
 """
@@ -63,9 +64,13 @@ def more_important(a: Pod, b: Pod) -> bool:
     return start_time(a) < start_time(b)
 
 
-def importance_key(pod: Pod) -> tuple[int, datetime.datetime]:
-    """Sort key equivalent to `more_important` (ascending = most important first)."""
-    return -priority(pod), start_time(pod)
+def importance_key(pod: Pod, position: int = 0) -> tuple[int, datetime.datetime, int]:
+    """Sort key equivalent to `more_important` (ascending = most important first), where
+    `position` is the pod's place on its node. Upstream's victims that have not started count
+    as starting when each is built (`GetPodStartTime` reads `time.Now()`), one after another
+    in the node's pod order: among them, the one earlier on the node is the more important.
+    Started pods of equal priority and start time stay equal (a stable sort keeps their order)."""
+    return -priority(pod), start_time(pod), position if pod.status.start_time is None else 0
 
 
 def terminating_by_preemption(pod: Pod) -> bool:
@@ -140,7 +145,12 @@ def select_victims_on_node(
     status = handle.run_filter_with_nominated_pods(state, preemptor, node)
     if not status.ok:
         return [], 0, status
-    potential.sort(key=lambda info: importance_key(info.pod))
+    position = {info.pod.metadata.uid: at for at, info in enumerate(potential)}
+
+    def key(pod: Pod) -> tuple[int, datetime.datetime, int]:
+        return importance_key(pod, position[pod.metadata.uid])
+
+    potential.sort(key=lambda info: key(info.pod))
     violating, others = split_by_pdb_violation(potential, budgets)
     victims: list[Pod] = []
     num_violating = 0
@@ -157,5 +167,5 @@ def select_victims_on_node(
             victims.append(info.pod)
             num_violating += counts
     if violating and others:
-        victims.sort(key=importance_key)
+        victims.sort(key=key)
     return victims, num_violating, SUCCESS

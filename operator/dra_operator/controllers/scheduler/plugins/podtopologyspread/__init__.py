@@ -69,6 +69,7 @@ class PodTopologySpread:
         self._handle = handle
         self._defaults = defaults
         self._system_defaulted = system_defaulted
+        self._counted = _filtering.CountMemo()  # PreFilter's per-node counts, across cycles
 
     @property
     def name(self) -> str:
@@ -108,7 +109,7 @@ class PodTopologySpread:
             return None, error(
                 f"get constraints from pod: obtaining pod's hard topology spread constraints: {e}"
             )
-        return None, _filtering.pre_filter(state, pod, nodes, constraints)
+        return None, _filtering.pre_filter(state, pod, nodes, constraints, self._counted)
 
     def pre_filter_extensions(self) -> PodTopologySpread:
         return self
@@ -125,7 +126,7 @@ class PodTopologySpread:
         s = _filtering.read_state(state)
         if isinstance(s, Status):
             return s
-        return _filtering.filter_node(s, pod, node)
+        return _filtering.filter_node(s, node)
 
     # -- PreScore / Score --------------------------------------------------------------------
 

@@ -5,11 +5,17 @@ that carry every constraint's key and pass the constraint's node inclusion polic
 two smallest counts (upstream's "critical paths"). Filter admits a node when placing the pod
 there keeps `count + self - min <= maxSkew` for every constraint, where `min` is 0 while fewer
 than `minDomains` domains exist.
+
+A node's part of those counts depends only on the node, its pods and what of the incoming pod
+the constraints read (its namespace, the constraints, and for the inclusion policies its node
+selector, required node affinity and tolerations): it is kept per such shape and node
+(`CountMemo`) while the node's NodeInfo generation stands, so a cycle reads each unchanged node's
+part instead of matching its pods again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
 from dra_operator.controllers.scheduler.framework import (
@@ -18,6 +24,7 @@ from dra_operator.controllers.scheduler.framework import (
     CycleState,
     NodeInfo,
     PodInfo,
+    ShapeMemo,
     Status,
     unresolvable,
     unschedulable,
@@ -72,10 +79,14 @@ class PreFilterState:
     constraints: tuple[Constraint, ...]
     paths: list[CriticalPaths]
     counts: list[dict[str, int]]  # per constraint: topology value -> matching pods
+    itself: tuple[int, ...]  # per constraint: 1 when it selects the incoming pod, read per node
 
     def clone(self) -> PreFilterState:
         return PreFilterState(
-            self.constraints, [p.clone() for p in self.paths], [dict(c) for c in self.counts]
+            self.constraints,
+            [p.clone() for p in self.paths],
+            [dict(c) for c in self.counts],
+            self.itself,
         )
 
     def min_match(self, i: int) -> int:
@@ -98,29 +109,73 @@ class PreFilterState:
             self.paths[i].update(value, self.counts[i][value])
 
 
+Share = tuple[tuple[str, int] | None, ...] | None
+"""A node's part of the counts: per constraint its topology value and matching pods, None where
+the node is not included; None for a node missing a constraint's key."""
+
+CountMemo = ShapeMemo[Share]
+
+
+def _shape(pod: Pod, constraints: Sequence[Constraint]) -> Hashable:
+    spec = pod.spec
+    return (
+        pod.metadata.namespace,
+        tuple(constraints),
+        spec.node_selector,
+        spec.required_node_affinity,
+        spec.tolerations,
+    )
+
+
+def _share(pod: Pod, info: NodeInfo, constraints: Sequence[Constraint]) -> Share:
+    node = info.node
+    labels = node.labels
+    if not has_all_keys(labels, constraints):
+        return None
+    ns = pod.metadata.namespace
+    return tuple(
+        (labels[c.topology_key], count_matching(info.pods, c.selector, ns))
+        if c.includes(pod, node)
+        else None
+        for c in constraints
+    )
+
+
 def pre_filter(
-    state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], constraints: Sequence[Constraint]
+    state: CycleState,
+    pod: Pod,
+    nodes: Sequence[NodeInfo],
+    constraints: Sequence[Constraint],
+    memo: CountMemo | None = None,
 ) -> Status:
     if not constraints:
         return SKIP
     counts: list[dict[str, int]] = [{} for _ in constraints]
-    ns = pod.metadata.namespace
+    kept = memo.for_shape(_shape(pod, constraints)) if memo is not None else None
     for info in nodes:
-        node = info.node
-        if not has_all_keys(node.labels, constraints):
+        generation = info.generation
+        found = kept.get(info.name) if kept is not None and generation else None
+        if found is not None and found[0] == generation:
+            share = found[1]
+        else:
+            share = _share(pod, info, constraints)
+            if kept is not None and generation:
+                kept[info.name] = (generation, share)
+        if share is None:
             continue
-        for i, c in enumerate(constraints):
-            if not c.includes(pod, node):
-                continue
-            value = node.labels[c.topology_key]
-            counts[i][value] = counts[i].get(value, 0) + count_matching(info.pods, c.selector, ns)
+        for by_value, part in zip(counts, share, strict=True):
+            if part is not None:
+                value, num = part
+                by_value[value] = by_value.get(value, 0) + num
     paths = []
     for by_value in counts:
         p = CriticalPaths()
         for value, num in by_value.items():
             p.update(value, num)
         paths.append(p)
-    state.write(PRE_FILTER_KEY, PreFilterState(tuple(constraints), paths, counts))
+    labels = pod.metadata.labels
+    itself = tuple(1 if c.selector.matches(labels) else 0 for c in constraints)
+    state.write(PRE_FILTER_KEY, PreFilterState(tuple(constraints), paths, counts, itself))
     return SUCCESS
 
 
@@ -136,13 +191,12 @@ def update(state: CycleState, pod: Pod, other: PodInfo, node: NodeInfo, delta: i
     return SUCCESS
 
 
-def filter_node(s: PreFilterState, pod: Pod, node: NodeInfo) -> Status:
+def filter_node(s: PreFilterState, node: NodeInfo) -> Status:
     labels = node.node.labels
     for i, c in enumerate(s.constraints):
         value = labels.get(c.topology_key)
         if value is None:
             return unresolvable(ERR_NODE_LABEL_NOT_MATCH)
-        itself = 1 if c.selector.matches(pod.metadata.labels) else 0
-        if s.counts[i].get(value, 0) + itself - s.min_match(i) > c.max_skew:
+        if s.counts[i].get(value, 0) + s.itself[i] - s.min_match(i) > c.max_skew:
             return unschedulable(ERR_CONSTRAINTS_NOT_MATCH)
     return SUCCESS

@@ -158,6 +158,7 @@ e2e-deployed: $(STAMP) controlplane node-runtime node-packages helm image
 # file too, unless it is added here. `make test-full` runs tests/integration and e2e whole there.
 OTHER_RELEASE_TESTS += tests/integration/test_api_versions.py  # every served resource.k8s.io version, converted
 OTHER_RELEASE_TESTS += tests/integration/test_extended_resources.py  # DRAExtendedResource beta on 1.36, GA on 1.37
+OTHER_RELEASE_TESTS += tests/integration/test_gang_scheduling.py  # PodGroups v1alpha2 and 1.36's gang cycle on 1.36, v1beta1 on 1.37
 OTHER_RELEASE_TESTS += tests/integration/test_kubectl.py  # the release's kubectl against its DRA API
 OTHER_RELEASE_TESTS += tests/integration/test_manifests.py  # deploy/, the chart and the admission policies on the release's admission and CEL
 OTHER_RELEASE_TESTS += tests/integration/test_model_shapes.py  # parsers and renderers against each served version

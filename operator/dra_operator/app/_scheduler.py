@@ -133,7 +133,9 @@ class SchedulerPlugin:
         group_resource = ctx.server.pod_group_resource
         if caches.pod_groups is not None and group_resource is not None:  # GenericWorkload
             gangs = Gangs(
-                caches.pod_groups, KubeGroupWriter(ctx.api, group_resource, metrics=ctx.metrics)
+                caches.pod_groups,
+                KubeGroupWriter(ctx.api, group_resource, metrics=ctx.metrics),
+                release=ctx.server.minor,
             )
         self.scheduler = Scheduler(
             self.state,

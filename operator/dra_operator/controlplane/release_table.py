@@ -151,13 +151,17 @@ making it again. On every release the scheduler judges a deleted claim as 1.37's
 `pod.status.resourceClaimStatuses` as 1.37 does (the entries already there merged with the new
 ones, sorted by name): 1.36's partial apply makes the status flip between entries for ever once
 a pod's claim is deleted (measured on 1.36.4, docs/design/operator.md).
-Where the server serves PodGroups (1.36 with GenericWorkload, 1.37), a gang's pods are placed
-all or none in one group cycle with 1.37's texts and the PodGroup's
-`PodGroupInitiallyScheduled` condition (docs/workloads.md "Gang scheduling"); devices with
+Where the server serves PodGroups (1.36 with GenericWorkload and GangScheduling, 1.37 with
+GenericWorkload), a gang's pods are placed all or none in one group cycle (docs/workloads.md
+"Gang scheduling"): on 1.37 with PlacementFeasible's text, PodGroupPostFilter (DynamicResources
+frees claims as 1.37 does; DefaultPreemption's text without victims or with
+`preemptionPolicy: Never`) and the `PodGroupInitiallyScheduled` condition; on 1.36 with every
+member tried, the GangScheduling Permit's text and the `PodGroupScheduled` condition. Devices with
 `nodeAllocatableResources` (DRANodeAllocatableResources) count against the node's allocatable,
 a claim holding a mapped device is not shared, and the amounts go to
 `pod.status.nodeAllocatableResourceClaimStatuses` before binding, as 1.37's DynamicResources
-does. **Not implemented**: PodGroupPostFilter, CompositePodGroups and topology-aware workload
+does. **Not implemented**: preemption for a PodGroup (victims are never chosen; the text says
+so), CompositePodGroups and topology-aware workload
 scheduling (reported as not supported), pre-queueing hints
 (SchedulerPreQueueingHints), and PostFilter (no preemption, no deallocation after a failed
 attempt: the PostFilter texts 1.37 removed never were in our FailedScheduling message). 1.37's

@@ -48,6 +48,7 @@ class PodGroup:
     parent_composite: str | None = None  # spec.parentCompositePodGroupName (CompositePodGroup)
     topology_constraints: bool = False  # spec.schedulingConstraints.topology is not empty
     initially_scheduled: str | None = None  # status of the PodGroupInitiallyScheduled condition
+    priority: int | None = None  # spec.priority (1.37): what the group may preempt
 
 
 def _entry(value: object, path: str) -> PodResourceClaim:
@@ -94,4 +95,5 @@ def parse_pod_group(raw: Raw, version: str = "v1beta1") -> PodGroup:
         parent_composite=opt_str(spec, "parentCompositePodGroupName", "spec"),
         topology_constraints=bool(constraints.get("topology")),
         initially_scheduled=scheduled,
+        priority=int(spec["priority"]) if isinstance(spec.get("priority"), int) else None,
     )

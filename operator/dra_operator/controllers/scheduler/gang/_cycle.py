@@ -8,6 +8,11 @@ cycle took (the caller's `place` reserves a placement before returning it); the 
 every placement of a cycle that failed. Pods that did not fit in a cycle that succeeded stay
 unscheduled, each with its own reason.
 
+kube-scheduler v1.36.5 with GangScheduling has no PlacementFeasible: its cycle tries every pod,
+and the gang succeeds when the GangScheduling Permit of a placed pod finds `minCount` pods
+scheduled; the pods that fit in a cycle that failed are rejected with that Permit's text
+(`PERMIT_WAITING`). `run_cycle(..., placement_feasible=False)` is that rule.
+
 Pure: `place` is the only way out, so the rule is tested on its own and over real decisions.
 """
 
@@ -27,6 +32,10 @@ from dra_operator.model import Pod
 
 NOT_ENOUGH_PODS = "waiting for minCount pods from a gang to appear in scheduling queue"
 """PreEnqueue's text while the group has fewer than `minCount` pods (GangScheduling)."""
+
+
+PERMIT_WAITING = "waiting for minCount pods from a gang to be scheduled"
+"""1.36's GangScheduling Permit text while fewer than `minCount` pods are scheduled."""
 
 
 def no_group(name: str) -> str:
@@ -53,11 +62,14 @@ class Outcome:
     untried: tuple[Pod, ...] = ()  # pods the cycle stopped before
 
 
-def run_cycle(gang: Gang, place: Callable[[Pod], Decision]) -> Outcome:
-    """Place `gang.pending` in order until the gang is whole or cannot be."""
+def run_cycle(
+    gang: Gang, place: Callable[[Pod], Decision], *, placement_feasible: bool = True
+) -> Outcome:
+    """Place `gang.pending` in order until the gang is whole or cannot be (1.37), or every
+    pod of it (1.36: `placement_feasible` False)."""
     scheduled = gang.scheduled
     remaining = len(gang.pending)
-    if remaining + scheduled < gang.min_count:
+    if placement_feasible and remaining + scheduled < gang.min_count:
         message = cannot_be_satisfied(gang.min_count, scheduled, remaining)
         return Outcome(ok=False, message=message, untried=gang.pending)
     placed: list[tuple[Pod, Placement]] = []
@@ -74,7 +86,7 @@ def run_cycle(gang: Gang, place: Callable[[Pod], Decision]) -> Outcome:
             rejected.append((pod, reason))
             if isinstance(decision, Wait):
                 waiting.add(pod.metadata.uid)
-        if remaining + scheduled < gang.min_count:
+        if placement_feasible and remaining + scheduled < gang.min_count:
             message = cannot_be_satisfied(gang.min_count, scheduled, remaining)
             return Outcome(
                 ok=False,
@@ -84,6 +96,14 @@ def run_cycle(gang: Gang, place: Callable[[Pod], Decision]) -> Outcome:
                 waiting=frozenset(waiting),
                 untried=gang.pending[index + 1 :],
             )
+    if scheduled < gang.min_count:  # only without PlacementFeasible
+        return Outcome(
+            ok=False,
+            message=PERMIT_WAITING,
+            placed=tuple(placed),
+            rejected=tuple(rejected),
+            waiting=frozenset(waiting),
+        )
     return Outcome(
         ok=True,
         message="",

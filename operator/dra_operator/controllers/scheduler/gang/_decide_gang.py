@@ -39,9 +39,12 @@ def decide_gang(
     settings: Settings,
     governor: Governor,
     refusals: Mapping[str, str] | None = None,
+    *,
+    placement_feasible: bool = True,
 ) -> tuple[Outcome, dict[str, HookPoints]]:
     """The cycle's outcome, and the hook points each member was decided under. When the
-    outcome is ok its placements stay reserved in `state` for the caller to write."""
+    outcome is ok its placements stay reserved in `state` for the caller to write.
+    `placement_feasible` False is 1.36's rule (`run_cycle`)."""
     claims = PendingClaims(state.claims)
     view = dataclasses.replace(state, claims=claims)
     points: dict[str, HookPoints] = {}
@@ -64,7 +67,7 @@ def decide_gang(
                     claims.pend(write.key, write.allocation)
         return decision
 
-    outcome = run_cycle(gang, place)
+    outcome = run_cycle(gang, place, placement_feasible=placement_feasible)
     state.score_start = view.score_start
     if not outcome.ok:
         for _, placement in reversed(outcome.placed):

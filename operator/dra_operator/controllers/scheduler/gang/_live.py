@@ -7,7 +7,12 @@ the whole gang fits are the placements written, in one task (`_write_all`); othe
 every reservation is rolled back before anything else runs (the cycle has no await), so no
 device or node room is ever held for part of a gang, and each member gets a FailedScheduling
 event with the group's text. Members whose cycle ran are not decided again on their own
-until something changes (kube-scheduler pops the group once).
+until something changes (kube-scheduler pops the group once). A cycle that failed runs
+PodGroupPostFilter (`_cleanup`, 1.37): its claim writes, and its text after the cycle's.
+
+On a 1.36 server (scheduling.k8s.io/v1alpha2, GenericWorkload with GangScheduling) the cycle
+follows 1.36: every member is tried, the members that fit in a failed cycle get 1.36's Permit
+text, no PodGroupPostFilter runs, and the condition is 1.36's `PodGroupScheduled`.
 
 Because the gang is placed in one cycle, no member ever waits at Permit for the others
 (kube-scheduler v1.37.2's GangScheduling Permit, with its 5-minute timeout, only holds pods
@@ -32,10 +37,12 @@ from dra_operator.controllers.scheduler._decision import (
 )
 from dra_operator.controllers.scheduler._events import WorkKey, pod_key
 from dra_operator.controllers.scheduler._writes import Event
+from dra_operator.controllers.scheduler.gang._cleanup import carry_out, post_filter
 from dra_operator.controllers.scheduler.gang._cycle import NOT_ENOUGH_PODS, Outcome, no_group
 from dra_operator.controllers.scheduler.gang._decide_gang import decide_gang
 from dra_operator.controllers.scheduler.gang._members import Gang, claims_created, gang_of
-from dra_operator.controllers.scheduler.gang._status import condition_patch
+from dra_operator.controllers.scheduler.gang._postfilter import group_message
+from dra_operator.controllers.scheduler.gang._status import SCHEDULED_1_36, condition_patch
 from dra_operator.controllers.scheduler.plugins.dynamicresources import claims_to_allocate
 from dra_operator.hooks import HookPoints
 from dra_operator.model import Pod, PodGroup
@@ -65,9 +72,12 @@ class GroupWriter(Protocol):
 class Gangs:
     """The PodGroups the server serves, and the gang cycles of their pods."""
 
-    def __init__(self, groups: Store[PodGroup], writer: GroupWriter | None = None) -> None:
+    def __init__(
+        self, groups: Store[PodGroup], writer: GroupWriter | None = None, *, release: int = 37
+    ) -> None:
         self.groups = groups
         self._writer = writer
+        self.release = release  # the server's minor: 1.36 has its own gang rule and texts
         # per group: what the caches were when its last cycle failed, and the members it tried
         self._covered: dict[ObjectKey, tuple[tuple[int, ...], set[str]]] = {}
 
@@ -141,12 +151,19 @@ class Gangs:
             return
         refusals = await _refusals(scheduler, gang)
         outcome, points = decide_gang(
-            gang, scheduler.state, scheduler.settings, scheduler.governor, refusals
+            gang,
+            scheduler.state,
+            scheduler.settings,
+            scheduler.governor,
+            refusals,
+            placement_feasible=self.release >= 37,
         )
         if outcome.ok:
             self._covered.pop(group_key, None)
             self._carry_out(scheduler, outcome, points)
         else:
+            if self.release >= 37:  # PodGroupPostFilter is new in 1.37
+                outcome = self._post_filter(scheduler, gang, outcome)
             others = {p.metadata.uid for p in gang.pending} - {uid}
             self._covered[group_key] = (_seen(scheduler, self.groups), others)
             self._reject(scheduler, outcome)
@@ -159,7 +176,12 @@ class Gangs:
         )
         if self._writer is not None:
             now = datetime.datetime.now(datetime.UTC)
-            patch = condition_patch(entry.raw, ok=outcome.ok, message=outcome.message, now=now)
+            if self.release >= 37:
+                patch = condition_patch(entry.raw, ok=outcome.ok, message=outcome.message, now=now)
+            else:  # 1.36: another type, and no text for a failed cycle
+                patch = condition_patch(
+                    entry.raw, ok=outcome.ok, message="", now=now, kind=SCHEDULED_1_36
+                )
             if patch is not None:
                 scheduler._spawn(self._patch(group_key, patch))
 
@@ -177,6 +199,14 @@ class Gangs:
             scheduler.unschedulable.add(pod_key(member))
             if member.metadata.uid not in outcome.waiting:
                 scheduler._spawn(scheduler._writer.emit(_failed(member, reason)))
+
+    def _post_filter(self, scheduler: Scheduler, gang: Gang, outcome: Outcome) -> Outcome:
+        """PodGroupPostFilter: its claim writes as a task, its text after the cycle's."""
+        tried = {p.metadata.uid for p, _ in (*outcome.placed, *outcome.rejected)}
+        status = post_filter(scheduler, gang, [p for p in gang.pending if p.metadata.uid in tried])
+        if status.actions:
+            scheduler._spawn(carry_out(scheduler, gang.group, status.actions))
+        return dataclasses.replace(outcome, message=group_message(outcome.message, status))
 
     def _reject(self, scheduler: Scheduler, outcome: Outcome) -> None:
         own = {p.metadata.uid: reason for p, reason in outcome.rejected}

@@ -1,6 +1,9 @@
 """The PodGroup's `PodGroupInitiallyScheduled` condition after a cycle (kube-scheduler v1.37.2,
 `submitPodGroupAlgorithmResult` and `updatePodGroupCondition`).
 
+kube-scheduler v1.36.5 writes the same condition under the type `PodGroupScheduled`
+(`SCHEDULED_1_36`), with an empty message when the cycle failed (its status has no reason).
+
 True with reason `Scheduled` when the gang was placed, False with `Unschedulable` and the
 cycle's text when not. A condition already True is never set back to False (it is terminal),
 and a patch that would change nothing is not sent (`meta.SetStatusCondition`).
@@ -16,16 +19,22 @@ from dra_operator import names
 
 SCHEDULED = "Scheduled"
 UNSCHEDULABLE = "Unschedulable"
+SCHEDULED_1_36 = "PodGroupScheduled"
 
 
 def condition_patch(
-    raw: Mapping[str, Any], *, ok: bool, message: str, now: datetime.datetime
+    raw: Mapping[str, Any],
+    *,
+    ok: bool,
+    message: str,
+    now: datetime.datetime,
+    kind: str = names.CONDITION_POD_GROUP_INITIALLY_SCHEDULED,
 ) -> dict[str, Any] | None:
-    """A merge patch of `status.conditions` for the PodGroup `raw`, or None to send nothing."""
+    """A merge patch of the `kind` condition of the PodGroup `raw`, or None to send nothing."""
     status = raw.get("status") or {}
     conditions = [c for c in status.get("conditions") or () if isinstance(c, dict)]
     existing = next(
-        (c for c in conditions if c.get("type") == names.CONDITION_POD_GROUP_INITIALLY_SCHEDULED),
+        (c for c in conditions if c.get("type") == kind),
         None,
     )
     wanted = "True" if ok else "False"
@@ -33,7 +42,7 @@ def condition_patch(
         return None
     generation = (raw.get("metadata") or {}).get("generation")
     condition: dict[str, Any] = {
-        "type": names.CONDITION_POD_GROUP_INITIALLY_SCHEDULED,
+        "type": kind,
         "status": wanted,
         "reason": SCHEDULED if ok else UNSCHEDULABLE,
         "message": message,
@@ -46,9 +55,7 @@ def condition_patch(
             return None
         if existing.get("status") == wanted and existing.get("lastTransitionTime"):
             condition["lastTransitionTime"] = existing["lastTransitionTime"]
-    others = [
-        c for c in conditions if c.get("type") != names.CONDITION_POD_GROUP_INITIALLY_SCHEDULED
-    ]
+    others = [c for c in conditions if c.get("type") != kind]
     return {"status": {"conditions": [*others, condition]}}
 
 

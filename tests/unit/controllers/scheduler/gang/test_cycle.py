@@ -7,6 +7,7 @@ import datetime
 
 from dra_operator.controllers.scheduler import Placement, Unschedulable, Wait
 from dra_operator.controllers.scheduler.gang import (
+    PERMIT_WAITING,
     Gang,
     cannot_be_satisfied,
     gang_of,
@@ -107,6 +108,33 @@ def test_min_count_counts_members_already_scheduled_and_spares_extra_pods() -> N
     assert outcome.ok
     assert [p.metadata.name for p, _ in outcome.placed] == ["a"]
     assert sorted(p.metadata.name for p, _ in outcome.rejected) == ["b", "c"]
+
+
+def test_without_placement_feasible_1_36_tries_every_member_and_keeps_permits_text() -> None:
+    pods = [_pod(n) for n in "abcd"]
+    tried, place = _placing({"c", "d"})
+    outcome = run_cycle(
+        _gang(*pods, min_count=3),
+        place,  # type: ignore[arg-type]
+        placement_feasible=False,
+    )
+    assert not outcome.ok and tried == ["a", "b", "c", "d"]
+    assert (
+        outcome.message == PERMIT_WAITING == "waiting for minCount pods from a gang to be scheduled"
+    )
+    assert [p.metadata.name for p, _ in outcome.placed] == ["c", "d"]
+    assert outcome.untried == ()
+
+
+def test_without_placement_feasible_1_36_places_the_gang_once_min_count_is_scheduled() -> None:
+    pods = [_pod(n) for n in "abcd"]
+    _, place = _placing({"b", "c", "d"})
+    outcome = run_cycle(
+        _gang(*pods, min_count=3),
+        place,  # type: ignore[arg-type]
+        placement_feasible=False,
+    )
+    assert outcome.ok and [p.metadata.name for p, _ in outcome.placed] == ["b", "c", "d"]
 
 
 def test_too_few_pods_fail_before_any_is_tried() -> None:

@@ -60,10 +60,13 @@ def _member(name: str) -> dict[str, Any]:
 
 
 @contextlib.asynccontextmanager
-async def running(world: GroupWorld, group: dict[str, Any]) -> AsyncIterator[Scheduler]:
+async def running(
+    world: GroupWorld, group: dict[str, Any], *, release: int = 37
+) -> AsyncIterator[Scheduler]:
     groups: Store[PodGroup] = Store("podgroups", parse_pod_group)
     groups.apply("ADDED", group)
-    scheduler = Scheduler(new_state(), settings(), world, gangs=Gangs(groups, world))
+    gangs = Gangs(groups, world, release=release)
+    scheduler = Scheduler(new_state(), settings(), world, gangs=gangs)
     world.scheduler = scheduler
     deliver(world, scheduler)
     task = asyncio.create_task(scheduler.run())
@@ -110,7 +113,12 @@ async def test_a_gang_of_four_with_room_for_three_holds_nothing_until_room_is_fr
         assert not scheduler.state.ledger.snapshot().exclusive
         texts = {e.involved.name: e.message for e in world.events}
         assert texts["p3"].startswith("0/1 nodes are available")
-        assert texts["p0"] == "minCount (4) cannot be satisfied: 3 scheduled, 0 remaining"
+        # The cycle's text, then PodGroupPostFilter's: DynamicResources found nothing to free
+        # (Unschedulable) and DefaultPreemption no lower-priority pod (its status ends it).
+        assert texts["p0"] == (
+            "minCount (4) cannot be satisfied: 3 scheduled, 0 remaining, "
+            "pod group preemption: No preemption victims found for incoming preemptor"
+        )
         assert {e.reason for e in world.events} == {names.EVENT_FAILED_SCHEDULING}
         condition = world.patches[-1][1]["status"]["conditions"][0]
         assert (condition["status"], condition["reason"]) == ("False", "Unschedulable")
@@ -121,6 +129,58 @@ async def test_a_gang_of_four_with_room_for_three_holds_nothing_until_room_is_fr
     assert _allocated(world) == ["p0-gpu", "p1-gpu", "p2-gpu", "p3-gpu"]
     condition = world.patches[-1][1]["status"]["conditions"][0]
     assert (condition["status"], condition["reason"]) == ("True", "Scheduled")
+
+
+async def test_post_filter_deallocates_a_claim_allocated_for_a_node_that_is_gone() -> None:
+    """PodGroupPostFilter: p0's claim, allocated for node n2 (not in the cluster) and reserved
+    for nobody, is deallocated by the failed cycle; the next cycle places the gang on n1."""
+    world = _gang_world(2, devices=2)
+    stale = copy.deepcopy(world.objects[("claims", ObjectKey(NS, "p0-gpu"))])
+    stale["status"] = {
+        "allocation": {
+            "devices": {
+                "results": [{"request": "gpu", "driver": "d", "pool": "n2", "device": "dev-0"}]
+            },
+            "nodeSelector": {
+                "nodeSelectorTerms": [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n2"]}]}
+                ]
+            },
+        }
+    }
+    world.put("claims", stale)
+    async with running(world, _group(2)) as scheduler:
+        await eventually(lambda: len(_bound(world)) == 2)
+        await scheduler.wait_for_writes()
+    failed = [e for e in world.events if e.reason == names.EVENT_FAILED_SCHEDULING]
+    texts = {e.involved.name: e.message for e in reversed(failed)}  # each member's first
+    assert texts["p0"].startswith("0/1 nodes are available")
+    assert texts["p1"] == (  # not tried: the cycle stopped at p0 (PlacementFeasible)
+        "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining, "
+        "pod group preemption: No preemption victims found for incoming preemptor"
+    )
+    held = world.objects[("claims", ObjectKey(NS, "p0-gpu"))]["status"]["allocation"]
+    assert held["devices"]["results"][0]["pool"] != "n2"
+
+
+async def test_on_1_36_every_member_is_tried_and_the_condition_is_podgroupscheduled() -> None:
+    world = _gang_world(4, devices=3)
+    async with running(world, _group(4), release=36) as scheduler:
+        await eventually(lambda: len({e.involved.name for e in world.events}) == 4)
+        await scheduler.wait_for_writes()
+        assert _bound(world) == [] and _allocated(world) == []
+        texts = {e.involved.name: e.message for e in world.events}
+        assert texts["p0"] == "waiting for minCount pods from a gang to be scheduled"
+        assert texts["p3"].startswith("0/1 nodes are available")
+        condition = world.patches[-1][1]["status"]["conditions"][0]
+        assert condition["type"] == "PodGroupScheduled"
+        assert (condition["status"], condition["message"]) == ("False", "")
+
+        world.put("slices", resource_slice("n1", 4))
+        await eventually(lambda: len(_bound(world)) == 4)
+        await scheduler.wait_for_writes()
+    condition = world.patches[-1][1]["status"]["conditions"][0]
+    assert (condition["type"], condition["status"]) == ("PodGroupScheduled", "True")
 
 
 async def test_a_shared_claim_is_allocated_once_and_reserved_for_every_member() -> None:

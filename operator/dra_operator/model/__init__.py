@@ -106,6 +106,7 @@ from dra_operator.model._pod_claims import (
     controller_of,
     deterministic_claim_name,
     is_for_pod,
+    is_for_pod_or_group,
     not_controlled_by,
     resolve_claim,
 )
@@ -346,6 +347,7 @@ __all__ = [
     "is_dra_extended_resource_name",
     "is_extended_resource_name",
     "is_for_pod",
+    "is_for_pod_or_group",
     "is_label_key",
     "is_special_claim_name",
     "mapped_claim_conflict",

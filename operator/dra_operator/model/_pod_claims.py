@@ -11,6 +11,7 @@ import enum
 from dataclasses import dataclass
 
 from dra_operator.model._pod import Pod, PodResourceClaim
+from dra_operator.model._podgroup import PodGroup
 from dra_operator.model._types import ObjectMeta, OwnerReference, ResourceClaim
 
 __all__ = [
@@ -90,6 +91,29 @@ def controller_of(claim: ResourceClaim) -> OwnerReference | None:
 def is_for_pod(pod: Pod, claim: ResourceClaim) -> str | None:
     """upstream `resourceclaim.IsForPod`: None when the pod controls the claim, else why not."""
     return not_controlled_by("Pod", pod.metadata, claim)
+
+
+def is_for_pod_or_group(pod: Pod, claim: ResourceClaim) -> str | None:
+    """upstream `IsForPod` accepting PodGroup owners (DRAWorkloadResourceClaims, v0.37.2):
+    None when the pod, or the PodGroup the pod belongs to (by name), controls the claim; else
+    why not."""
+    problem = is_for_pod(pod, claim)
+    group = pod.spec.pod_group_name
+    if problem is None or group is None or claim.metadata.namespace != pod.metadata.namespace:
+        return problem
+    controller = controller_of(claim)
+    if (
+        controller is not None
+        and controller.name == group
+        and controller.kind == "PodGroup"
+        and controller.api_version.startswith(f"{PodGroup.API_GROUP}/")
+    ):
+        return None
+    c, p = claim.metadata, pod.metadata
+    return (
+        f"ResourceClaim {c.namespace}/{c.name} was not created for Pod {p.namespace}/{p.name} "
+        f"(neither Pod nor PodGroup {group} is the owner)"
+    )
 
 
 def not_controlled_by(kind: str, owner: ObjectMeta, claim: ResourceClaim) -> str | None:

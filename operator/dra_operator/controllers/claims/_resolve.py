@@ -20,8 +20,7 @@ from dra_operator.model import (
     ResourceClaim,
     ResourceClaimConsumerReference,
     ResourceClaimTemplate,
-    controller_of,
-    is_for_pod,
+    is_for_pod_or_group,
 )
 from dra_operator.model import UnresolvedClaim as Unresolved
 from dra_operator.model import resolve_claim as resolve
@@ -67,28 +66,6 @@ def is_reserved_for_pod(pod: Pod, claim: ResourceClaim) -> bool:
             and ref.name == group
         )
         for ref in claim.status.reserved_for
-    )
-
-
-def is_for_pod_or_group(pod: Pod, claim: ResourceClaim) -> str | None:
-    """upstream `IsForPod` accepting PodGroup owners: None when the pod, or the PodGroup the
-    pod belongs to (by name), controls the claim; else why not."""
-    problem = is_for_pod(pod, claim)
-    group = pod.spec.pod_group_name
-    if problem is None or group is None or claim.metadata.namespace != pod.metadata.namespace:
-        return problem
-    controller = controller_of(claim)
-    if (
-        controller is not None
-        and controller.name == group
-        and controller.kind == "PodGroup"
-        and controller.api_version.startswith(f"{PodGroup.API_GROUP}/")
-    ):
-        return None
-    c, p = claim.metadata, pod.metadata
-    return (
-        f"ResourceClaim {c.namespace}/{c.name} was not created for Pod {p.namespace}/{p.name} "
-        f"(neither Pod nor PodGroup {group} is the owner)"
     )
 
 

@@ -42,7 +42,6 @@ from dra_operator.controllers.claims._resolve import (
     ClaimsView,
     consumer_ref,
     generate_name,
-    is_for_pod_or_group,
     is_pod_done,
     is_reserved_for_pod,
     owning_pod,
@@ -70,6 +69,7 @@ from dra_operator.model import (
     ResourceClaim,
     ResourceClaimTemplate,
     deterministic_claim_name,
+    is_for_pod_or_group,
     v1alpha2,
 )
 from dra_operator.model import UnresolvedClaim as Unresolved

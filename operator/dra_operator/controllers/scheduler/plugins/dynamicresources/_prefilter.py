@@ -37,7 +37,7 @@ from dra_operator.model import (
     Pod,
     ResourceClaim,
     UnresolvedClaim,
-    is_for_pod,
+    is_for_pod_or_group,
     resolve_claim,
     tolerates,
 )
@@ -130,7 +130,7 @@ def _claim_problem(
     pod: Pod, claim: ResourceClaim, check_owner: bool, state: State, features: Features
 ) -> str | None:
     p, c = pod.metadata, claim.metadata
-    if check_owner and (problem := is_for_pod(pod, claim)) is not None:
+    if check_owner and (problem := is_for_pod_or_group(pod, claim)) is not None:
         return problem
     if c.deletion_timestamp is not None:
         return f'resourceclaim "{c.name}" is being deleted'

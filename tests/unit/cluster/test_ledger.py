@@ -241,9 +241,8 @@ results_strategy = st.builds(
     st.one_of(st.none(), st.sampled_from(["s0", "s1", "s2"])),
     st.integers(min_value=0, max_value=4),
 )
-allocations = st.one_of(
-    st.none(), st.lists(results_strategy, max_size=3).map(lambda rs: allocation(*rs))
-)
+decisions = st.lists(results_strategy, max_size=3).map(lambda rs: allocation(*rs))
+allocations = st.one_of(st.none(), decisions)
 UIDS = st.sampled_from(["u0", "u1", "u2", "u3"])
 
 
@@ -305,7 +304,7 @@ class LedgerMachine(RuleBasedStateMachine):
         self.version.pop(uid, None)
         self.in_flight.pop(uid, None)
 
-    @rule(uid=UIDS, alloc=allocations.filter(lambda a: a is not None))
+    @rule(uid=UIDS, alloc=decisions)
     def decide_and_fail(self, uid: str, alloc: AllocationResult) -> None:
         if uid in self.in_flight:
             return
@@ -314,7 +313,7 @@ class LedgerMachine(RuleBasedStateMachine):
         self.ledger.rollback(uid)
         assert self.ledger.snapshot() == before
 
-    @rule(uid=UIDS, alloc=allocations.filter(lambda a: a is not None))
+    @rule(uid=UIDS, alloc=decisions)
     def decide(self, uid: str, alloc: AllocationResult) -> None:
         if uid in self.in_flight:
             return

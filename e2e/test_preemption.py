@@ -8,7 +8,7 @@ The only GPU: the claims of these pods select the node's first device only, so a
 it leaves none for the others. A low-priority pod runs with it; a high-priority pod arrives
 and preempts it (the victim gets a `Preempted` Event and is stopped by its kubelet); the GPU
 is nominated to the preemptor (`DevicesNominated`, KEP-5690) and a mid-priority pod created
-right after the high one does not take it while the victim's claim is deallocated: it stays
+once the high one is nominated does not take it while the victim's claim is deallocated: it stays
 pending with a FailedScheduling event, and the high pod runs and its container sees the GPU.
 
 The only cpu: a low-priority pod requests all the cpu the node has left; a high-priority pod
@@ -111,6 +111,17 @@ async def test_a_high_priority_pod_preempts_the_holder_of_the_only_gpu_and_runs_
     assert (pool, gpu) == (node, "gpu-0")
 
     await scene.pod("high", spec=_on(node, priorities["high"]))
+
+    # The mid pod arrives once the preemption happened (the GPU nominated to the high pod, or
+    # already its own): created together, the mid pod may be decided first and preempt the
+    # low pod itself, rightly, as kube-scheduler would with the same arrival order.
+    async def nominated() -> str | None:
+        high = await scene.get_pod("high")
+        if high is None:
+            return None
+        return high["status"].get("nominatedNodeName") or high["spec"].get("nodeName") or None
+
+    assert await wait_for(nominated, what="the high pod nominated to a node") == node
     await scene.pod("mid", spec=_on(node, priorities["mid"]))
     await _preempted(scene, "low", node)
 

@@ -21,15 +21,15 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import pytest
+from tests.support.dra_objects import PRIORITY_CLASSES, priority_class
 from tests.support.operator import wait_for
 
 from dra_operator.errors import APINotFoundError
-from dra_operator.kube import NODES, PODS, Resource
+from dra_operator.kube import NODES, PODS
 from e2e._scene import Scene, devices
 
 pytestmark = pytest.mark.controlplane
 
-PRIORITY_CLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses", namespaced=False)
 HOSTNAME = "kubernetes.io/hostname"
 PRIORITIES = {"low": 0, "mid": 500, "high": 1000}
 # The Event on a victim: kube-scheduler v1.37.2, pkg/scheduler/framework/preemption.
@@ -44,13 +44,7 @@ async def priorities(scene: Scene) -> AsyncIterator[dict[str, str]]:
     """PriorityClasses low, mid and high of this test: level -> class name."""
     made = {level: f"{scene.namespace}-{level}" for level in PRIORITIES}
     for level, name in made.items():
-        body = {
-            "apiVersion": "scheduling.k8s.io/v1",
-            "kind": "PriorityClass",
-            "metadata": {"name": name},
-            "value": PRIORITIES[level],
-        }
-        await scene.api.create(PRIORITY_CLASSES, body)
+        await scene.api.create(PRIORITY_CLASSES, priority_class(name, PRIORITIES[level]))
     yield made
     for name in made.values():
         with contextlib.suppress(APINotFoundError):

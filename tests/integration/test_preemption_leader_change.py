@@ -19,22 +19,23 @@ from typing import Any
 import pytest
 from tests.support.controlplane import NodeFactory
 from tests.support.dra_objects import (
+    PRIORITY_CLASSES,
     claim_spec,
     claim_template,
     device_class,
     driver_of,
     gpus,
+    priority_class,
     resource_slice,
     scheduler_pod,
     unique_name,
 )
 from tests.support.operator import InProcessOperator, failed_scheduling, wait_for
 
-from dra_operator.kube import CORE_EVENTS, PODS, Client, Resource, dra
+from dra_operator.kube import CORE_EVENTS, PODS, Client, dra
 
 pytestmark = pytest.mark.controlplane
 
-PRIORITY_CLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses", namespaced=False)
 TEMPLATES = dra("resourceclaimtemplates")
 CLASSES = dra("deviceclasses")
 SLICES = dra("resourceslices")
@@ -69,8 +70,7 @@ async def _preempted_under_first_leader(
     """The GPU nominated to pod `high` by a leader that then stops: (node, slice, low class)."""
     low, high = f"{namespace}-low", f"{namespace}-high"
     for name, value in ((low, 0), (high, 1000)):
-        body = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "value": value}
-        await cluster(PRIORITY_CLASSES, {**body, "metadata": {"name": name}})
+        await cluster(PRIORITY_CLASSES, priority_class(name, value))
     node = (await make_node(capacity={"cpu": "8", "pods": "10"}))["metadata"]["name"]
     gpu = unique_name("gpu")
     await cluster(CLASSES, device_class(gpu))

@@ -21,22 +21,23 @@ from typing import Any
 import pytest
 from tests.support.controlplane import NodeFactory
 from tests.support.dra_objects import (
+    PRIORITY_CLASSES,
     claim_spec,
     claim_template,
     device_class,
     driver_of,
     gpus,
+    priority_class,
     resource_slice,
     scheduler_pod,
     unique_name,
 )
 from tests.support.operator import InProcessOperator, failed_scheduling, wait_for
 
-from dra_operator.kube import CORE_EVENTS, PODS, Client, Resource, dra
+from dra_operator.kube import CORE_EVENTS, PODS, Client, dra
 
 pytestmark = pytest.mark.controlplane
 
-PRIORITY_CLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses", namespaced=False)
 TEMPLATES = dra("resourceclaimtemplates")
 CLASSES = dra("deviceclasses")
 SLICES = dra("resourceslices")
@@ -50,11 +51,8 @@ async def operator(run_operator: Any) -> AsyncIterator[InProcessOperator]:
 async def _priorities(cluster: Callable[..., Any], namespace: str) -> tuple[str, str]:
     low, high = f"{namespace}-low", f"{namespace}-high"
     for name, value in ((low, 0), (high, 1000)):
-        body = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "value": value}
-        await cluster(PRIORITY_CLASSES, {**body, "metadata": {"name": name}})
-    never = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "value": 1000}
-    never |= {"preemptionPolicy": "Never", "metadata": {"name": f"{namespace}-never"}}
-    await cluster(PRIORITY_CLASSES, never)
+        await cluster(PRIORITY_CLASSES, priority_class(name, value))
+    await cluster(PRIORITY_CLASSES, priority_class(f"{namespace}-never", 1000, "Never"))
     return low, high
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from tests.support.controlplane import NodeFactory
+from tests.support.dra_objects import PRIORITY_CLASSES, priority_class
 from tests.support.operator import wait_for
 
 from dra_operator.controllers.scheduler._preemption import (
@@ -22,14 +23,11 @@ from dra_operator.controllers.scheduler._preemption import (
 )
 from dra_operator.controllers.scheduler.framework import Nominator
 from dra_operator.controllers.scheduler.plugins.defaultpreemption import Candidate
-from dra_operator.kube import CORE_EVENTS, POD_DISRUPTION_BUDGETS, PODS, Client, Resource
+from dra_operator.kube import CORE_EVENTS, POD_DISRUPTION_BUDGETS, PODS, Client
 from dra_operator.model import Pod, parse_pod
 from dra_operator.observability import Metrics
 
 pytestmark = pytest.mark.controlplane
-
-
-PRIORITY_CLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses", namespaced=False)
 
 
 def _pod(name: str, priority: str, *, node: str = "", cpu: str = "1") -> dict[str, Any]:
@@ -59,8 +57,7 @@ async def test_victims_get_the_condition_an_event_and_a_graceful_delete(
         (f"{namespace}-mid", 10),
         (f"{namespace}-high", 1000),
     ):
-        body = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "value": value}
-        await cluster(PRIORITY_CLASSES, {**body, "metadata": {"name": name}})
+        await cluster(PRIORITY_CLASSES, priority_class(name, value))
     node = (await make_node(capacity={"cpu": "1", "pods": "10"}))["metadata"]["name"]
     await admin_api.create(PODS, _pod("low", f"{namespace}-low", node=node), namespace=namespace)
     await admin_api.create(PODS, _pod("high", f"{namespace}-high"), namespace=namespace)

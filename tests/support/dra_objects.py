@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from dra_operator import model, names
-from dra_operator.kube import dra
+from dra_operator.kube import Resource, dra
 
 Manifest = dict[str, Any]
 
@@ -43,6 +43,22 @@ def in_version(manifest: Mapping[str, Any], version: str) -> Manifest:
         return dict(manifest)
     parse, render = _RESHAPE[manifest["kind"]]
     return render(parse(dict(manifest)), version)
+
+
+PRIORITY_CLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses", namespaced=False)
+
+
+def priority_class(name: str, value: int, preemption_policy: str | None = None) -> Manifest:
+    """A PriorityClass; `preemption_policy` "Never" makes its pods wait instead of preempting."""
+    body: Manifest = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+    }
+    if preemption_policy is not None:
+        body["preemptionPolicy"] = preemption_policy
+    return body
 
 
 def unique_name(prefix: str) -> str:

@@ -22,10 +22,9 @@ TaintToleration that could reject a node.
 from __future__ import annotations
 
 import datetime
-import random
 from typing import Any
 
-from tests.support.scheduler_scenarios import namespaces
+from tests.support.scheduler_scenarios import Draw, namespaces
 
 Manifest = dict[str, Any]
 
@@ -48,19 +47,7 @@ def _time(seconds: int) -> str:
     return (STARTED + datetime.timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-class _Draw:
-    def __init__(self, seed: int) -> None:
-        self.rng = random.Random(seed)
-        self.seed = seed
-        self._serial = 0
-
-    def uid(self, kind: str) -> str:
-        self._serial += 1
-        return f"{kind}-{self.seed}-{self._serial}"
-
-    def chance(self, p: float) -> bool:
-        return self.rng.random() < p
-
+class _Draw(Draw):
     def node(self, index: int) -> Manifest:
         name = f"node-{index}"
         allocatable = {

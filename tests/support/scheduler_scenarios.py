@@ -46,16 +46,13 @@ STORAGE_CLASSES: dict[str, tuple[str, str]] = {  # name -> provisioner, volumeBi
 }
 
 
-class _Draw:
-    """One scenario's generator state: the random source and the objects made so far."""
+class Draw:
+    """A scenario generator's random source (seeded, so a seed replays its scenario) and the
+    uids it hands out, unique within the scenario."""
 
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
         self.seed = seed
-        self.nodes: list[Manifest] = []
-        self.pods: list[Manifest] = []
-        self.pvs: list[Manifest] = []
-        self.pvcs: list[Manifest] = []
         self._serial = 0
 
     def uid(self, kind: str) -> str:
@@ -64,6 +61,17 @@ class _Draw:
 
     def chance(self, p: float) -> bool:
         return self.rng.random() < p
+
+
+class _Draw(Draw):
+    """One scenario's generator state: the random source and the objects made so far."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__(seed)
+        self.nodes: list[Manifest] = []
+        self.pods: list[Manifest] = []
+        self.pvs: list[Manifest] = []
+        self.pvcs: list[Manifest] = []
 
     # -- nodes ------------------------------------------------------------------------------
 
